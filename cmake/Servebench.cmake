@@ -1,0 +1,45 @@
+# Helpers: one static library per module, one test executable per module.
+
+set(SB_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Woverloaded-virtual
+    -Wcast-qual -Wformat=2 -Wimplicit-fallthrough -Wundef)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  list(APPEND SB_WARNINGS -Wduplicated-cond -Wlogical-op)
+endif()
+
+function(sb_target_defaults target)
+  target_compile_options(${target} PRIVATE ${SB_WARNINGS})
+  if(SERVEBENCH_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+  target_compile_definitions(${target} PRIVATE $<$<CONFIG:Debug>:_GLIBCXX_ASSERTIONS>)
+endfunction()
+
+# sb_module(NAME SOURCES a.cpp b.cpp DEPS x y)
+function(sb_module name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(sb_${name} STATIC ${ARG_SOURCES})
+  target_include_directories(sb_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(sb_${name} PUBLIC ${ARG_DEPS})
+  sb_target_defaults(sb_${name})
+endfunction()
+
+# sb_test(NAME SOURCES ... LIBS ... [LABELS ...])
+function(sb_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+  target_compile_definitions(${name} PRIVATE
+    SB_FIXTURES_DIR="${SB_FIXTURES_DIR}"
+    SB_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    SB_BINARY="$<TARGET_FILE:servebench>")
+  sb_target_defaults(${name})
+  include(GoogleTest)
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${ARG_LABELS}")
+endfunction()
+
+# Where the captured server traffic lives (../shared/fixtures next to the checkout).
+if(NOT SB_FIXTURES_DIR)
+  get_filename_component(_sb_shared "${PROJECT_SOURCE_DIR}/../shared/fixtures" ABSOLUTE)
+  set(SB_FIXTURES_DIR "${_sb_shared}" CACHE PATH "Directory holding captured server traffic")
+endif()

@@ -1,0 +1,103 @@
+// OpenAI chat-completions requests and responses, and the dialect differences between servers
+// (vLLM, SGLang, llama.cpp, Ollama, the built-in simulator). Every server-specific field name
+// lives in chat.cpp and server_info.cpp, nowhere else.
+// Times are steady-clock nanoseconds (sb::ToNanos): CLOCK_MONOTONIC, comparable across processes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sb::client {
+
+enum class ServerKind { kUnknown, kVllm, kSglang, kLlamaCpp, kOllama, kSim };
+
+// "vllm", "sglang", "llama.cpp", "ollama", "sim", "unknown" (the results.json spelling).
+std::string_view ServerKindName(ServerKind kind);
+
+struct ChatMessage {
+  std::string role;
+  std::string content;       // plain text content
+  std::string content_json;  // when non-empty: a raw JSON array of content parts, used instead
+};
+
+struct ChatParams {
+  std::string model;
+  std::vector<ChatMessage> messages;
+  int max_tokens = 256;
+  // Force exactly max_tokens output tokens: ignore_eos plus the server's minimum-length field
+  // (vLLM min_tokens, SGLang min_new_tokens, llama.cpp n_predict/ignore_eos). Ollama has none.
+  bool force_length = false;
+  std::optional<double> temperature;
+  std::optional<bool> enable_thinking;  // chat_template_kwargs.enable_thinking
+  bool stream = true;
+  // Extra fields merged into the body last (a JSON object as text); overrides earlier fields.
+  std::string extra_body_json;
+};
+
+// The JSON body for POST /v1/chat/completions. Streaming bodies always carry
+// stream_options.include_usage = true. REQUIRES: extra_body_json empty or a JSON object.
+std::string BuildChatBody(const ChatParams& params, ServerKind kind);
+
+enum class Outcome { kOk, kHttpError, kTransport, kTimeout, kProtocol, kCancelled };
+
+// "ok", "http_error", "transport", "timeout", "malformed", "cancelled".
+std::string_view OutcomeName(Outcome outcome);
+
+struct Usage {
+  int prompt_tokens = -1;  // -1: the server did not say
+  int completion_tokens = -1;
+  int reasoning_tokens = -1;  // usage.completion_tokens_details.reasoning_tokens
+  int cached_tokens = -1;     // usage.prompt_tokens_details.cached_tokens
+};
+
+struct ToolCall {
+  std::string id;
+  std::string name;
+  std::string arguments;  // concatenated argument deltas (JSON text as the model wrote it)
+};
+
+// A token-bearing SSE event: it carried answer text, reasoning text or a tool-call delta.
+struct TokenEvent {
+  static constexpr std::uint8_t kAnswer = 1, kReasoning = 2, kTool = 4;
+  std::int64_t t_ns = 0;    // when its bytes were read, before JSON parsing
+  std::int32_t tokens = -1;  // tokens in this event when the server says (continuous usage)
+  std::uint8_t kinds = 0;    // bitmask of kAnswer/kReasoning/kTool
+};
+
+struct ChatResponse {
+  std::uint64_t id = 0;
+  Outcome outcome = Outcome::kOk;
+  std::string reason;      // human-readable cause when outcome != kOk ("HTTP 400: ...")
+  int http_status = 0;     // 0 when no status line was received
+  std::string error_body;  // body of a non-2xx answer (capped at 64 KiB)
+
+  std::int64_t scheduled_ns = 0;   // intended send time (open loop); 0 = sent when ready
+  std::int64_t send_ns = 0;        // first byte of the request handed to the socket
+  std::int64_t first_byte_ns = 0;  // first response byte
+  std::int64_t done_ns = 0;        // transfer finished (or failed)
+
+  std::vector<TokenEvent> events;  // token-bearing events only, in arrival order
+  std::string answer;
+  std::string reasoning;  // reasoning_content, else reasoning: never both
+  std::vector<ToolCall> tool_calls;
+  std::string finish_reason;
+  Usage usage;
+  std::string server_model;   // "model" echoed by the server
+  std::string timings_json;   // raw llama.cpp "timings" object (last one seen), "" if none
+  std::string sim_json;       // raw "sim" ground-truth object (servebench sim), "" if none
+  bool stream_done = false;   // "data: [DONE]" seen
+};
+
+// Decodes one SSE data payload (a chat.completion.chunk, an error object, or "[DONE]") into r.
+// t_ns is the arrival time of its bytes. Returns false when the payload is not valid JSON or
+// carries an error object (r.outcome/reason set).
+bool ApplyStreamEvent(std::string_view data, std::int64_t t_ns, ChatResponse& r);
+
+// Decodes a complete non-streaming chat.completion body into r (answer, reasoning, tool calls,
+// usage, finish_reason, timings). Returns false on malformed JSON.
+bool ApplyCompletionBody(std::string_view body, std::int64_t t_ns, ChatResponse& r);
+
+}  // namespace sb::client

@@ -1,0 +1,90 @@
+// HTTP/1.1 client over libcurl's multi interface: many concurrent chat streams driven by one
+// thread (the caller's), keep-alive connection reuse, HTTPS. <curl/curl.h> appears only in
+// http_client.cpp. Every SSE event is timestamped in the write callback, before parsing.
+// Thread safety: one Client per thread; RunChats() is not reentrant.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "client/chat.h"
+#include "core/clock.h"
+#include "core/result.h"
+
+namespace sb::client {
+
+struct ClientOptions {
+  // Server root or API base: "http://127.0.0.1:8000", ".../v1" and ".../v1/" are all accepted.
+  std::string endpoint;
+  std::string api_key;  // sent as a Bearer token; never printed or logged
+  std::chrono::milliseconds connect_timeout{10'000};
+  std::chrono::milliseconds first_byte_timeout{600'000};  // send -> first response byte
+  std::chrono::milliseconds idle_timeout{120'000};        // longest gap between received bytes
+  std::chrono::milliseconds total_timeout{0};             // 0 = no limit
+  bool verify_tls = true;
+};
+
+struct ChatCall {
+  std::uint64_t id = 0;
+  std::string body;  // from BuildChatBody()
+  bool stream = true;
+  std::optional<SteadyTime> send_at;  // absolute scheduled send; none = as soon as possible
+  std::chrono::milliseconds total_timeout{0};  // overrides ClientOptions::total_timeout if > 0
+};
+
+struct RunHooks {
+  // Called on the calling thread as each call finishes (success or not), in completion order.
+  std::function<void(const ChatResponse&)> on_done;
+  // Called after each token-bearing event; returning false cancels that stream (outcome
+  // kCancelled, reason as returned by the hook's caller). Optional.
+  std::function<bool(const ChatResponse&)> on_event;
+};
+
+struct HttpResponse {
+  int status = 0;
+  std::string body;
+  std::string content_type;
+  std::string server_header;  // the "Server:" response header, "" if absent
+};
+
+class Client {
+ public:
+  explicit Client(ClientOptions options);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // "http://host:port" (no trailing slash, no /v1). Invalid URLs are reported by Validate().
+  const std::string& root() const;
+
+  // Checks the endpoint URL's syntax (scheme http/https, host present). kUsage error if bad.
+  Result<void> Validate() const;
+
+  // Runs all calls concurrently (each at its send_at, or at once) and returns one response per
+  // call, in the order of calls. Failures are recorded in the responses, never thrown. When stop
+  // is requested, unsent calls end as kCancelled without being sent and running streams are
+  // aborted (kCancelled); what was received so far is kept.
+  std::vector<ChatResponse> RunChats(std::span<const ChatCall> calls, const RunHooks& hooks,
+                                     std::stop_token stop);
+
+  // Auxiliary requests, path relative to the root ("/v1/models", "/metrics", "/tokenize").
+  // Transport failures are errors (kTransport/kTimeout); any HTTP status is a value.
+  Result<HttpResponse> Get(std::string_view path,
+                           std::chrono::milliseconds timeout = std::chrono::milliseconds(10'000));
+  Result<HttpResponse> Post(std::string_view path, std::string_view json_body,
+                            std::chrono::milliseconds timeout = std::chrono::milliseconds(30'000));
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sb::client
