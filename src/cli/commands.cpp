@@ -1,0 +1,568 @@
+#include "cli/commands.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/signals.h"
+#include "client/http_client.h"
+#include "client/server_info.h"
+#include "core/clock.h"
+#include "core/result.h"
+#include "perf/profiles.h"
+#include "report/compare.h"
+#include "report/markdown.h"
+#include "report/run_dir.h"
+#include "sim/sim_server.h"
+
+namespace sb::cli {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kVersion = "0.1.0";
+
+int ExitCodeFor(const Error& e) {
+  switch (e.code) {
+    case ErrorCode::kUsage:
+      return kExitUsage;
+    case ErrorCode::kCancelled:
+      return kExitInterrupted;
+    default:
+      return kExitSetup;
+  }
+}
+
+int Fail(const Error& e) {
+  std::fprintf(stderr, "servebench: error: %s\n", e.message.c_str());
+  return ExitCodeFor(e);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The target: a server given by --endpoint, or the built-in simulator started in-process.
+
+struct TargetOptions {
+  std::string endpoint;
+  std::string model;
+  std::string api_key_env;
+  std::string api_key_file;
+  double connect_timeout_s = 10;
+  double first_byte_timeout_s = 600;
+  double idle_timeout_s = 120;
+};
+
+struct Target {
+  std::unique_ptr<sim::SimServer> sim;  // set when the built-in simulator is the target
+  std::unique_ptr<client::Client> client;
+  client::ServerInfo info;
+  std::string endpoint;  // as shown to the user (".../v1")
+  std::string model;
+};
+
+std::string Trim(std::string s) {
+  auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+  return s;
+}
+
+Result<std::string> ResolveApiKey(const TargetOptions& o) {
+  if (!o.api_key_file.empty()) {
+    std::ifstream in(o.api_key_file);
+    if (!in) {
+      return MakeError(ErrorCode::kSetup,
+                       fmt::format("cannot read API key file '{}'", o.api_key_file));
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return Trim(ss.str());
+  }
+  std::string var = o.api_key_env.empty() ? "OPENAI_API_KEY" : o.api_key_env;
+  const char* v = std::getenv(var.c_str());
+  if (v == nullptr || *v == '\0') {
+    if (!o.api_key_env.empty()) {
+      return MakeError(ErrorCode::kSetup,
+                       fmt::format("--api-key-env {}: that environment variable is not set", var));
+    }
+    return std::string();
+  }
+  return std::string(v);
+}
+
+// Settings of the simulator that `run` and `perf` start when no --endpoint is given: a fast,
+// plausible server, so the whole product can be shown on a machine without a model.
+sim::SimOptions EmbeddedSimOptions() {
+  sim::SimOptions o;
+  o.ttft_ms = 40;
+  o.prefill_us_per_token = 20;
+  o.itl_ms = 4;
+  o.jitter_ms = 0.5;
+  o.concurrency_slowdown = 0.05;
+  o.max_batch = 64;
+  o.seed = 1;
+  return o;
+}
+
+Result<Target> OpenTarget(const TargetOptions& o) {
+  Target t;
+  std::string endpoint = o.endpoint;
+  if (endpoint.empty()) {
+    auto started = sim::SimServer::Start(EmbeddedSimOptions());
+    if (!started) {
+      return started.error().WithContext("starting the built-in simulator");
+    }
+    t.sim = std::move(started.value());
+    endpoint = t.sim->base_url();
+    std::printf(
+        "servebench: no --endpoint given: running against the built-in simulator at %s "
+        "(figures show the harness, not a model)\n",
+        endpoint.c_str());
+    std::fflush(stdout);
+  }
+  auto key = ResolveApiKey(o);
+  if (!key) {
+    return key.error();
+  }
+  client::ClientOptions co;
+  co.endpoint = endpoint;
+  co.api_key = key.value();
+  co.connect_timeout = std::chrono::milliseconds(static_cast<long>(o.connect_timeout_s * 1e3));
+  co.first_byte_timeout =
+      std::chrono::milliseconds(static_cast<long>(o.first_byte_timeout_s * 1e3));
+  co.idle_timeout = std::chrono::milliseconds(static_cast<long>(o.idle_timeout_s * 1e3));
+  t.client = std::make_unique<client::Client>(co);
+  if (auto valid = t.client->Validate(); !valid) {
+    return valid.error();
+  }
+  t.endpoint = t.client->root() + "/v1";
+  auto info = client::DetectServer(*t.client);
+  if (!info) {
+    return info.error();
+  }
+  t.info = info.value();
+  auto model = client::ChooseModel(t.info, o.model);
+  if (!model) {
+    return model.error();
+  }
+  t.model = model.value();
+  return t;
+}
+
+json TargetJson(const Target& t) {
+  return json{{"endpoint", t.endpoint},
+              {"model", t.model},
+              {"simulated", t.sim != nullptr},
+              {"server",
+               {{"kind", std::string(client::ServerKindName(t.info.kind))},
+                {"version", t.info.version.empty() ? json(nullptr) : json(t.info.version)}}},
+              {"models", t.info.models},
+              {"max_model_len", t.info.max_model_len > 0 ? json(t.info.max_model_len)
+                                                          : json(nullptr)}};
+}
+
+std::string CommandLine(int argc, char** argv) {
+  std::string s = "servebench";
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    s += ' ';
+    s += a.find_first_of(" \t'\"") == std::string::npos ? a : "'" + a + "'";
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// run / perf
+
+struct SpeedCommand {
+  TargetOptions target;
+  std::string out;
+  bool overwrite = false;
+  std::vector<std::string> profiles;
+  std::vector<std::string> suites;
+  perf::ProfileOptions profile;
+  std::string thinking;  // "", "on", "off"
+  double temperature = -1;
+  double request_timeout_s = 0;
+};
+
+Result<void> CheckSpeedOptions(SpeedCommand& c) {
+  for (const auto& p : c.profiles) {
+    const auto& names = perf::ProfileNames();
+    if (std::find(names.begin(), names.end(), p) == names.end()) {
+      return MakeError(ErrorCode::kUsage,
+                       fmt::format("unknown profile '{}' (available: decode, concurrency, "
+                                   "max-tokens, ttft)",
+                                   p));
+    }
+  }
+  auto positive = [](const std::vector<int>& v) {
+    return std::all_of(v.begin(), v.end(), [](int x) { return x > 0; });
+  };
+  if (c.profile.tokens < 2 || c.profile.runs < 1 || c.profile.length_runs < 1 ||
+      !positive(c.profile.levels) || !positive(c.profile.lengths) || c.profile.warmup < 0) {
+    return MakeError(ErrorCode::kUsage,
+                     "--tokens must be >= 2; --runs, --levels and --lengths must be positive");
+  }
+  if (c.thinking == "on") {
+    c.profile.enable_thinking = true;
+  } else if (c.thinking == "off") {
+    c.profile.enable_thinking = false;
+  }
+  if (c.temperature >= 0) {
+    c.profile.temperature = c.temperature;
+  }
+  c.profile.request_timeout =
+      std::chrono::milliseconds(static_cast<long>(c.request_timeout_s * 1e3));
+  return {};
+}
+
+int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source& stop) {
+  if (auto ok = CheckSpeedOptions(c); !ok) {
+    return Fail(ok.error());
+  }
+  if (!c.suites.empty()) {
+    return Fail(MakeError(ErrorCode::kUsage,
+                          fmt::format("no quality suite named '{}': this build has no quality "
+                                      "suites yet (speed profiles run without --suite)",
+                                      c.suites.front())));
+  }
+  std::string started_at = UtcTimestamp();
+  std::string compact = UtcTimestampCompact();
+  auto target = OpenTarget(c.target);
+  if (!target) {
+    return Fail(target.error());
+  }
+  Target& t = target.value();
+  std::fprintf(stderr, "target: %s %s, model %s\n",
+               std::string(client::ServerKindName(t.info.kind)).c_str(),
+               t.info.version.empty() ? "(version unknown)" : t.info.version.c_str(),
+               t.model.c_str());
+
+  std::filesystem::path out =
+      c.out.empty() ? std::filesystem::path("runs") / report::DefaultRunDirName(compact, t.model)
+                    : std::filesystem::path(c.out);
+  auto dir = report::RunDir::Create(out, c.overwrite);
+  if (!dir) {
+    return Fail(dir.error());
+  }
+  report::RunDir& rd = dir.value();
+
+  json results = {{"schema", "servebench.results/1"},
+                  {"tool", {{"name", "servebench"}, {"version", kVersion}}},
+                  {"started_at", started_at},
+                  {"finished_at", nullptr},
+                  {"status", "running"},
+                  {"command", command_line},
+                  {"target", TargetJson(t)},
+                  {"config",
+                   {{"profiles", c.profiles},
+                    {"tokens", c.profile.tokens},
+                    {"runs", c.profile.runs},
+                    {"levels", c.profile.levels},
+                    {"lengths", c.profile.lengths},
+                    {"length_runs", c.profile.length_runs},
+                    {"warmup", c.profile.warmup},
+                    {"thinking", c.thinking.empty() ? json(nullptr) : json(c.thinking)}}},
+                  {"summary", json::object()},
+                  {"tests", json::array()},
+                  {"perf", json::object()},
+                  {"spec_decode", nullptr},
+                  {"warnings", json::array()}};
+
+  std::string sample_error;
+  auto on_sample = [&](const json& rec) {
+    if (auto ok = rd.AppendSample(rec); !ok && sample_error.empty()) {
+      sample_error = ok.error().message;
+      std::fprintf(stderr, "servebench: warning: %s\n", sample_error.c_str());
+    }
+  };
+  auto on_progress = [](const std::string& line) {
+    std::fprintf(stderr, "  %s\n", line.c_str());
+  };
+  perf::Session session(*t.client, {t.model, t.info.kind}, on_sample, on_progress,
+                        stop.get_token(), ToNanos(std::chrono::steady_clock::now()));
+
+  auto write_results = [&](const char* status) -> Result<void> {
+    results["status"] = status;
+    results["summary"] = session.Summary();
+    results["warnings"] = session.warnings();
+    if (std::string(status) != "running") {
+      results["finished_at"] = UtcTimestamp();
+    }
+    return rd.WriteResults(results);
+  };
+  if (auto ok = write_results("running"); !ok) {
+    return Fail(ok.error());
+  }
+  for (const auto& name : c.profiles) {
+    if (stop.stop_requested()) {
+      break;
+    }
+    std::fprintf(stderr, "%s:\n", name.c_str());
+    results["perf"][perf::ProfileKey(name)] = session.Run(name, c.profile);
+    if (auto ok = write_results("running"); !ok) {
+      return Fail(ok.error());
+    }
+  }
+  bool interrupted = stop.stop_requested();
+  if (auto ok = write_results(interrupted ? "interrupted" : "complete"); !ok) {
+    return Fail(ok.error());
+  }
+  if (auto ok = rd.WriteText("report.md", report::RenderMarkdown(results)); !ok) {
+    return Fail(ok.error());
+  }
+  std::printf("%s", report::RenderConsoleSummary(results).c_str());
+  std::printf("results: %s/ (report.md, results.json, samples.jsonl)\n", rd.path().c_str());
+  return interrupted ? kExitInterrupted : kExitOk;
+}
+
+void AddTargetOptions(CLI::App* cmd, TargetOptions& t) {
+  cmd->add_option("--endpoint", t.endpoint,
+                  "OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 (default: the "
+                  "built-in simulator)");
+  cmd->add_option("--model", t.model, "Model id (default: the only/first served model)");
+  cmd->add_option("--api-key-env", t.api_key_env,
+                  "Environment variable holding the API key (default: OPENAI_API_KEY if set)");
+  cmd->add_option("--api-key-file", t.api_key_file, "File holding the API key");
+  cmd->add_option("--connect-timeout-s", t.connect_timeout_s, "Connect time limit")
+      ->capture_default_str();
+  cmd->add_option("--first-byte-timeout-s", t.first_byte_timeout_s,
+                  "Limit from send to the first response byte")
+      ->capture_default_str();
+  cmd->add_option("--idle-timeout-s", t.idle_timeout_s,
+                  "Longest silence allowed within a response")
+      ->capture_default_str();
+}
+
+void AddSpeedOptions(CLI::App* cmd, SpeedCommand& c) {
+  AddTargetOptions(cmd, c.target);
+  cmd->add_option("--out", c.out, "Run directory (default: runs/<UTC time>-<model>)");
+  cmd->add_flag("--overwrite", c.overwrite, "Replace the results in an existing run directory");
+  cmd->add_option("--tokens", c.profile.tokens, "Forced output tokens per request (decode, "
+                                                "concurrency)")
+      ->capture_default_str();
+  cmd->add_option("--runs", c.profile.runs, "Repetitions (decode, ttft); the median is quoted")
+      ->capture_default_str();
+  cmd->add_option("--levels", c.profile.levels, "Concurrency levels")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--lengths", c.profile.lengths, "Output lengths of the max-tokens profile")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--length-runs", c.profile.length_runs, "Repetitions per max-tokens length")
+      ->capture_default_str();
+  cmd->add_option("--warmup", c.profile.warmup, "Warm-up requests, excluded from results")
+      ->capture_default_str();
+  cmd->add_option("--thinking", c.thinking,
+                  "Send chat_template_kwargs.enable_thinking (on|off; default: not sent)")
+      ->check(CLI::IsMember({"on", "off"}));
+  cmd->add_option("--temperature", c.temperature, "Sampling temperature (default: not sent)");
+  cmd->add_option("--request-timeout-s", c.request_timeout_s,
+                  "Total time limit per request (0 = none)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// compare
+
+struct CompareCommand {
+  std::vector<std::string> runs;
+  std::vector<std::string> labels;
+  std::string out;
+  std::string format = "md";
+};
+
+int RunCompare(const CompareCommand& c) {
+  if (c.runs.size() < 2) {
+    return Fail(MakeError(ErrorCode::kUsage, "compare needs at least two run directories"));
+  }
+  std::vector<json> docs;
+  for (const auto& r : c.runs) {
+    auto doc = report::LoadResults(r);
+    if (!doc) {
+      return Fail(doc.error());
+    }
+    docs.push_back(std::move(doc.value()));
+  }
+  report::Format format = c.format == "json"   ? report::Format::kJson
+                          : c.format == "html" ? report::Format::kHtml
+                                               : report::Format::kMarkdown;
+  std::vector<std::string> labels = c.labels;
+  if (!labels.empty() && labels.size() != c.runs.size()) {
+    return Fail(MakeError(ErrorCode::kUsage, "--label must be given once per run, or not at all"));
+  }
+  if (labels.empty()) {
+    labels = report::DefaultLabels(docs, c.runs);
+  }
+  auto text = report::Compare(docs, labels, format);
+  if (!text) {
+    return Fail(text.error());
+  }
+  if (c.out.empty() || c.out == "-") {
+    std::fwrite(text->data(), 1, text->size(), stdout);
+    return kExitOk;
+  }
+  std::ofstream f(c.out, std::ios::binary | std::ios::trunc);
+  f << text.value();
+  if (!f.flush()) {
+    return Fail(MakeError(ErrorCode::kIo, fmt::format("cannot write '{}'", c.out)));
+  }
+  std::fprintf(stderr, "wrote %s\n", c.out.c_str());
+  return kExitOk;
+}
+
+// ---------------------------------------------------------------------------------------------
+// sim
+
+struct SimCommand {
+  sim::SimOptions options;
+  std::vector<double> spec_accept;
+  std::vector<std::string> reject;
+  std::vector<std::string> fault_kinds;
+};
+
+int RunSim(SimCommand& c) {
+  c.options.spec_accept = c.spec_accept;
+  c.options.reject = c.reject;
+  c.options.fault_kinds = c.fault_kinds;
+  if (auto ok = sim::Validate(c.options); !ok) {
+    return Fail(MakeError(ErrorCode::kUsage, ok.error().message));
+  }
+  auto server = sim::SimServer::Start(c.options);
+  if (!server) {
+    return Fail(server.error());
+  }
+  std::printf("listening on %s\n", server.value()->base_url().c_str());
+  std::fflush(stdout);
+  WaitForStopSignal();
+  server.value()->Stop();
+  return kExitOk;
+}
+
+void AddSimOptions(CLI::App* cmd, SimCommand& c) {
+  auto& o = c.options;
+  cmd->add_option("--host", o.host, "Address to bind")->capture_default_str();
+  cmd->add_option("--port", o.port, "Port (0 = any free port)")->capture_default_str();
+  cmd->add_option("--model", o.model, "Model id it serves")->capture_default_str();
+  cmd->add_option("--ttft-ms", o.ttft_ms, "Time to first token at an empty prompt")
+      ->capture_default_str();
+  cmd->add_option("--prefill-us-per-token", o.prefill_us_per_token,
+                  "TTFT added per prompt token (µs)")
+      ->capture_default_str();
+  cmd->add_option("--itl-ms", o.itl_ms, "Decode step time of one stream")->capture_default_str();
+  cmd->add_option("--jitter-ms", o.jitter_ms, "Uniform ± jitter per decode step")
+      ->capture_default_str();
+  cmd->add_option("--slowdown", o.concurrency_slowdown,
+                  "Step time grows by this fraction per extra running stream")
+      ->capture_default_str();
+  cmd->add_option("--max-batch", o.max_batch, "Streams decoded at once; the rest queue")
+      ->capture_default_str();
+  cmd->add_option("--seed", o.seed, "Seed of every random choice")->capture_default_str();
+  cmd->add_option("--output-tokens", o.default_output_tokens,
+                  "Natural answer length when the request does not force one")
+      ->capture_default_str();
+  cmd->add_option("--thinking-tokens", o.thinking_tokens,
+                  "Reasoning tokens before the answer when thinking is on")
+      ->capture_default_str();
+  cmd->add_option("--spec-tokens", o.spec_tokens, "Speculative draft tokens per step (0 = off)")
+      ->capture_default_str();
+  cmd->add_option("--spec-accept", c.spec_accept,
+                  "Per-position acceptance rates, e.g. 0.86,0.67,0.55")
+      ->delimiter(',');
+  cmd->add_option("--reject", c.reject, "Modalities refused with HTTP 400: image,video,audio")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"image", "video", "audio"}));
+  cmd->add_option("--fault-rate", o.fault_rate, "Probability of a fault per chat request")
+      ->capture_default_str();
+  cmd->add_option("--fault-kinds", c.fault_kinds, "Faults to draw from: reset,stall,malformed,500,429")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"reset", "stall", "malformed", "500", "429"}));
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  CLI::App app{
+      "servebench: does a model work on this server, and how fast is it?\n"
+      "Speed profiles against any OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama),\n"
+      "or against the built-in simulator when no --endpoint is given.",
+      "servebench"};
+  app.set_version_flag("--version", std::string("servebench ") + kVersion);
+  app.require_subcommand(1);
+
+  SpeedCommand run_cmd;
+  run_cmd.profiles = perf::ProfileNames();
+  CLI::App* run = app.add_subcommand("run", "Run the quality suites and speed profiles, write a "
+                                            "run directory and print the summary");
+  AddSpeedOptions(run, run_cmd);
+  run->add_option("--suite", run_cmd.suites, "Quality suite name or file (repeatable)");
+  run->add_option("--profiles", run_cmd.profiles, "Speed profiles to run")
+      ->delimiter(',')
+      ->capture_default_str();
+
+  SpeedCommand perf_cmd;
+  CLI::App* perf = app.add_subcommand("perf", "Run speed profiles: decode, concurrency, "
+                                              "max-tokens, ttft");
+  AddSpeedOptions(perf, perf_cmd);
+  perf->add_option("--profile", perf_cmd.profiles,
+                   "Profile(s): decode, concurrency, max-tokens, ttft (repeat or comma-separate)")
+      ->delimiter(',')
+      ->required();
+
+  CompareCommand cmp_cmd;
+  CLI::App* cmp =
+      app.add_subcommand("compare", "Head-to-head table of two or more run directories");
+  cmp->add_option("runs", cmp_cmd.runs, "Run directories (or results.json files)")->required();
+  cmp->add_option("--out", cmp_cmd.out, "Write to this file instead of stdout");
+  cmp->add_option("--format", cmp_cmd.format, "md, html or json")
+      ->check(CLI::IsMember({"md", "html", "json"}))
+      ->capture_default_str();
+  cmp->add_option("--label", cmp_cmd.labels, "Column label per run (repeat in order)");
+
+  SimCommand sim_cmd;
+  CLI::App* simc = app.add_subcommand(
+      "sim", "Serve the simulator: an OpenAI-compatible server with known ground truth");
+  AddSimOptions(simc, sim_cmd);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+
+  std::stop_source stop;
+  std::string command_line = CommandLine(argc, argv);
+  if (run->parsed()) {
+    WatchStopSignals(stop);
+    return RunSpeed(run_cmd, command_line, stop);
+  }
+  if (perf->parsed()) {
+    WatchStopSignals(stop);
+    return RunSpeed(perf_cmd, command_line, stop);
+  }
+  if (cmp->parsed()) {
+    return RunCompare(cmp_cmd);
+  }
+  return RunSim(sim_cmd);
+}
+
+}  // namespace sb::cli

@@ -1,0 +1,23 @@
+// Ctrl-C handling without code in signal context: SIGINT/SIGTERM are blocked in every thread and
+// a watcher thread turns the first one into stop_source.request_stop(); a second one exits at once.
+#pragma once
+
+#include <stop_token>
+
+namespace sb::cli {
+
+// Blocks SIGINT and SIGTERM for the calling thread and every thread it creates afterwards.
+// Call first thing in main().
+void BlockStopSignals();
+
+// Starts the (detached) watcher. The first signal requests stop on `source` and prints a note to
+// stderr; a second one ends the process with exit code 130.
+void WatchStopSignals(std::stop_source source);
+
+// Waits (blocking) for SIGINT or SIGTERM; returns the signal number. For `servebench sim`.
+int WaitForStopSignal();
+
+// Raises the soft open-files limit to the hard limit (1,000 streams need 1,000 sockets).
+void RaiseOpenFileLimit();
+
+}  // namespace sb::cli

@@ -1,0 +1,32 @@
+// Per-request metrics derived from raw client facts (docs/metrics.md is the prose version of this
+// file; each definition is pinned by a test in tests/perf/metrics_test.cpp). Pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "client/chat.h"
+
+namespace sb::perf {
+
+struct RequestMetrics {
+  std::optional<double> ttft_ms;       // first token-bearing event − send
+  std::optional<double> ttfa_ms;       // first answer-text event − send
+  std::optional<double> e2e_ms;        // last token-bearing event − send
+  std::optional<double> decode_tok_s;  // (completion_tokens − 1) / (last token − first token)
+  std::optional<double> tpot_ms;       // (e2e − ttft) / (completion_tokens − 1)
+  std::optional<double> wall_tok_s;    // completion_tokens / e2e (includes TTFT)
+  int completion_tokens = 0;           // server usage, else token-bearing events (estimated)
+  bool tokens_estimated = false;
+  int chunks = 0;                      // token-bearing events
+};
+
+RequestMetrics ComputeMetrics(const client::ChatResponse& r);
+
+// Combined throughput of requests run together: Σ completion tokens / (last token of any
+// request − first send of any request), in tok/s. Failed requests contribute the tokens they
+// delivered. Empty when no token arrived.
+std::optional<double> CombinedThroughput(std::span<const client::ChatResponse> responses);
+
+}  // namespace sb::perf

@@ -1,0 +1,455 @@
+#include "perf/profiles.h"
+
+#include <algorithm>
+#include <array>
+#include <random>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/clock.h"
+#include "core/stats.h"
+#include "perf/metrics.h"
+
+namespace sb::perf {
+
+using nlohmann::json;
+
+namespace {
+
+json Opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json OptInt(int v) { return v >= 0 ? json(v) : json(nullptr); }
+
+json ParseOrNull(const std::string& text) {
+  if (text.empty()) {
+    return nullptr;
+  }
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return j.is_discarded() ? json(nullptr) : j;
+}
+
+// Prompts for the TTFT profile: the seeds' three prompt kinds, with lengths that differ by an
+// order of magnitude so prefill cost is visible.
+struct TtftPrompt {
+  const char* name;
+  int filler_words;
+  const char* question;
+};
+
+constexpr std::array<TtftPrompt, 3> kTtftPrompts = {{
+    {"short", 0, "What is 2+2?"},
+    {"medium", 150, "Explain, in a few sentences, how a CPU executes one instruction."},
+    {"long", 1500, "Summarise the text above in one sentence."},
+}};
+
+constexpr const char* kDecodePrompt =
+    "Write a long, detailed essay about the history of computing, from mechanical calculators "
+    "to modern accelerators. Keep writing until you are told to stop.";
+
+}  // namespace
+
+const std::vector<std::string>& ProfileNames() {
+  static const std::vector<std::string> names = {"decode", "concurrency", "max-tokens", "ttft"};
+  return names;
+}
+
+std::string ProfileKey(const std::string& name) {
+  std::string key = name;
+  std::replace(key.begin(), key.end(), '-', '_');
+  return key;
+}
+
+json StatsJson(const std::vector<double>& values) {
+  if (values.empty()) {
+    return json{{"n", 0}};
+  }
+  sb::Summary s = Summarize(values);
+  return json{{"n", s.n},       {"min", s.min}, {"median", s.median}, {"mean", s.mean},
+              {"max", s.max},   {"p50", s.p50}, {"p90", s.p90},       {"p99", s.p99},
+              {"stddev", s.stddev}, {"values", values}};
+}
+
+std::string FillerText(int words, std::uint64_t seed) {
+  static constexpr std::array<const char*, 48> kWords = {
+      "river",   "stone",  "market", "engine",  "garden", "signal", "window", "harbor",
+      "letter",  "forest", "bridge", "lantern", "orbit",  "copper", "meadow", "circuit",
+      "archive", "valley", "thread", "compass", "summer", "ladder", "canvas", "pocket",
+      "morning", "silver", "number", "station", "winter", "ribbon", "planet", "shadow",
+      "kitchen", "marble", "column", "feather", "island", "mirror", "tunnel", "velvet",
+      "anchor",  "basket", "candle", "desert",  "echo",   "falcon", "glacier", "hollow"};
+  std::mt19937_64 rng(seed);
+  std::string out;
+  out.reserve(static_cast<std::size_t>(words) * 8);
+  int in_sentence = 0;
+  for (int i = 0; i < words; ++i) {
+    std::string w = kWords[rng() % kWords.size()];
+    if (in_sentence == 0) {
+      w[0] = static_cast<char>(w[0] - 'a' + 'A');
+    }
+    out += w;
+    ++in_sentence;
+    if (in_sentence >= 8 + static_cast<int>(rng() % 8) || i + 1 == words) {
+      out += ". ";
+      in_sentence = 0;
+    } else {
+      out += ' ';
+    }
+  }
+  return out;
+}
+
+Session::Session(client::Client& client, SessionTarget target, SampleSink on_sample,
+                 ProgressSink on_progress, std::stop_token stop, std::int64_t t0_ns)
+    : client_(client),
+      target_(std::move(target)),
+      on_sample_(std::move(on_sample)),
+      on_progress_(std::move(on_progress)),
+      stop_(std::move(stop)),
+      t0_ns_(t0_ns) {}
+
+void Session::Warn(const std::string& text) {
+  if (std::find(warnings_.begin(), warnings_.end(), text) == warnings_.end()) {
+    warnings_.push_back(text);
+  }
+}
+
+client::ChatParams Session::Params(const ProfileOptions& options, const std::string& prompt,
+                                   int max_tokens, bool force) {
+  client::ChatParams p;
+  p.model = target_.model;
+  // A unique first line per request: a server's prefix cache cannot turn a repeated prompt into
+  // a fake prefill speed.
+  p.messages.push_back({"user", fmt::format("[request {}] {}", ++nonce_, prompt), ""});
+  p.max_tokens = max_tokens;
+  p.force_length = force;
+  p.temperature = options.temperature;
+  p.enable_thinking = options.enable_thinking;
+  p.stream = true;
+  return p;
+}
+
+json Session::Record(const client::ChatResponse& r, const std::string& profile,
+                     const std::string& label, bool warmup) const {
+  RequestMetrics m = ComputeMetrics(r);
+  json rec = {
+      {"id", r.id},
+      {"profile", profile},
+      {"label", label},
+      {"status", std::string(client::OutcomeName(r.outcome))},
+      {"reason", r.reason.empty() ? json(nullptr) : json(r.reason)},
+      {"http_status", r.http_status},
+      {"sent_at_ms", r.send_ns != 0 ? json(static_cast<double>(r.send_ns - t0_ns_) / 1e6)
+                                    : json(nullptr)},
+      {"ttft_ms", Opt(m.ttft_ms)},
+      {"ttfa_ms", Opt(m.ttfa_ms)},
+      {"e2e_ms", Opt(m.e2e_ms)},
+      {"decode_tok_s", Opt(m.decode_tok_s)},
+      {"tpot_ms", Opt(m.tpot_ms)},
+      {"prompt_tokens", OptInt(r.usage.prompt_tokens)},
+      {"completion_tokens", m.completion_tokens},
+      {"reasoning_tokens", OptInt(r.usage.reasoning_tokens)},
+      {"tokens_estimated", m.tokens_estimated},
+      {"chunks", m.chunks},
+      {"finish_reason", r.finish_reason.empty() ? json(nullptr) : json(r.finish_reason)},
+  };
+  if (r.scheduled_ns != 0) {
+    rec["scheduled_at_ms"] = static_cast<double>(r.scheduled_ns - t0_ns_) / 1e6;
+  }
+  json server = json::object();
+  if (!r.sim_json.empty()) {
+    server["sim"] = ParseOrNull(r.sim_json);
+  }
+  if (!r.timings_json.empty()) {
+    server["timings"] = ParseOrNull(r.timings_json);
+  }
+  if (!server.empty()) {
+    rec["server"] = std::move(server);
+  }
+  if (warmup) {
+    rec["warmup"] = true;
+  }
+  return rec;
+}
+
+std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParams> params,
+                                                   const std::string& profile,
+                                                   const std::vector<std::string>& labels) {
+  std::vector<client::ChatCall> calls;
+  calls.reserve(params.size());
+  std::uint64_t first_id = next_id_;
+  for (auto& p : params) {
+    client::ChatCall call;
+    call.id = next_id_++;
+    call.body = client::BuildChatBody(p, target_.kind);
+    call.stream = p.stream;
+    calls.push_back(std::move(call));
+  }
+  bool warmup = profile == "warmup";
+  client::RunHooks hooks;
+  hooks.on_done = [&](const client::ChatResponse& r) {
+    if (on_sample_) {
+      on_sample_(Record(r, profile, labels[r.id - first_id], warmup));
+    }
+  };
+  std::vector<client::ChatResponse> out = client_.RunChats(calls, hooks, stop_);
+  if (!warmup) {
+    for (const auto& r : out) {
+      if (r.outcome == client::Outcome::kCancelled && r.send_ns == 0) {
+        continue;  // never sent (interrupted): not a measured request
+      }
+      RequestMetrics m = ComputeMetrics(r);
+      ++requests_;
+      if (r.outcome != client::Outcome::kOk) {
+        ++failed_;
+      }
+      completion_tokens_ += m.completion_tokens;
+      if (m.e2e_ms) {
+        wall_time_s_ += *m.e2e_ms / 1e3;
+      }
+      if (m.tokens_estimated && !r.events.empty()) {
+        Warn("Some completion token counts are estimated (the server sent no usage); "
+             "tok/s figures from those requests count streamed chunks, not tokens.");
+      }
+    }
+  }
+  return out;
+}
+
+void Session::WarmUp(const ProfileOptions& options) {
+  while (warmups_done_ < options.warmup && !stop_.stop_requested()) {
+    ++warmups_done_;
+    auto r = Execute({Params(options, "Say hello.", 16, false)}, "warmup",
+                     {fmt::format("warm-up {}", warmups_done_)});
+    if (r.front().outcome != client::Outcome::kOk && on_progress_) {
+      on_progress_(fmt::format("warm-up request failed: {}", r.front().reason));
+    }
+  }
+}
+
+namespace {
+
+// Appends the record of each response to `rows`; returns the number of failed requests.
+int CollectRows(const std::vector<client::ChatResponse>& rs, json& rows,
+                const std::function<json(const client::ChatResponse&)>& record) {
+  int errors = 0;
+  for (const auto& r : rs) {
+    if (r.outcome == client::Outcome::kCancelled && r.send_ns == 0) {
+      continue;
+    }
+    rows.push_back(record(r));
+    if (r.outcome != client::Outcome::kOk) {
+      ++errors;
+    }
+  }
+  return errors;
+}
+
+std::string FailureNote(const client::ChatResponse& r) {
+  return fmt::format("{}: {}", client::OutcomeName(r.outcome), r.reason);
+}
+
+}  // namespace
+
+json Session::Decode(const ProfileOptions& options) {
+  WarmUp(options);
+  if (!client::CanForceLength(target_.kind)) {
+    Warn("This server cannot be told to ignore end-of-sequence; decode runs may stop early.");
+  }
+  json runs = json::array();
+  std::vector<double> tok_s, ttft, e2e;
+  int errors = 0;
+  for (int i = 0; i < options.runs && !stop_.stop_requested(); ++i) {
+    std::string label = fmt::format("run {}", i + 1);
+    auto rs = Execute({Params(options, kDecodePrompt, options.tokens, true)}, "decode", {label});
+    const auto& r = rs.front();
+    errors += CollectRows(rs, runs, [&](const auto& x) { return Record(x, "decode", label, false); });
+    RequestMetrics m = ComputeMetrics(r);
+    if (r.outcome == client::Outcome::kOk && m.decode_tok_s) {
+      tok_s.push_back(*m.decode_tok_s);
+      ttft.push_back(*m.ttft_ms);
+      e2e.push_back(*m.e2e_ms);
+      if (m.completion_tokens != options.tokens) {
+        Warn(fmt::format("decode asked for {} tokens but a run produced {}.", options.tokens,
+                         m.completion_tokens));
+      }
+    }
+    if (on_progress_) {
+      on_progress_(r.outcome == client::Outcome::kOk && m.decode_tok_s
+                       ? fmt::format("decode {}/{}: {:.1f} tok/s, TTFT {:.0f} ms", i + 1,
+                                     options.runs, *m.decode_tok_s, *m.ttft_ms)
+                       : fmt::format("decode {}/{}: {}", i + 1, options.runs, FailureNote(r)));
+    }
+  }
+  return json{{"tokens", options.tokens},       {"runs", runs},
+              {"decode_tok_s", StatsJson(tok_s)}, {"ttft_ms", StatsJson(ttft)},
+              {"e2e_ms", StatsJson(e2e)},         {"errors", errors}};
+}
+
+json Session::Concurrency(const ProfileOptions& options) {
+  WarmUp(options);
+  json levels = json::array();
+  for (int n : options.levels) {
+    if (stop_.stop_requested()) {
+      break;
+    }
+    std::vector<client::ChatParams> params;
+    std::vector<std::string> labels;
+    for (int i = 0; i < n; ++i) {
+      params.push_back(Params(options, kDecodePrompt, options.tokens, true));
+      labels.push_back(fmt::format("c{} stream {}", n, i + 1));
+    }
+    auto rs = Execute(std::move(params), "concurrency", labels);
+    json rows = json::array();
+    std::size_t idx = 0;
+    int errors = CollectRows(rs, rows, [&](const auto& x) {
+      return Record(x, "concurrency", labels[idx++], false);
+    });
+    std::vector<double> per_stream, ttft;
+    std::int64_t first_send = 0, last_token = 0;
+    int ok = 0;
+    for (const auto& r : rs) {
+      RequestMetrics m = ComputeMetrics(r);
+      if (r.outcome == client::Outcome::kOk) {
+        ++ok;
+        if (m.decode_tok_s) {
+          per_stream.push_back(*m.decode_tok_s);
+        }
+        if (m.ttft_ms) {
+          ttft.push_back(*m.ttft_ms);
+        }
+      }
+      if (r.send_ns != 0 && (first_send == 0 || r.send_ns < first_send)) {
+        first_send = r.send_ns;
+      }
+      if (!r.events.empty()) {
+        last_token = std::max(last_token, r.events.back().t_ns);
+      }
+    }
+    auto throughput = CombinedThroughput(rs);
+    json level = {{"concurrency", n},
+                  {"ok", ok},
+                  {"errors", errors},
+                  {"wall_s", last_token > first_send && first_send != 0
+                                 ? json(static_cast<double>(last_token - first_send) / 1e9)
+                                 : json(nullptr)},
+                  {"throughput_tok_s", Opt(throughput)},
+                  {"per_stream_decode_tok_s", StatsJson(per_stream)},
+                  {"ttft_ms", StatsJson(ttft)},
+                  {"requests", rows}};
+    if (on_progress_) {
+      on_progress_(fmt::format("concurrency {}: {}/{} ok, {} tok/s combined", n, ok, n,
+                               throughput ? fmt::format("{:.1f}", *throughput) : "n/a"));
+    }
+    levels.push_back(std::move(level));
+  }
+  return json{{"tokens", options.tokens}, {"levels", levels}};
+}
+
+json Session::MaxTokens(const ProfileOptions& options) {
+  WarmUp(options);
+  json lengths = json::array();
+  for (int len : options.lengths) {
+    if (stop_.stop_requested()) {
+      break;
+    }
+    json runs = json::array();
+    std::vector<double> wall, tok_s, decode;
+    int errors = 0;
+    for (int i = 0; i < options.length_runs && !stop_.stop_requested(); ++i) {
+      std::string label = fmt::format("{} tokens run {}", len, i + 1);
+      auto rs = Execute({Params(options, kDecodePrompt, len, true)}, "max_tokens", {label});
+      errors +=
+          CollectRows(rs, runs, [&](const auto& x) { return Record(x, "max_tokens", label, false); });
+      RequestMetrics m = ComputeMetrics(rs.front());
+      if (rs.front().outcome == client::Outcome::kOk && m.e2e_ms) {
+        wall.push_back(*m.e2e_ms / 1e3);
+        if (m.wall_tok_s) {
+          tok_s.push_back(*m.wall_tok_s);
+        }
+        if (m.decode_tok_s) {
+          decode.push_back(*m.decode_tok_s);
+        }
+      }
+    }
+    if (on_progress_ && !tok_s.empty()) {
+      on_progress_(fmt::format("max_tokens {}: {:.2f} s, {:.1f} tok/s", len, Median(wall),
+                               Median(tok_s)));
+    }
+    lengths.push_back(json{{"max_tokens", len},
+                           {"runs", runs},
+                           {"wall_s", StatsJson(wall)},
+                           {"tok_s", StatsJson(tok_s)},
+                           {"decode_tok_s", StatsJson(decode)},
+                           {"errors", errors}});
+  }
+  return json{{"lengths", lengths}};
+}
+
+json Session::Ttft(const ProfileOptions& options) {
+  WarmUp(options);
+  json prompts = json::array();
+  for (const auto& tp : kTtftPrompts) {
+    if (stop_.stop_requested()) {
+      break;
+    }
+    std::string text = tp.filler_words > 0
+                           ? FillerText(tp.filler_words, 42) + "\n\n" + tp.question
+                           : std::string(tp.question);
+    json runs = json::array();
+    std::vector<double> ttft;
+    int errors = 0;
+    int prompt_tokens = -1;
+    for (int i = 0; i < options.runs && !stop_.stop_requested(); ++i) {
+      std::string label = fmt::format("{} run {}", tp.name, i + 1);
+      auto rs = Execute({Params(options, text, options.ttft_max_tokens, false)}, "ttft", {label});
+      errors += CollectRows(rs, runs, [&](const auto& x) { return Record(x, "ttft", label, false); });
+      const auto& r = rs.front();
+      RequestMetrics m = ComputeMetrics(r);
+      if (r.outcome == client::Outcome::kOk && m.ttft_ms) {
+        ttft.push_back(*m.ttft_ms);
+      }
+      if (r.usage.prompt_tokens >= 0) {
+        prompt_tokens = r.usage.prompt_tokens;
+      }
+    }
+    if (on_progress_ && !ttft.empty()) {
+      on_progress_(fmt::format("ttft {}: {:.1f} ms (median of {})", tp.name, Median(ttft),
+                               ttft.size()));
+    }
+    prompts.push_back(json{{"name", tp.name},
+                           {"prompt_tokens", OptInt(prompt_tokens)},
+                           {"runs", runs},
+                           {"ttft_ms", StatsJson(ttft)},
+                           {"errors", errors}});
+  }
+  return json{{"max_tokens", options.ttft_max_tokens}, {"prompts", prompts}};
+}
+
+json Session::Run(const std::string& name, const ProfileOptions& options) {
+  if (name == "decode") {
+    return Decode(options);
+  }
+  if (name == "concurrency") {
+    return Concurrency(options);
+  }
+  if (name == "max-tokens") {
+    return MaxTokens(options);
+  }
+  return Ttft(options);
+}
+
+json Session::Summary() const {
+  json s = {{"total", 0},         {"pass", 0},     {"fail", 0},    {"empty", 0},
+            {"loop", 0},          {"unsupported", 0}, {"error", 0}, {"timeout", 0},
+            {"pass_rate", nullptr}, {"effective_pass_rate", nullptr},
+            {"requests", requests_}, {"failed_requests", failed_},
+            {"completion_tokens", completion_tokens_},
+            {"wall_time_s", wall_time_s_},
+            {"avg_tok_s", wall_time_s_ > 0
+                              ? json(static_cast<double>(completion_tokens_) / wall_time_s_)
+                              : json(nullptr)}};
+  return s;
+}
+
+}  // namespace sb::perf

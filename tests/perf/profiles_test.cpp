@@ -1,0 +1,202 @@
+// The speed profiles against the built-in simulator, whose ground truth is known: what the
+// client measures must agree with what the simulator did, within bounds that cannot pass by
+// accident (a wrong definition -- TTFT including decode, decode speed including TTFT, chunk
+// counts instead of tokens -- misses them by far more).
+#include "perf/profiles.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "client/http_client.h"
+#include "core/clock.h"
+#include "sim/sim_server.h"
+
+namespace sb::perf {
+namespace {
+
+using nlohmann::json;
+
+struct Fixture {
+  std::unique_ptr<sim::SimServer> sim;
+  std::unique_ptr<client::Client> client;
+  std::vector<json> samples;
+  std::stop_source stop;
+
+  explicit Fixture(sim::SimOptions o) {
+    auto s = sim::SimServer::Start(o);
+    EXPECT_TRUE(s.has_value());
+    sim = std::move(s.value());
+    client::ClientOptions co;
+    co.endpoint = sim->base_url();
+    client = std::make_unique<client::Client>(co);
+  }
+
+  Session MakeSession() {
+    return Session(*client, {"sim-model", client::ServerKind::kSim},
+                   [this](const json& j) { samples.push_back(j); }, nullptr, stop.get_token(),
+                   ToNanos(std::chrono::steady_clock::now()));
+  }
+};
+
+sim::SimOptions Quiet() {
+  sim::SimOptions o;
+  o.ttft_ms = 20;
+  o.prefill_us_per_token = 0;
+  o.itl_ms = 2;
+  o.jitter_ms = 0;
+  o.concurrency_slowdown = 0.5;
+  return o;
+}
+
+TEST(ProfilesTest, DecodeMatchesSimulatorGroundTruth) {
+  Fixture f(Quiet());
+  Session s = f.MakeSession();
+  ProfileOptions o;
+  o.tokens = 64;
+  o.runs = 3;
+  json d = s.Decode(o);
+  ASSERT_EQ(d["runs"].size(), 3u);
+  EXPECT_EQ(d["errors"], 0);
+  EXPECT_EQ(d["decode_tok_s"]["n"], 3);
+  for (const auto& run : d["runs"]) {
+    ASSERT_EQ(run["status"], "ok");
+    EXPECT_EQ(run["completion_tokens"], 64);
+    EXPECT_EQ(run["finish_reason"], "length");
+    const json& truth = run["server"]["sim"];
+    // TTFT: the client's clock starts before the sim receives the request, so it can only be
+    // longer, and on loopback by far less than a millisecond or two.
+    double ttft = run["ttft_ms"], sim_ttft = truth["ttft_ms"];
+    EXPECT_GE(ttft, sim_ttft - 0.05);
+    EXPECT_LT(ttft - sim_ttft, 3.0);
+    // Decode speed: same definition on both sides, client read times vs sim write times.
+    double tok_s = run["decode_tok_s"], sim_tok_s = truth["decode_tok_s"];
+    EXPECT_NEAR(tok_s / sim_tok_s, 1.0, 0.02);
+    // And the configured truth: 2 ms per token = 500 tok/s (well away from TTFT-inclusive
+    // figures, which would be 64 / 0.146 s = 438 tok/s).
+    EXPECT_NEAR(tok_s, 500.0, 15.0);
+  }
+  // Warm-up plus three runs reached the sample sink, the warm-up marked as such.
+  ASSERT_EQ(f.samples.size(), 4u);
+  EXPECT_TRUE(f.samples[0].value("warmup", false));
+  EXPECT_FALSE(f.samples[1].contains("warmup"));
+  json sum = s.Summary();
+  EXPECT_EQ(sum["requests"], 3);
+  EXPECT_EQ(sum["completion_tokens"], 3 * 64);
+}
+
+TEST(ProfilesTest, ConcurrencyThroughputReflectsSlowdown) {
+  Fixture f(Quiet());  // slowdown 0.5: at 4 streams each step takes 2 * (1 + 1.5) = 5 ms
+  Session s = f.MakeSession();
+  ProfileOptions o;
+  o.tokens = 40;
+  o.levels = {1, 4};
+  json c = s.Concurrency(o);
+  ASSERT_EQ(c["levels"].size(), 2u);
+  const json& l1 = c["levels"][0];
+  const json& l4 = c["levels"][1];
+  EXPECT_EQ(l1["ok"], 1);
+  EXPECT_EQ(l4["ok"], 4);
+  EXPECT_EQ(l4["errors"], 0);
+  EXPECT_EQ(l4["requests"].size(), 4u);
+  EXPECT_NEAR(l4["per_stream_decode_tok_s"]["median"].get<double>(), 200.0, 12.0);
+  // Combined: 160 tokens over TTFT (20 ms) + 39 steps of 5 ms = 215 ms -> ~744 tok/s.
+  EXPECT_NEAR(l4["throughput_tok_s"].get<double>(), 160 / 0.215, 40.0);
+  EXPECT_GT(l4["throughput_tok_s"].get<double>(), l1["throughput_tok_s"].get<double>());
+}
+
+TEST(ProfilesTest, TtftGrowsWithPromptLengthByThePrefillCost) {
+  sim::SimOptions so = Quiet();
+  so.prefill_us_per_token = 100;  // 0.1 ms per prompt token
+  Fixture f(so);
+  Session s = f.MakeSession();
+  ProfileOptions o;
+  o.runs = 2;
+  json t = s.Ttft(o);
+  ASSERT_EQ(t["prompts"].size(), 3u);
+  for (const auto& p : t["prompts"]) {
+    int prompt_tokens = p["prompt_tokens"];
+    double expected = 20.0 + 0.1 * prompt_tokens;
+    EXPECT_NEAR(p["ttft_ms"]["median"].get<double>(), expected, 3.0) << p["name"];
+  }
+  EXPECT_GT(t["prompts"][2]["prompt_tokens"].get<int>(),
+            10 * t["prompts"][0]["prompt_tokens"].get<int>());
+}
+
+TEST(ProfilesTest, MaxTokensReportsOneRowPerLength) {
+  Fixture f(Quiet());
+  Session s = f.MakeSession();
+  ProfileOptions o;
+  o.lengths = {16, 48};
+  json m = s.MaxTokens(o);
+  ASSERT_EQ(m["lengths"].size(), 2u);
+  EXPECT_EQ(m["lengths"][1]["max_tokens"], 48);
+  EXPECT_EQ(m["lengths"][1]["runs"][0]["completion_tokens"], 48);
+  // Wall tok/s includes TTFT, so it is below the decode speed.
+  EXPECT_LT(m["lengths"][1]["tok_s"]["median"].get<double>(),
+            m["lengths"][1]["decode_tok_s"]["median"].get<double>());
+}
+
+TEST(ProfilesTest, FailedRequestsAreRecordedNotHidden) {
+  Fixture f(Quiet());
+  Session s = f.MakeSession();
+  ProfileOptions o;
+  o.tokens = 16;
+  o.levels = {2};
+  o.warmup = 0;
+  // Aim a session at a model the server does not serve: every request fails with HTTP 404.
+  Session wrong(*f.client, {"no-such-model", client::ServerKind::kSim},
+                [&](const json& j) { f.samples.push_back(j); }, nullptr, f.stop.get_token(),
+                ToNanos(std::chrono::steady_clock::now()));
+  json c = wrong.Concurrency(o);
+  const json& l = c["levels"][0];
+  EXPECT_EQ(l["ok"], 0);
+  EXPECT_EQ(l["errors"], 2);
+  EXPECT_EQ(l["requests"][0]["status"], "http_error");
+  EXPECT_EQ(l["requests"][0]["http_status"], 404);
+  EXPECT_TRUE(l["throughput_tok_s"].is_null());
+  EXPECT_EQ(wrong.Summary()["failed_requests"], 2);
+}
+
+TEST(ProfilesTest, StopRequestEndsTheProfileEarlyAndKeepsWhatWasMeasured) {
+  Fixture f(Quiet());
+  Session s = f.MakeSession();
+  ProfileOptions o;
+  o.tokens = 16;
+  o.runs = 50;
+  o.warmup = 0;
+  // Stop after the second finished request.
+  Session stopping(*f.client, {"sim-model", client::ServerKind::kSim},
+                   [&](const json& j) {
+                     f.samples.push_back(j);
+                     if (f.samples.size() == 2) {
+                       f.stop.request_stop();
+                     }
+                   },
+                   nullptr, f.stop.get_token(), ToNanos(std::chrono::steady_clock::now()));
+  json d = stopping.Decode(o);
+  EXPECT_EQ(d["runs"].size(), 2u);
+  EXPECT_EQ(d["decode_tok_s"]["n"], 2);
+  EXPECT_TRUE(stopping.interrupted());
+}
+
+TEST(ProfilesTest, FillerTextIsDeterministicAndSized) {
+  std::string a = FillerText(200, 7);
+  EXPECT_EQ(a, FillerText(200, 7));
+  EXPECT_NE(a, FillerText(200, 8));
+  EXPECT_EQ(std::count(a.begin(), a.end(), ' '), 200);  // every word is followed by one space
+}
+
+TEST(ProfilesTest, StatsJsonKeepsEveryRawValue) {
+  json j = StatsJson({3.0, 1.0, 2.0});
+  EXPECT_EQ(j["n"], 3);
+  EXPECT_EQ(j["median"], 2.0);
+  EXPECT_EQ(j["values"], json({3.0, 1.0, 2.0}));
+  EXPECT_EQ(StatsJson({}), json({{"n", 0}}));
+}
+
+}  // namespace
+}  // namespace sb::perf
