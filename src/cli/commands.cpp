@@ -254,7 +254,8 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
   std::filesystem::path out =
       c.out.empty() ? std::filesystem::path("runs") / report::DefaultRunDirName(compact, t.model)
                     : std::filesystem::path(c.out);
-  auto dir = report::RunDir::Create(out, c.overwrite);
+  auto dir = report::RunDir::Create(
+      out, c.overwrite ? report::RunDirMode::kOverwrite : report::RunDirMode::kNew);
   if (!dir) {
     return Fail(dir.error());
   }
@@ -396,17 +397,18 @@ int RunCompare(const CompareCommand& c) {
     }
     docs.push_back(std::move(doc.value()));
   }
-  report::Format format = c.format == "json"   ? report::Format::kJson
-                          : c.format == "html" ? report::Format::kHtml
-                                               : report::Format::kMarkdown;
+  auto format = report::ParseFormat(c.format);
+  if (!format) {
+    return Fail(format.error());
+  }
   std::vector<std::string> labels = c.labels;
   if (!labels.empty() && labels.size() != c.runs.size()) {
     return Fail(MakeError(ErrorCode::kUsage, "--label must be given once per run, or not at all"));
   }
   if (labels.empty()) {
-    labels = report::DefaultLabels(docs, c.runs);
+    labels = report::DefaultLabels(docs, {c.runs.begin(), c.runs.end()});
   }
-  auto text = report::Compare(docs, labels, format);
+  auto text = report::Compare(docs, labels, format.value());
   if (!text) {
     return Fail(text.error());
   }

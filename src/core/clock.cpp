@@ -51,19 +51,25 @@ void ManualClock::Set(SteadyTime t) {
 
 namespace {
 
-std::string FormatUtc(const char* fmt) {
+std::tm NowUtc() {
   std::time_t now = std::time(nullptr);
   std::tm tm{};
   gmtime_r(&now, &tm);
-  char buf[64];
-  std::size_t n = std::strftime(buf, sizeof buf, fmt, &tm);
-  return std::string(buf, n);
+  return tm;
 }
 
 }  // namespace
 
-std::string UtcTimestamp() { return FormatUtc("%Y-%m-%dT%H:%M:%SZ"); }
+std::string UtcTimestamp() {
+  std::tm tm = NowUtc();
+  char buf[32];
+  return std::string(buf, std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm));
+}
 
-std::string UtcTimestampCompact() { return FormatUtc("%Y%m%dT%H%M%SZ"); }
+std::string UtcTimestampCompact() {
+  std::tm tm = NowUtc();
+  char buf[32];
+  return std::string(buf, std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm));
+}
 
 }  // namespace sb

@@ -1,1 +1,774 @@
-// placeholder: being written
+#include "report/markdown.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "report/format.h"
+#include "report/table.h"
+
+namespace sb::report {
+
+namespace {
+
+using nlohmann::json;
+
+// The order statuses are listed in wherever a breakdown is printed (DESIGN.md §5).
+constexpr std::array<std::string_view, 6> kNonPassStatuses = {"FAIL",        "EMPTY", "LOOP",
+                                                              "UNSUPPORTED", "ERROR", "TIMEOUT"};
+
+// The perf profiles this report version renders, in report order.
+constexpr std::array<std::string_view, 4> kKnownProfiles = {"decode", "concurrency", "max_tokens",
+                                                            "ttft"};
+
+std::string Upper(std::string s) {
+  for (char& c : s) {
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return s;
+}
+
+std::string Cell(std::string_view text) {
+  return MarkdownCell(text);
+}
+
+// Escapes free text outside tables ('<' would start an HTML tag) without truncating it.
+std::string Text(std::string_view text) {
+  return MarkdownCell(text, std::string::npos);
+}
+
+// A test's display name: "name" when present, else "id".
+std::string TestName(const json& t) {
+  if (auto name = StringAt(t, {"name"})) {
+    return *name;
+  }
+  if (auto id = StringAt(t, {"id"})) {
+    return *id;
+  }
+  if (auto id = NumberAt(t, {"id"})) {
+    return FormatCount(id);
+  }
+  return "(unnamed test)";
+}
+
+std::string TestStatus(const json& t) {
+  return Upper(StringAt(t, {"status"}).value_or(""));
+}
+
+// attempts is a count or the list of attempts; 0 when absent.
+std::size_t Attempts(const json& t) {
+  const json* a = Find(t, {"attempts"});
+  if (a == nullptr) {
+    return 0;
+  }
+  if (a->is_array()) {
+    return a->size();
+  }
+  if (a->is_number()) {
+    double d = a->get<double>();
+    return d > 0 ? static_cast<std::size_t>(d) : 0;
+  }
+  return 0;
+}
+
+// ---- Tests grouped by category ---------------------------------------------------------------
+
+struct Category {
+  std::string name;  // as in results.json
+  std::vector<const json*> tests;
+  int pass = 0;
+  std::map<std::string, int> other;  // non-PASS statuses -> count
+  std::optional<double> tokens;      // Σ of the known completion_tokens
+  std::optional<double> time_s;      // Σ of the known e2e times
+};
+
+void AddTest(Category& c, const json& t) {
+  c.tests.push_back(&t);
+  std::string status = TestStatus(t);
+  if (status == "PASS") {
+    ++c.pass;
+  } else {
+    ++c.other[status.empty() ? "NO STATUS" : status];
+  }
+  if (auto tok = NumberAt(t, {"completion_tokens"})) {
+    c.tokens = c.tokens.value_or(0) + *tok;
+  }
+  if (auto ms = NumberAt(t, {"e2e_ms"})) {
+    c.time_s = c.time_s.value_or(0) + *ms / 1000.0;
+  }
+}
+
+std::vector<Category> GroupTests(const json& results) {
+  std::vector<Category> cats;
+  for (const json* t : ArrayAt(results, {"tests"})) {
+    std::string name = StringAt(*t, {"category"}).value_or("uncategorised");
+    auto it =
+        std::find_if(cats.begin(), cats.end(), [&](const Category& c) { return c.name == name; });
+    if (it == cats.end()) {
+      cats.push_back(Category{name, {}, 0, {}, std::nullopt, std::nullopt});
+      it = cats.end() - 1;
+    }
+    AddTest(*it, *t);
+  }
+  return cats;
+}
+
+// "1 FAIL, 2 EMPTY" in the fixed status order (unknown statuses last), "0" when none.
+std::string StatusBreakdown(const std::map<std::string, int>& other) {
+  std::vector<std::string> parts;
+  for (std::string_view s : kNonPassStatuses) {
+    auto it = other.find(std::string(s));
+    if (it != other.end()) {
+      parts.push_back(fmt::format("{} {}", it->second, s));
+    }
+  }
+  for (const auto& [status, n] : other) {
+    if (std::find(kNonPassStatuses.begin(), kNonPassStatuses.end(), status) ==
+        kNonPassStatuses.end()) {
+      parts.push_back(fmt::format("{} {}", n, Cell(status)));
+    }
+  }
+  return parts.empty() ? "0" : fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string PassCell(int pass, std::size_t total) {
+  std::string s = fmt::format("{}/{}", pass, total);
+  if (total > 0 && static_cast<std::size_t>(pass) == total) {
+    s += " ✅";
+  } else if (pass == 0 && total > 0) {
+    s += " ❌";
+  }
+  return s;
+}
+
+// ---- Sections --------------------------------------------------------------------------------
+
+void RenderHeader(const json& r, std::string& out) {
+  std::string model = StringAt(r, {"target", "model"}).value_or("unknown model");
+  out += fmt::format("# servebench report: {}\n\n", Text(model));
+  out += "Target: " + Text(DescribeTarget(r));
+  if (auto len = NumberAt(r, {"target", "max_model_len"})) {
+    out += fmt::format("; max model length {} tokens", FormatCount(len));
+  }
+  out += ".\n\n";
+  std::vector<std::string> run;
+  auto started = StringAt(r, {"started_at"});
+  auto finished = StringAt(r, {"finished_at"});
+  if (started) {
+    run.push_back(finished ? fmt::format("{} to {}", Text(*started), Text(*finished))
+                           : fmt::format("started {}", Text(*started)));
+  }
+  if (auto command = StringAt(r, {"command"})) {
+    run.push_back("`" + Text(*command) + "`");
+  }
+  if (auto version = StringAt(r, {"tool", "version"})) {
+    run.push_back("servebench " + Text(*version));
+  }
+  if (!run.empty()) {
+    out += fmt::format("Run: {}\n\n", fmt::join(run, " · "));
+  }
+  std::string status = StringAt(r, {"status"}).value_or("complete");
+  if (status == "interrupted") {
+    out +=
+        "**Interrupted: partial results.** The run was stopped before it finished; the tables "
+        "show only what was measured.\n\n";
+  } else if (status == "failed") {
+    out +=
+        "**Failed: partial results.** The run stopped on an error; the tables show only what "
+        "was measured.\n\n";
+  } else if (status == "running") {
+    out +=
+        "**Incomplete: partial results.** results.json was last written while the run was still "
+        "going (it is still running, or it crashed); the tables show only what was measured.\n\n";
+  } else if (status != "complete") {
+    out += fmt::format("**Status: {}.**\n\n", Text(status));
+  }
+}
+
+void RenderWarnings(const json& r, std::string& out) {
+  std::vector<std::string> items;
+  for (const json* w : ArrayAt(r, {"warnings"})) {
+    if (w->is_string()) {
+      items.push_back(Text(w->get<std::string>()));
+    }
+  }
+  if (items.empty()) {
+    return;
+  }
+  out += "## Warnings\n\n";
+  for (const std::string& w : items) {
+    out += "- " + w + "\n";
+  }
+  out += "\n";
+}
+
+void RenderSummary(const json& r, bool has_tests, std::string& out) {
+  auto n = [&](std::string_view key) { return NumberAt(r, {"summary", key}); };
+  MarkdownTable t({{"Metric"}, {"Value", Align::kRight}});
+  if (has_tests) {
+    auto pass_rate = n("pass_rate");
+    t.AddRow({"Total tests", FormatCount(n("total"))});
+    t.AddRow({"Passed",
+              pass_rate ? fmt::format("{} ({})", FormatCount(n("pass")), FormatPercent(pass_rate))
+                        : FormatCount(n("pass"))});
+    t.AddRow({"Failed", FormatCount(n("fail"))});
+    t.AddRow({"Empty (token budget exhausted)", FormatCount(n("empty"))});
+    t.AddRow({"Loop (repeating output)", FormatCount(n("loop"))});
+    t.AddRow({"Unsupported (refused by the server)", FormatCount(n("unsupported"))});
+    t.AddRow({"Errors", FormatCount(n("error"))});
+    t.AddRow({"Timeouts", FormatCount(n("timeout"))});
+    std::string effective = FormatPercent(n("effective_pass_rate"));
+    auto pass = n("pass");
+    auto total = n("total");
+    auto unsupported = n("unsupported");
+    if (pass && total && unsupported && n("effective_pass_rate")) {
+      effective = fmt::format("{}/{} = {}", FormatCount(pass), FormatCount(*total - *unsupported),
+                              effective);
+    }
+    t.AddRow({"Effective pass rate (excl. unsupported)", effective});
+  }
+  t.AddRow({"Requests", FormatCount(n("requests"))});
+  t.AddRow({"Failed requests", FormatCount(n("failed_requests"))});
+  t.AddRow({"Total tokens generated", FormatCount(n("completion_tokens"))});
+  auto wall = n("wall_time_s");
+  t.AddRow({"Total wall time", wall ? FormatSeconds(wall) + "s" : std::string(kMissing)});
+  auto avg = n("avg_tok_s");
+  t.AddRow({"Average throughput", avg ? FormatFixed1(avg) + " tok/s" : std::string(kMissing)});
+  out += "## Results summary\n\n" + t.Render() + "\n";
+}
+
+void RenderCategories(const std::vector<Category>& cats, std::string& out) {
+  MarkdownTable t({{"Category"},
+                   {"Pass", Align::kRight},
+                   {"Error"},
+                   {"Total", Align::kRight},
+                   {"Tokens", Align::kRight},
+                   {"Time (s)", Align::kRight}});
+  Category all;
+  for (const Category& c : cats) {
+    t.AddRow({Cell(CategoryName(c.name)), PassCell(c.pass, c.tests.size()),
+              StatusBreakdown(c.other), std::to_string(c.tests.size()), FormatCount(c.tokens),
+              FormatSeconds(c.time_s)});
+    all.pass += c.pass;
+    for (const auto& [status, count] : c.other) {
+      all.other[status] += count;
+    }
+    all.tests.insert(all.tests.end(), c.tests.begin(), c.tests.end());
+    if (c.tokens) {
+      all.tokens = all.tokens.value_or(0) + *c.tokens;
+    }
+    if (c.time_s) {
+      all.time_s = all.time_s.value_or(0) + *c.time_s;
+    }
+  }
+  t.AddRow({"**Total**", fmt::format("{}/{}", all.pass, all.tests.size()),
+            StatusBreakdown(all.other), std::to_string(all.tests.size()), FormatCount(all.tokens),
+            FormatSeconds(all.time_s)});
+  out += "## Results by category\n\n" + t.Render() + "\n";
+  out +=
+      "Error lists every test that did not pass, by status. Tokens and time are sums over the "
+      "tests that report them.\n\n";
+}
+
+std::string TestTokens(const json& t) {
+  auto tokens = NumberAt(t, {"completion_tokens"});
+  std::string s = FormatCount(tokens);
+  auto reasoning = NumberAt(t, {"reasoning_tokens"});
+  if (tokens && reasoning && *reasoning > 0) {
+    s += fmt::format(" ({} reasoning)", FormatCount(reasoning));
+  }
+  return s;
+}
+
+std::string TestNotes(const json& t) {
+  std::string notes = Cell(StringAt(t, {"reason"}).value_or(""));
+  std::size_t attempts = Attempts(t);
+  if (attempts > 1) {
+    notes += fmt::format("{}after {} attempts", notes.empty() ? "" : "; ", attempts);
+  }
+  return notes;
+}
+
+void RenderTests(const std::vector<Category>& cats, std::string& out) {
+  for (const Category& c : cats) {
+    out +=
+        fmt::format("### {}: {}/{} passed\n\n", Text(CategoryName(c.name)), c.pass, c.tests.size());
+    MarkdownTable t(
+        {{"Test"}, {"Time", Align::kRight}, {"Tokens", Align::kRight}, {"Status"}, {"Notes"}});
+    for (const json* test : c.tests) {
+      auto ms = NumberAt(*test, {"e2e_ms"});
+      std::string status = TestStatus(*test);
+      t.AddRow({Cell(TestName(*test)),
+                ms ? FormatSeconds(*ms / 1000.0) + "s" : std::string(kMissing), TestTokens(*test),
+                status.empty() ? std::string(kMissing) : Cell(status), TestNotes(*test)});
+    }
+    out += t.Render() + "\n";
+  }
+}
+
+std::string Median(const json& parent, std::string_view stats_key) {
+  return FormatFixed1(NumberAt(parent, {stats_key, "median"}));
+}
+
+std::string MedianMs(const json& parent, std::string_view stats_key) {
+  return FormatMs(NumberAt(parent, {stats_key, "median"}));
+}
+
+std::string Seconds(std::optional<double> ms) {
+  return ms ? FormatSeconds(*ms / 1000.0) : std::string(kMissing);
+}
+
+// Bold when non-zero: errors must catch the eye.
+std::string ErrorCount(std::optional<double> n) {
+  std::string s = FormatCount(n);
+  return n && *n > 0 ? "**" + s + "**" : s;
+}
+
+void RenderDecode(const json& d, std::string& out) {
+  out += "### Decode speed (single stream)\n\n";
+  auto n = NumberAt(d, {"decode_tok_s", "n"});
+  auto median = NumberAt(d, {"decode_tok_s", "median"});
+  auto tokens = NumberAt(d, {"tokens"});
+  std::string setup = tokens ? fmt::format("{} tokens requested per run", FormatCount(tokens))
+                             : std::string("tokens per run not recorded");
+  if (median && n) {
+    out +=
+        fmt::format("Median of {} runs: **{} tok/s** decode (excl. TTFT), TTFT **{} ms**; {}.\n\n",
+                    FormatCount(n), FormatFixed1(median), MedianMs(d, "ttft_ms"), setup);
+  } else {
+    out += fmt::format("No run produced a decode speed; {}.\n\n", setup);
+  }
+  auto errors = NumberAt(d, {"errors"});
+  MarkdownTable t({{"Run"},
+                   {"Decode (tok/s)", Align::kRight},
+                   {"TTFT (ms)", Align::kRight},
+                   {"E2E (s)", Align::kRight},
+                   {"Tokens", Align::kRight},
+                   {"Status"}});
+  int i = 0;
+  for (const json* run : ArrayAt(d, {"runs"})) {
+    ++i;
+    std::string label = StringAt(*run, {"label"}).value_or(fmt::format("run {}", i));
+    t.AddRow({Cell(label), FormatFixed1(NumberAt(*run, {"decode_tok_s"})),
+              FormatMs(NumberAt(*run, {"ttft_ms"})), Seconds(NumberAt(*run, {"e2e_ms"})),
+              FormatCount(NumberAt(*run, {"completion_tokens"})),
+              Cell(StringAt(*run, {"status"}).value_or(std::string(kMissing)))});
+  }
+  if (!t.empty()) {
+    auto e2e = NumberAt(d, {"e2e_ms", "median"});
+    t.AddRow({"**Median**", "**" + Median(d, "decode_tok_s") + "**", MedianMs(d, "ttft_ms"),
+              Seconds(e2e), "", ""});
+    out += t.Render() + "\n";
+  }
+  if (errors && *errors > 0) {
+    out += fmt::format("**{} failed run{}**, listed under Errors; the medians cover the rest.\n\n",
+                       FormatCount(errors), *errors == 1 ? "" : "s");
+  }
+}
+
+void RenderConcurrency(const json& c, std::string& out) {
+  auto levels = ArrayAt(c, {"levels"});
+  if (levels.empty()) {
+    return;
+  }
+  out += "### Throughput vs concurrency\n\n";
+  if (auto tokens = NumberAt(c, {"tokens"})) {
+    out += fmt::format("Each level sends N requests at once, {} tokens each.\n\n",
+                       FormatCount(tokens));
+  }
+  MarkdownTable t({{"Concurrency", Align::kRight},
+                   {"OK", Align::kRight},
+                   {"Errors", Align::kRight},
+                   {"Throughput (tok/s)", Align::kRight},
+                   {"Per-stream decode (tok/s, median)", Align::kRight},
+                   {"TTFT median (ms)", Align::kRight},
+                   {"Wall (s)", Align::kRight}});
+  for (const json* l : levels) {
+    t.AddRow({FormatCount(NumberAt(*l, {"concurrency"})), FormatCount(NumberAt(*l, {"ok"})),
+              ErrorCount(NumberAt(*l, {"errors"})),
+              FormatFixed1(NumberAt(*l, {"throughput_tok_s"})),
+              Median(*l, "per_stream_decode_tok_s"), MedianMs(*l, "ttft_ms"),
+              FormatSeconds(NumberAt(*l, {"wall_s"}))});
+  }
+  out += t.Render() + "\n";
+}
+
+bool AnyErrors(const std::vector<const json*>& rows) {
+  return std::any_of(rows.begin(), rows.end(), [](const json* r) {
+    auto e = NumberAt(*r, {"errors"});
+    return e && *e > 0;
+  });
+}
+
+void RenderMaxTokens(const json& m, std::string& out) {
+  auto lengths = ArrayAt(m, {"lengths"});
+  if (lengths.empty()) {
+    return;
+  }
+  out += "### Speed vs output length\n\n";
+  out += "Medians over each length's runs. Tok/s includes TTFT; decode tok/s excludes it.\n\n";
+  bool errors = AnyErrors(lengths);
+  std::vector<Column> cols = {{"Max tokens", Align::kRight},
+                              {"Wall (s)", Align::kRight},
+                              {"Tok/s", Align::kRight},
+                              {"Decode tok/s", Align::kRight}};
+  if (errors) {
+    cols.push_back({"Errors", Align::kRight});
+  }
+  MarkdownTable t(cols);
+  for (const json* l : lengths) {
+    std::vector<std::string> row = {FormatCount(NumberAt(*l, {"max_tokens"})),
+                                    FormatSeconds(NumberAt(*l, {"wall_s", "median"})),
+                                    Median(*l, "tok_s"), Median(*l, "decode_tok_s")};
+    if (errors) {
+      row.push_back(ErrorCount(NumberAt(*l, {"errors"})));
+    }
+    t.AddRow(std::move(row));
+  }
+  out += t.Render() + "\n";
+}
+
+void RenderTtft(const json& tt, std::string& out) {
+  auto prompts = ArrayAt(tt, {"prompts"});
+  if (prompts.empty()) {
+    return;
+  }
+  out += "### Time to first token by prompt\n\n";
+  bool errors = AnyErrors(prompts);
+  std::vector<Column> cols = {{"Prompt"},
+                              {"Prompt tokens", Align::kRight},
+                              {"TTFT median (ms)", Align::kRight},
+                              {"min", Align::kRight},
+                              {"max", Align::kRight}};
+  if (errors) {
+    cols.push_back({"Errors", Align::kRight});
+  }
+  MarkdownTable t(cols);
+  for (const json* p : prompts) {
+    std::vector<std::string> row = {
+        Cell(StringAt(*p, {"name"}).value_or(std::string(kMissing))),
+        FormatCount(NumberAt(*p, {"prompt_tokens"})), MedianMs(*p, "ttft_ms"),
+        FormatMs(NumberAt(*p, {"ttft_ms", "min"})), FormatMs(NumberAt(*p, {"ttft_ms", "max"}))};
+    if (errors) {
+      row.push_back(ErrorCount(NumberAt(*p, {"errors"})));
+    }
+    t.AddRow(std::move(row));
+  }
+  out += t.Render() + "\n";
+}
+
+void RenderSpecDecode(const json& s, std::string& out) {
+  out += "### Speculative decoding\n\n";
+  MarkdownTable t({{"Metric"}, {"Value", Align::kRight}});
+  t.AddRow({"Acceptance rate", FormatPercent(NumberAt(s, {"acceptance_rate"}))});
+  auto len = NumberAt(s, {"mean_acceptance_length"});
+  t.AddRow({"Mean acceptance length", len ? FormatFixed2(len) + " tokens" : std::string(kMissing)});
+  if (Find(s, {"num_drafts"}) != nullptr) {
+    t.AddRow({"Drafts", FormatCount(NumberAt(s, {"num_drafts"}))});
+  }
+  if (Find(s, {"num_draft_tokens"}) != nullptr) {
+    t.AddRow({"Draft tokens", FormatCount(NumberAt(s, {"num_draft_tokens"}))});
+  }
+  if (Find(s, {"num_accepted_tokens"}) != nullptr) {
+    t.AddRow({"Accepted tokens", FormatCount(NumberAt(s, {"num_accepted_tokens"}))});
+  }
+  out += t.Render() + "\n";
+  auto per_pos = ArrayAt(s, {"per_position"});
+  if (!per_pos.empty()) {
+    MarkdownTable p({{"Draft position", Align::kRight}, {"Acceptance", Align::kRight}});
+    int i = 0;
+    for (const json* v : per_pos) {
+      ++i;
+      p.AddRow(
+          {std::to_string(i),
+           FormatPercent(v->is_number() ? std::optional<double>(v->get<double>()) : std::nullopt)});
+    }
+    out +=
+        "Acceptance per draft position (share of drafts whose token at that position was "
+        "accepted):\n\n" +
+        p.Render() + "\n";
+  }
+}
+
+bool HasSpecDecode(const json& r) {
+  const json* s = Find(r, {"spec_decode"});
+  return s != nullptr && s->is_object();
+}
+
+void RenderSpeed(const json& r, std::string& out) {
+  const json* perf = Find(r, {"perf"});
+  bool any = HasSpecDecode(r);
+  if (perf != nullptr && perf->is_object()) {
+    for (std::string_view p : kKnownProfiles) {
+      const json* prof = Find(*perf, {p});
+      any = any || (prof != nullptr && prof->is_object());
+    }
+  }
+  if (!any) {
+    return;
+  }
+  out += "## Speed\n\n";
+  if (perf != nullptr && perf->is_object()) {
+    if (const json* d = Find(*perf, {"decode"}); d != nullptr && d->is_object()) {
+      RenderDecode(*d, out);
+    }
+    if (const json* c = Find(*perf, {"concurrency"}); c != nullptr && c->is_object()) {
+      RenderConcurrency(*c, out);
+    }
+    if (const json* m = Find(*perf, {"max_tokens"}); m != nullptr && m->is_object()) {
+      RenderMaxTokens(*m, out);
+    }
+    if (const json* t = Find(*perf, {"ttft"}); t != nullptr && t->is_object()) {
+      RenderTtft(*t, out);
+    }
+  }
+  if (HasSpecDecode(r)) {
+    RenderSpecDecode(*Find(r, {"spec_decode"}), out);
+  }
+}
+
+void RenderOtherProfiles(const json& r, std::string& out) {
+  const json* perf = Find(r, {"perf"});
+  if (perf == nullptr || !perf->is_object()) {
+    return;
+  }
+  std::vector<std::string> other;
+  for (const auto& [key, value] : perf->items()) {
+    if (!value.is_null() &&
+        std::find(kKnownProfiles.begin(), kKnownProfiles.end(), key) == kKnownProfiles.end()) {
+      other.push_back("`perf." + Text(key) + "`");
+    }
+  }
+  if (!other.empty()) {
+    out += fmt::format("Also measured, in results.json but not drawn by this report: {}.\n\n",
+                       fmt::join(other, ", "));
+  }
+}
+
+// ---- Failed requests -------------------------------------------------------------------------
+
+struct Failed {
+  std::string profile;
+  std::string request;
+  const json* record;
+};
+
+void CollectFailed(std::string_view profile, std::string_view where,
+                   const std::vector<const json*>& records, std::vector<Failed>& out) {
+  for (const json* rec : records) {
+    auto status = StringAt(*rec, {"status"});
+    if (!status || *status == "ok") {
+      continue;
+    }
+    std::string label;
+    if (auto l = StringAt(*rec, {"label"})) {
+      label = *l;
+    } else if (auto id = NumberAt(*rec, {"id"})) {
+      label = fmt::format("{}request {}", where.empty() ? "" : std::string(where) + ", ",
+                          FormatCount(id));
+    } else {
+      label = where.empty() ? std::string(kMissing) : std::string(where);
+    }
+    out.push_back(Failed{std::string(profile), label, rec});
+  }
+}
+
+std::vector<Failed> FailedRequests(const json& r) {
+  std::vector<Failed> failed;
+  const json* perf = Find(r, {"perf"});
+  if (perf == nullptr) {
+    return failed;
+  }
+  CollectFailed("decode", "", ArrayAt(*perf, {"decode", "runs"}), failed);
+  for (const json* l : ArrayAt(*perf, {"concurrency", "levels"})) {
+    std::string where = fmt::format("{} streams", FormatCount(NumberAt(*l, {"concurrency"})));
+    CollectFailed("concurrency", where, ArrayAt(*l, {"requests"}), failed);
+  }
+  for (const json* l : ArrayAt(*perf, {"max_tokens", "lengths"})) {
+    std::string where = fmt::format("max_tokens {}", FormatCount(NumberAt(*l, {"max_tokens"})));
+    CollectFailed("max_tokens", where, ArrayAt(*l, {"runs"}), failed);
+  }
+  for (const json* p : ArrayAt(*perf, {"ttft", "prompts"})) {
+    CollectFailed("ttft", StringAt(*p, {"name"}).value_or(""), ArrayAt(*p, {"runs"}), failed);
+  }
+  return failed;
+}
+
+void RenderErrors(const json& r, bool has_tests, std::string& out) {
+  std::vector<Failed> failed = FailedRequests(r);
+  auto total_failed = NumberAt(r, {"summary", "failed_requests"});
+  bool unlisted = total_failed && *total_failed > static_cast<double>(failed.size());
+  // With tests, failures outside the speed profiles are the tests' own, shown in their tables.
+  if (failed.empty() && (!unlisted || has_tests)) {
+    return;
+  }
+  out += "## Errors\n\n";
+  if (!failed.empty()) {
+    MarkdownTable t({{"Profile"}, {"Request"}, {"Status"}, {"HTTP", Align::kRight}, {"Reason"}});
+    for (const Failed& f : failed) {
+      t.AddRow({f.profile, Cell(f.request), Cell(StringAt(*f.record, {"status"}).value_or("")),
+                FormatCount(NumberAt(*f.record, {"http_status"})),
+                Cell(StringAt(*f.record, {"reason"}).value_or(std::string(kMissing)))});
+    }
+    out += t.Render() + "\n";
+  }
+  if (unlisted) {
+    out += fmt::format(
+        "These are the speed profiles' failed requests, {} of the {} in the summary{}; "
+        "samples.jsonl holds every request.\n\n",
+        failed.size(), FormatCount(total_failed),
+        has_tests ? "; failed tests are in the tables above" : "");
+  }
+}
+
+void RenderDefinitions(const json& r, bool has_tests, std::string& out) {
+  const json* perf = Find(r, {"perf"});
+  auto has = [&](std::string_view p) {
+    const json* v = perf == nullptr ? nullptr : Find(*perf, {p});
+    return v != nullptr && v->is_object();
+  };
+  std::vector<std::string> d;
+  if (has("decode") || has("concurrency") || has("max_tokens")) {
+    d.push_back(
+        "**Decode tok/s** excludes TTFT: (completion tokens − 1) / (last token − first token) "
+        "of one request.");
+  }
+  d.push_back(
+      "**TTFT**: from sending the request to the first event carrying a generated token "
+      "(answer, reasoning or tool call). **E2E**: from sending to the last token.");
+  if (has("concurrency")) {
+    d.push_back(
+        "**Throughput** at concurrency N: Σ completion tokens of the N streams / (last token of "
+        "any stream − first send).");
+  }
+  if (has("max_tokens")) {
+    d.push_back(
+        "**Tok/s** by output length: completion tokens / request wall time, TTFT included.");
+  }
+  d.push_back(
+      "**Total wall time**: Σ request wall time (send to last token) over the measured requests; "
+      "**average throughput**: Σ completion tokens / total wall time.");
+  if (has_tests) {
+    d.push_back("**Effective pass rate**: PASS / (total − UNSUPPORTED).");
+  }
+  if (HasSpecDecode(r)) {
+    d.push_back(
+        "**Acceptance rate**: accepted / drafted tokens over the measurement window; **mean "
+        "acceptance length**: 1 + accepted / drafts.");
+  }
+  d.push_back("**—**: not measured (null in results.json), never a zero.");
+  out += "## Definitions\n\n";
+  for (const std::string& line : d) {
+    out += "- " + line + "\n";
+  }
+  out += "\nFull definitions: docs/metrics.md in the servebench sources.\n";
+}
+
+}  // namespace
+
+std::string RenderMarkdown(const json& results) {
+  std::string out;
+  std::vector<Category> cats = GroupTests(results);
+  auto total = NumberAt(results, {"summary", "total"});
+  bool has_tests = !cats.empty() || (total && *total > 0);
+  RenderHeader(results, out);
+  RenderWarnings(results, out);
+  RenderSummary(results, has_tests, out);
+  if (!cats.empty()) {
+    RenderCategories(cats, out);
+    RenderTests(cats, out);
+  }
+  RenderSpeed(results, out);
+  RenderOtherProfiles(results, out);
+  RenderErrors(results, has_tests, out);
+  RenderDefinitions(results, has_tests, out);
+  return out;
+}
+
+std::string RenderConsoleSummary(const json& r) {
+  std::string out = "target: " + DescribeTarget(r) + "\n";
+  std::string status = StringAt(r, {"status"}).value_or("complete");
+  if (status != "complete") {
+    out += fmt::format("status: {} (partial results)\n", status);
+  }
+  auto n = [&](std::string_view key) { return NumberAt(r, {"summary", key}); };
+  if (auto total = n("total"); total && *total > 0) {
+    std::vector<std::string> other;
+    for (std::string_view key : {"fail", "empty", "loop", "unsupported", "error", "timeout"}) {
+      if (auto v = n(key); v && *v > 0) {
+        other.push_back(fmt::format("{} {}", FormatCount(v), key));
+      }
+    }
+    out += fmt::format("tests: {}/{} passed ({}), effective {}", FormatCount(n("pass")),
+                       FormatCount(total), FormatPercent(n("pass_rate")),
+                       FormatPercent(n("effective_pass_rate")));
+    out += other.empty() ? "\n" : fmt::format("; {}\n", fmt::join(other, ", "));
+  }
+  if (const json* d = Find(r, {"perf", "decode"}); d != nullptr && d->is_object()) {
+    std::vector<std::string> runs;
+    for (double v : NumbersAt(*d, {"decode_tok_s", "values"})) {
+      runs.push_back(FormatFixed1(v));
+    }
+    out +=
+        fmt::format("decode: {} tok/s (median of {}; runs {}), TTFT {} ms",
+                    FormatFixed1(NumberAt(*d, {"decode_tok_s", "median"})),
+                    FormatCount(NumberAt(*d, {"decode_tok_s", "n"})),
+                    runs.empty() ? std::string(kMissing) : fmt::format("{}", fmt::join(runs, ", ")),
+                    FormatMs(NumberAt(*d, {"ttft_ms", "median"})));
+    auto errors = NumberAt(*d, {"errors"});
+    out += errors && *errors > 0 ? fmt::format("; {} failed\n", FormatCount(errors)) : "\n";
+  }
+  if (auto levels = ArrayAt(r, {"perf", "concurrency", "levels"}); !levels.empty()) {
+    std::vector<std::string> parts;
+    double errors = 0;
+    for (const json* l : levels) {
+      parts.push_back(fmt::format("{}: {}", FormatCount(NumberAt(*l, {"concurrency"})),
+                                  FormatFixed1(NumberAt(*l, {"throughput_tok_s"}))));
+      errors += NumberAt(*l, {"errors"}).value_or(0);
+    }
+    out += fmt::format("throughput by concurrency: {} tok/s; {} errors\n", fmt::join(parts, " · "),
+                       FormatCount(errors));
+  }
+  if (auto lengths = ArrayAt(r, {"perf", "max_tokens", "lengths"}); !lengths.empty()) {
+    std::vector<std::string> parts;
+    for (const json* l : lengths) {
+      parts.push_back(fmt::format("{}: {}", FormatCount(NumberAt(*l, {"max_tokens"})),
+                                  FormatFixed1(NumberAt(*l, {"tok_s", "median"}))));
+    }
+    out += fmt::format("tok/s by max_tokens: {}\n", fmt::join(parts, " · "));
+  }
+  if (auto prompts = ArrayAt(r, {"perf", "ttft", "prompts"}); !prompts.empty()) {
+    std::vector<std::string> parts;
+    for (const json* p : prompts) {
+      parts.push_back(fmt::format("{} {} ms", StringAt(*p, {"name"}).value_or("?"),
+                                  FormatMs(NumberAt(*p, {"ttft_ms", "median"}))));
+    }
+    out += fmt::format("TTFT by prompt (median): {}\n", fmt::join(parts, " · "));
+  }
+  if (HasSpecDecode(r)) {
+    out += fmt::format("spec decode: acceptance {}, mean acceptance length {}\n",
+                       FormatPercent(NumberAt(r, {"spec_decode", "acceptance_rate"})),
+                       FormatFixed2(NumberAt(r, {"spec_decode", "mean_acceptance_length"})));
+  }
+  auto wall = n("wall_time_s");
+  out += fmt::format(
+      "requests: {} ({} failed), {} tokens in {}, {} tok/s average\n", FormatCount(n("requests")),
+      FormatCount(n("failed_requests")), FormatCount(n("completion_tokens")),
+      wall ? FormatSeconds(wall) + "s" : std::string(kMissing), FormatFixed1(n("avg_tok_s")));
+  for (const json* w : ArrayAt(r, {"warnings"})) {
+    if (w->is_string()) {
+      out += "warning: " + w->get<std::string>() + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace sb::report

@@ -1,0 +1,300 @@
+#include "report/format.h"
+
+#include <cmath>
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace sb::report {
+
+using nlohmann::json;
+
+const json* Find(const json& j, std::initializer_list<std::string_view> path) {
+  const json* cur = &j;
+  for (std::string_view key : path) {
+    if (!cur->is_object()) {
+      return nullptr;
+    }
+    auto it = cur->find(std::string(key));
+    if (it == cur->end()) {
+      return nullptr;
+    }
+    cur = &*it;
+  }
+  return cur;
+}
+
+std::optional<double> NumberAt(const json& j, std::initializer_list<std::string_view> path) {
+  const json* v = Find(j, path);
+  if (v == nullptr || !v->is_number()) {
+    return std::nullopt;
+  }
+  double d = v->get<double>();
+  if (!std::isfinite(d)) {
+    return std::nullopt;
+  }
+  return d;
+}
+
+std::optional<std::string> StringAt(const json& j, std::initializer_list<std::string_view> path) {
+  const json* v = Find(j, path);
+  if (v == nullptr || !v->is_string()) {
+    return std::nullopt;
+  }
+  return v->get<std::string>();
+}
+
+std::optional<bool> BoolAt(const json& j, std::initializer_list<std::string_view> path) {
+  const json* v = Find(j, path);
+  if (v == nullptr || !v->is_boolean()) {
+    return std::nullopt;
+  }
+  return v->get<bool>();
+}
+
+std::vector<const json*> ArrayAt(const json& j, std::initializer_list<std::string_view> path) {
+  std::vector<const json*> out;
+  const json* v = Find(j, path);
+  if (v == nullptr || !v->is_array()) {
+    return out;
+  }
+  out.reserve(v->size());
+  for (const json& e : *v) {
+    out.push_back(&e);
+  }
+  return out;
+}
+
+std::vector<double> NumbersAt(const json& j, std::initializer_list<std::string_view> path) {
+  std::vector<double> out;
+  for (const json* e : ArrayAt(j, path)) {
+    if (e->is_number()) {
+      double d = e->get<double>();
+      if (std::isfinite(d)) {
+        out.push_back(d);
+      }
+    }
+  }
+  return out;
+}
+
+std::string Thousands(long long v) {
+  std::string digits = std::to_string(v < 0 ? -v : v);
+  std::string out;
+  int n = static_cast<int>(digits.size());
+  for (int i = 0; i < n; ++i) {
+    out.push_back(digits[static_cast<std::size_t>(i)]);
+    int left = n - 1 - i;
+    if (left > 0 && left % 3 == 0) {
+      out.push_back(',');
+    }
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+std::string FormatCount(std::optional<double> v) {
+  if (!v) {
+    return std::string(kMissing);
+  }
+  return Thousands(std::llround(*v));
+}
+
+namespace {
+
+// Fixed-point with thousands separators in the integer part ("1,119.8"). fmt prints -0.04 with
+// one decimal as "-0.0"; a report should not.
+std::string Fixed(double v, int decimals) {
+  std::string s = fmt::format("{:.{}f}", v, decimals);
+  if (s.size() > 1 && s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) {
+    s.erase(0, 1);
+  }
+  std::size_t begin = s[0] == '-' ? 1 : 0;
+  std::size_t end = std::min(s.find('.'), s.size());
+  for (std::size_t i = end; i > begin + 3; i -= 3) {
+    s.insert(i - 3, ",");
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string FormatFixed1(std::optional<double> v) {
+  return v ? Fixed(*v, 1) : std::string(kMissing);
+}
+
+std::string FormatFixed2(std::optional<double> v) {
+  return v ? Fixed(*v, 2) : std::string(kMissing);
+}
+
+std::string FormatMs(std::optional<double> ms) {
+  if (!ms) {
+    return std::string(kMissing);
+  }
+  // Below 9.95 one decimal ("5.0"); 9.95 would round up to "10.0", so it joins the integers.
+  return std::fabs(*ms) < 9.95 ? Fixed(*ms, 1) : Fixed(*ms, 0);
+}
+
+std::string FormatSeconds(std::optional<double> s) {
+  if (!s) {
+    return std::string(kMissing);
+  }
+  if (std::fabs(*s) >= 0.995) {
+    return Fixed(*s, 1);
+  }
+  std::string out = Fixed(*s, 2);  // "0.82"; "0.70" reads "0.7" as in the seeds
+  if (out.back() == '0' && out.compare(out.size() - 3, 3, ".00") != 0) {
+    out.pop_back();
+  }
+  return out;
+}
+
+std::string FormatPercent(std::optional<double> fraction) {
+  if (!fraction) {
+    return std::string(kMissing);
+  }
+  std::string s = Fixed(*fraction * 100.0, 1);
+  if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) {
+    s.resize(s.size() - 2);
+  }
+  return s + "%";
+}
+
+std::string FormatRatio(double ratio) {
+  std::string s = Fixed(ratio, 1);
+  if (s == "1.0") {
+    s = Fixed(ratio, 2);
+  }
+  return s + "×";
+}
+
+namespace {
+
+// Bytes of the UTF-8 sequence that starts with lead byte c (1 for stray continuation bytes).
+std::size_t Utf8Length(unsigned char c) {
+  if (c >= 0xF0) {
+    return 4;
+  }
+  if (c >= 0xE0) {
+    return 3;
+  }
+  if (c >= 0xC0) {
+    return 2;
+  }
+  return 1;
+}
+
+}  // namespace
+
+std::string MarkdownCell(std::string_view text, std::size_t max_chars) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t chars = 0;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (chars == max_chars) {
+      out += "…";
+      break;
+    }
+    auto c = static_cast<unsigned char>(text[i]);
+    std::size_t len = std::min(Utf8Length(c), text.size() - i);
+    if (c == '|' || c == '<') {
+      out.push_back('\\');
+      out.push_back(static_cast<char>(c));
+    } else if (c == '\n' || c == '\r' || c == '\t') {
+      // Collapse runs of line breaks into one space.
+      if (out.empty() || out.back() != ' ') {
+        out.push_back(' ');
+      }
+    } else {
+      out.append(text.substr(i, len));
+    }
+    i += len;
+    ++chars;
+  }
+  return out;
+}
+
+std::string HtmlEscape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string ServerKindName(std::string_view kind) {
+  if (kind == "vllm") {
+    return "vLLM";
+  }
+  if (kind == "sglang") {
+    return "SGLang";
+  }
+  if (kind == "ollama") {
+    return "Ollama";
+  }
+  if (kind == "sim") {
+    return "servebench simulator";
+  }
+  if (kind == "unknown") {
+    return "unknown server";
+  }
+  return std::string(kind);  // llama.cpp and anything newer
+}
+
+std::string DescribeTarget(const json& results) {
+  std::string model = StringAt(results, {"target", "model"}).value_or("unknown model");
+  std::string endpoint = StringAt(results, {"target", "endpoint"}).value_or("unknown endpoint");
+  if (BoolAt(results, {"target", "simulated"}).value_or(false)) {
+    return fmt::format(
+        "the built-in simulator (no model server) — figures show the harness, not a model "
+        "(model \"{}\" at {})",
+        model, endpoint);
+  }
+  std::string server;
+  if (auto kind = StringAt(results, {"target", "server", "kind"})) {
+    server = ServerKindName(*kind);
+    if (auto version = StringAt(results, {"target", "server", "version"})) {
+      server += " " + *version;
+    } else if (*kind != "unknown") {
+      server += ", version unknown";
+    }
+  } else {
+    server = "unknown server";
+  }
+  return fmt::format("{} at {} ({})", model, endpoint, server);
+}
+
+std::string CategoryName(std::string_view category) {
+  std::string out(category);
+  for (char& c : out) {
+    if (c == '_' || c == '-') {
+      c = ' ';
+    }
+  }
+  if (!out.empty() && out[0] >= 'a' && out[0] <= 'z') {
+    out[0] = static_cast<char>(out[0] - 'a' + 'A');
+  }
+  return out;
+}
+
+}  // namespace sb::report

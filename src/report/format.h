@@ -1,0 +1,95 @@
+// Internal helpers shared by the report writers: null-safe reads of a results.json document and
+// the number formats the reports use (the seeds' conventions: "47,716" tokens, "198.7" tok/s,
+// "41" ms, "0.82s"/"444.8s"). Every reader returns std::nullopt for a missing, null or mistyped
+// value, so a writer renders "—" for it and never a made-up 0. Nothing here throws.
+// Thread safety: pure functions.
+#pragma once
+
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace sb::report {
+
+// What every writer prints for a value that was not measured (null in results.json).
+inline constexpr std::string_view kMissing = "—";
+
+// ---- Null-safe reads ------------------------------------------------------------------------
+
+// The value at `path` (object keys, outermost first), or nullptr when any step is missing or
+// not an object. A JSON null is returned as a pointer to it.
+const nlohmann::json* Find(const nlohmann::json& j, std::initializer_list<std::string_view> path);
+
+// The number at `path`; nullopt when missing, null or not a number.
+std::optional<double> NumberAt(const nlohmann::json& j,
+                               std::initializer_list<std::string_view> path);
+
+// The string at `path`; nullopt when missing, null or not a string.
+std::optional<std::string> StringAt(const nlohmann::json& j,
+                                    std::initializer_list<std::string_view> path);
+
+// The boolean at `path`; nullopt when missing or not a boolean.
+std::optional<bool> BoolAt(const nlohmann::json& j, std::initializer_list<std::string_view> path);
+
+// The elements of the array at `path`; empty when missing or not an array.
+std::vector<const nlohmann::json*> ArrayAt(const nlohmann::json& j,
+                                           std::initializer_list<std::string_view> path);
+
+// The numbers in the array at `path`, in order; nulls and non-numbers are skipped.
+std::vector<double> NumbersAt(const nlohmann::json& j,
+                              std::initializer_list<std::string_view> path);
+
+// ---- Number formats (all return kMissing for nullopt) ----------------------------------------
+// Fixed-point formats group the integer part in thousands: "1,119.8".
+
+// 47716 -> "47,716"; rounds to the nearest integer.
+std::string Thousands(long long v);
+
+// A count (tokens, requests): "47,716".
+std::string FormatCount(std::optional<double> v);
+
+// One decimal, for tok/s: "198.7".
+std::string FormatFixed1(std::optional<double> v);
+
+// Two decimals: "2.13".
+std::string FormatFixed2(std::optional<double> v);
+
+// Milliseconds: an integer from 10 ms up ("41"), one decimal below ("5.0").
+std::string FormatMs(std::optional<double> ms);
+
+// Seconds without unit: one decimal from 1 s up ("444.8"), two below ("0.82", "0.7": a
+// trailing zero is dropped) so that short requests do not all read "0.0".
+std::string FormatSeconds(std::optional<double> s);
+
+// A fraction as a percentage with one decimal, ".0" dropped: 0.909 -> "90.9%", 1 -> "100%".
+std::string FormatPercent(std::optional<double> fraction);
+
+// A ratio >= 1 with the multiplication sign: "3.9×". One decimal; two when one decimal would
+// read "1.0×" (a real but small difference must not look like none).
+std::string FormatRatio(double ratio);
+
+// ---- Text -----------------------------------------------------------------------------------
+
+// Makes text safe inside a Markdown table cell: '|' and '<' are backslash-escaped, line breaks
+// become spaces, and text longer than max_chars (UTF-8 aware) is cut with "…".
+std::string MarkdownCell(std::string_view text, std::size_t max_chars = 200);
+
+// Escapes &, <, >, " and ' for HTML text and attribute values.
+std::string HtmlEscape(std::string_view text);
+
+// "vllm" -> "vLLM", "sglang" -> "SGLang", "sim" -> "servebench simulator", ...; unknown kinds
+// are returned as given.
+std::string ServerKindName(std::string_view kind);
+
+// "Qwen/Qwen3-8B at http://... (vLLM 0.11.0)"-style description of results["target"] used by
+// every writer; says plainly when the target was the built-in simulator.
+std::string DescribeTarget(const nlohmann::json& results);
+
+// "tool_calling" -> "Tool calling": '_' and '-' become spaces, the first letter is upper-cased.
+std::string CategoryName(std::string_view category);
+
+}  // namespace sb::report

@@ -1,0 +1,344 @@
+#include "report/compare.h"
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "report/golden.h"
+
+namespace sb::report {
+namespace {
+
+using nlohmann::json;
+using testing::ExpectGolden;
+using testing::LoadData;
+
+// A stats object as perf writes it (only the fields compare reads, plus values).
+json Stats(std::vector<double> values) {
+  std::vector<double> s = values;
+  std::sort(s.begin(), s.end());
+  double median = s.size() % 2 == 1 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
+  return json{{"n", s.size()},
+              {"min", s.front()},
+              {"median", median},
+              {"max", s.back()},
+              {"values", values}};
+}
+
+json MakeRun(const std::string& model) {
+  return json{{"schema", "servebench.results/1"},
+              {"status", "complete"},
+              {"target",
+               {{"endpoint", "http://h:8000/v1"},
+                {"model", model},
+                {"simulated", false},
+                {"server", {{"kind", "vllm"}, {"version", "0.11.0"}}}}},
+              {"summary", json::object()},
+              {"tests", json::array()},
+              {"perf", json::object()},
+              {"spec_decode", nullptr},
+              {"warnings", json::array()}};
+}
+
+json WithDecode(json run, std::vector<double> values) {
+  run["perf"]["decode"] = {{"tokens", 256}, {"decode_tok_s", Stats(std::move(values))}};
+  return run;
+}
+
+json WithTtft(json run, std::vector<double> values) {
+  run["perf"]["ttft"] = {
+      {"prompts", json::array({{{"name", "short"}, {"ttft_ms", Stats(std::move(values))}}})}};
+  return run;
+}
+
+json WithTests(json run, int pass, int total, const std::string& category = "vision") {
+  run["summary"]["pass"] = pass;
+  run["summary"]["total"] = total;
+  run["summary"]["unsupported"] = 0;
+  for (int i = 0; i < total; ++i) {
+    run["tests"].push_back({{"id", category + std::to_string(i)},
+                            {"category", category},
+                            {"status", i < pass ? "PASS" : "FAIL"}});
+  }
+  return run;
+}
+
+json CompareJson(const std::vector<json>& runs,
+                 const std::vector<std::string>& labels = {"A", "B"}) {
+  auto out = Compare(runs, labels, Format::kJson);
+  EXPECT_TRUE(out.has_value()) << out.error().message;
+  return out.has_value() ? json::parse(*out) : json();
+}
+
+// The row with `key` in a JSON comparison; null when absent.
+json RowByKey(const json& doc, const std::string& key) {
+  for (const json& row : doc["rows"]) {
+    if (row["key"] == key) {
+      return row;
+    }
+  }
+  return nullptr;
+}
+
+std::string Advantage(const std::vector<json>& runs, const std::string& key,
+                      const std::vector<std::string>& labels = {"A", "B"}) {
+  json row = RowByKey(CompareJson(runs, labels), key);
+  EXPECT_FALSE(row.is_null()) << "no row " << key;
+  return row.is_null() ? "" : row["advantage"]["text"].get<std::string>();
+}
+
+// ---- Wording -----------------------------------------------------------------------------------
+
+TEST(CompareTest, HigherIsBetterSaysFaster) {
+  std::vector<json> runs = {WithDecode(MakeRun("a"), {92.8}), WithDecode(MakeRun("b"), {23.6})};
+  EXPECT_EQ(Advantage(runs, "decode_tok_s"), "A 3.9× faster");
+  std::swap(runs[0], runs[1]);
+  EXPECT_EQ(Advantage(runs, "decode_tok_s"), "B 3.9× faster");
+}
+
+TEST(CompareTest, LowerIsBetterForLatency) {
+  std::vector<json> runs = {WithTtft(MakeRun("a"), {98}), WithTtft(MakeRun("b"), {266})};
+  json row = RowByKey(CompareJson(runs), "ttft_ms.short");
+  EXPECT_EQ(row["better"], "lower");
+  EXPECT_EQ(row["advantage"]["text"], "A 2.7× faster");
+  EXPECT_EQ(row["advantage"]["winner"], "A");
+  EXPECT_NEAR(row["advantage"]["ratio"].get<double>(), 266.0 / 98.0, 1e-9);
+  EXPECT_EQ(row["display"], json({"98 ms", "266 ms"}));
+}
+
+TEST(CompareTest, RatesSayBetter) {
+  json a = MakeRun("a");
+  json b = MakeRun("b");
+  a["spec_decode"] = {{"acceptance_rate", 0.711}};
+  b["spec_decode"] = {{"acceptance_rate", 0.503}};
+  EXPECT_EQ(Advantage({a, b}, "spec_decode.acceptance_rate"), "A 1.4× better");
+}
+
+TEST(CompareTest, FailedRequestsCountFewer) {
+  json a = MakeRun("a");
+  json b = MakeRun("b");
+  a["summary"] = {{"failed_requests", 3}, {"requests", 41}};
+  b["summary"] = {{"failed_requests", 0}, {"requests", 41}};
+  EXPECT_EQ(Advantage({a, b}, "summary.failed_requests"), "B 3 fewer");
+  a["summary"]["failed_requests"] = 0;
+  EXPECT_EQ(Advantage({a, b}, "summary.failed_requests"), "Tie");
+}
+
+TEST(CompareTest, TokensHaveNoBetterDirection) {
+  json a = MakeRun("a");
+  json b = MakeRun("b");
+  a["summary"] = {{"completion_tokens", 47716}};
+  b["summary"] = {{"completion_tokens", 28369}};
+  json row = RowByKey(CompareJson({a, b}), "summary.completion_tokens");
+  EXPECT_EQ(row["better"], "none");
+  EXPECT_EQ(row["advantage"]["text"], "A 1.7× more");
+}
+
+// ---- The tie rule ------------------------------------------------------------------------------
+
+TEST(CompareTest, TieAtThreePercentBothWays) {
+  // Single values: the noise is 3 %, inclusive.
+  EXPECT_EQ(
+      Advantage({WithDecode(MakeRun("a"), {100}), WithDecode(MakeRun("b"), {103})}, "decode_tok_s"),
+      "Tie");
+  EXPECT_EQ(Advantage({WithDecode(MakeRun("a"), {100}), WithDecode(MakeRun("b"), {103.2})},
+                      "decode_tok_s"),
+            "B 1.03× faster");
+  // Exactly 3 % in decimal, 1.0300000000000002 in binary floating point: still a Tie.
+  EXPECT_EQ(Advantage({WithDecode(MakeRun("a"), {17.9}), WithDecode(MakeRun("b"), {18.437})},
+                      "decode_tok_s"),
+            "Tie");
+  // Lower is better: the ratio is taken the other way round.
+  EXPECT_EQ(
+      Advantage({WithTtft(MakeRun("a"), {100}), WithTtft(MakeRun("b"), {103})}, "ttft_ms.short"),
+      "Tie");
+  EXPECT_EQ(
+      Advantage({WithTtft(MakeRun("a"), {100}), WithTtft(MakeRun("b"), {103.2})}, "ttft_ms.short"),
+      "A 1.03× faster");
+}
+
+TEST(CompareTest, TieWidensToTheRunsOwnSpread) {
+  // A's raw values spread (105 − 95) / 100 = 10 %, so up to 1.10× is noise.
+  json a = WithDecode(MakeRun("a"), {95, 100, 105});
+  EXPECT_EQ(Advantage({a, WithDecode(MakeRun("b"), {110})}, "decode_tok_s"), "Tie");
+  EXPECT_EQ(Advantage({a, WithDecode(MakeRun("b"), {110.2})}, "decode_tok_s"), "B 1.1× faster");
+  // The larger of the two spreads counts, whichever run it belongs to.
+  json wide = WithDecode(MakeRun("b"), {100, 120, 140});  // (140 − 100) / 120 = 33 %
+  EXPECT_EQ(Advantage({WithDecode(MakeRun("a"), {92}), wide}, "decode_tok_s"), "Tie");
+  EXPECT_EQ(Advantage({WithDecode(MakeRun("a"), {89}), wide}, "decode_tok_s"), "B 1.3× faster");
+  json row = RowByKey(CompareJson({a, WithDecode(MakeRun("b"), {110.2})}), "decode_tok_s");
+  EXPECT_NEAR(row["advantage"]["noise"].get<double>(), 0.10, 1e-9);
+}
+
+TEST(CompareTest, ScoresTieOnEqualPassCounts) {
+  std::vector<json> runs = {WithTests(MakeRun("a"), 65, 65), WithTests(MakeRun("b"), 65, 65)};
+  EXPECT_EQ(Advantage(runs, "score.total"), "Tie");
+  EXPECT_EQ(Advantage(runs, "score.category.vision"), "Tie");
+  runs[1] = WithTests(MakeRun("b"), 60, 65);
+  EXPECT_EQ(Advantage(runs, "score.total"), "A +5 passed");
+  // 64/65 is within 3 % of 65/65 but is still a difference: counts are exact.
+  runs[1] = WithTests(MakeRun("b"), 64, 65);
+  EXPECT_EQ(Advantage(runs, "score.total"), "A +1 passed");
+  // Different suites: pass rates are compared.
+  runs[1] = WithTests(MakeRun("b"), 10, 20);
+  EXPECT_EQ(Advantage({WithTests(MakeRun("a"), 10, 10), runs[1]}, "score.total"), "A 2.0× better");
+  json row = RowByKey(CompareJson(runs), "score.total");
+  EXPECT_EQ(row["display"], json({"65/65 (100%)", "10/20 (50%)"}));
+}
+
+// ---- Missing values ----------------------------------------------------------------------------
+
+TEST(CompareTest, MissingOnOneSideIsDash) {
+  std::vector<json> runs = {WithTtft(WithDecode(MakeRun("a"), {90}), {98}),
+                            WithDecode(MakeRun("b"), {20})};
+  json row = RowByKey(CompareJson(runs), "ttft_ms.short");
+  ASSERT_FALSE(row.is_null());
+  EXPECT_EQ(row["values"][1], nullptr);
+  EXPECT_EQ(row["display"][1], "—");
+  EXPECT_EQ(row["advantage"]["text"], "—");
+  EXPECT_EQ(row["advantage"]["winner"], nullptr);
+}
+
+TEST(CompareTest, RowMissingEverywhereIsLeftOut) {
+  json doc = CompareJson({WithDecode(MakeRun("a"), {90}), WithDecode(MakeRun("b"), {20})});
+  EXPECT_TRUE(RowByKey(doc, "ttft_ms.short").is_null());
+  EXPECT_TRUE(RowByKey(doc, "score.total").is_null());
+  EXPECT_TRUE(RowByKey(doc, "spec_decode.acceptance_rate").is_null());
+}
+
+TEST(CompareTest, NullMedianIsNotZero) {
+  json b = MakeRun("b");
+  b["perf"]["decode"] = {{"decode_tok_s", {{"n", 0}}}};
+  json row = RowByKey(CompareJson({WithDecode(MakeRun("a"), {90}), b}), "decode_tok_s");
+  EXPECT_EQ(row["display"], json({"90.0 tok/s", "—"}));
+  EXPECT_EQ(row["advantage"]["text"], "—");
+}
+
+// ---- Three runs --------------------------------------------------------------------------------
+
+TEST(CompareTest, ThreeRunsBestAgainstRunnerUp) {
+  std::vector<json> runs = {WithDecode(MakeRun("a"), {100}), WithDecode(MakeRun("b"), {200}),
+                            WithDecode(MakeRun("c"), {300})};
+  std::vector<std::string> labels = {"A", "B", "C"};
+  EXPECT_EQ(Advantage(runs, "decode_tok_s", labels), "C 1.5× faster");
+  runs[2] = WithDecode(MakeRun("c"), {205});
+  EXPECT_EQ(Advantage(runs, "decode_tok_s", labels), "Tie: B, C");
+  runs[0] = WithDecode(MakeRun("a"), {202});
+  EXPECT_EQ(Advantage(runs, "decode_tok_s", labels), "Tie");
+  // A run without the figure does not stop the others from being compared.
+  runs = {MakeRun("a"), WithDecode(MakeRun("b"), {200}), WithDecode(MakeRun("c"), {100})};
+  EXPECT_EQ(Advantage(runs, "decode_tok_s", labels), "B 2.0× faster");
+}
+
+TEST(CompareTest, MarkdownTableShape) {
+  std::vector<json> runs = {WithTtft(WithDecode(MakeRun("a"), {100}), {50}),
+                            WithTtft(WithDecode(MakeRun("b"), {200}), {60}),
+                            WithDecode(MakeRun("c"), {300})};
+  auto md = Compare(runs, {"A", "B", "C"}, Format::kMarkdown);
+  ASSERT_TRUE(md.has_value()) << md.error().message;
+  std::istringstream in(*md);
+  std::vector<std::string> table;
+  bool in_glance = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line == "## At a glance") {
+      in_glance = true;
+    } else if (in_glance && line.starts_with("|")) {
+      table.push_back(line);
+    } else if (in_glance && !table.empty()) {
+      break;
+    }
+  }
+  ASSERT_GE(table.size(), 4u) << *md;
+  EXPECT_EQ(table[0], "| Metric | A | B | C | Advantage |");
+  EXPECT_EQ(table[1], "|---|---:|---:|---:|---|");
+  EXPECT_EQ(table[2],
+            "| Decode speed (median) | 100.0 tok/s | 200.0 tok/s | 300.0 tok/s | C 1.5× faster |");
+  EXPECT_EQ(table[3], "| TTFT (short prompt) | 50 ms | 60 ms | — | A 1.2× faster |");
+  for (const std::string& row : table) {
+    EXPECT_EQ(std::count(row.begin(), row.end(), '|'), 6) << row;
+  }
+}
+
+// ---- Labels and errors -------------------------------------------------------------------------
+
+TEST(CompareTest, LabelsDefaultToModelAndDisambiguate) {
+  std::vector<json> runs = {MakeRun("Qwen/Qwen3-8B"), MakeRun("Qwen/Qwen3-8B"), MakeRun("other")};
+  EXPECT_EQ(DefaultLabels(runs, {"runs/base/", "runs/mtp/results.json", "runs/o"}),
+            (std::vector<std::string>{"Qwen/Qwen3-8B (base)", "Qwen/Qwen3-8B (mtp)", "other"}));
+  EXPECT_EQ(DefaultLabels(runs),
+            (std::vector<std::string>{"Qwen/Qwen3-8B #1", "Qwen/Qwen3-8B #2", "other"}));
+  EXPECT_EQ(
+      DefaultLabels(runs, {"x/same", "y/same", "z"}),
+      (std::vector<std::string>{"Qwen/Qwen3-8B (same) #1", "Qwen/Qwen3-8B (same) #2", "other"}));
+  auto md = Compare({WithDecode(MakeRun("m1"), {1}), WithDecode(MakeRun("m2"), {2})}, {},
+                    Format::kMarkdown);
+  ASSERT_TRUE(md.has_value());
+  EXPECT_NE(md->find("| Metric | m1 | m2 | Advantage |"), std::string::npos) << *md;
+}
+
+TEST(CompareTest, Errors) {
+  auto one = Compare({MakeRun("a")}, {}, Format::kMarkdown);
+  ASSERT_FALSE(one.has_value());
+  EXPECT_EQ(one.error().code, ErrorCode::kUsage);
+  auto labels = Compare({MakeRun("a"), MakeRun("b")}, {"only one"}, Format::kMarkdown);
+  ASSERT_FALSE(labels.has_value());
+  EXPECT_EQ(labels.error().code, ErrorCode::kUsage);
+  EXPECT_TRUE(ParseFormat("md").has_value());
+  EXPECT_EQ(*ParseFormat("html"), Format::kHtml);
+  EXPECT_EQ(*ParseFormat("json"), Format::kJson);
+  EXPECT_FALSE(ParseFormat("pdf").has_value());
+}
+
+TEST(CompareTest, HtmlEscapesEverything) {
+  auto html =
+      Compare({WithDecode(MakeRun("<script>x</script>"), {1}), WithDecode(MakeRun("b&c"), {2})}, {},
+              Format::kHtml);
+  ASSERT_TRUE(html.has_value());
+  EXPECT_EQ(html->find("<script>"), std::string::npos) << *html;
+  EXPECT_NE(html->find("&lt;script&gt;x&lt;/script&gt;"), std::string::npos);
+  EXPECT_NE(html->find("b&amp;c"), std::string::npos);
+}
+
+TEST(CompareTest, NotesWarnAboutSimulatorAndPartialRuns) {
+  json a = WithDecode(MakeRun("a"), {1});
+  json b = WithDecode(MakeRun("b"), {2});
+  b["target"]["simulated"] = true;
+  b["status"] = "interrupted";
+  b["perf"]["decode"]["tokens"] = 512;
+  json doc = CompareJson({a, b});
+  std::string notes = doc["notes"].dump();
+  EXPECT_NE(notes.find("B ran against the built-in simulator"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("B has partial results (status: interrupted)"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("Decode runs requested different token counts: A 256, B 512"),
+            std::string::npos)
+      << notes;
+}
+
+// ---- Goldens -----------------------------------------------------------------------------------
+
+TEST(CompareGolden, HeadToHead) {
+  std::vector<json> runs = {LoadData("h2h_a.json"), LoadData("h2h_b.json")};
+  std::vector<std::string> labels = {"35B-A3B-NVFP4", "27B-NVFP4"};
+  for (auto [format, name] : {std::pair{Format::kMarkdown, "compare_h2h.md"},
+                              std::pair{Format::kJson, "compare_h2h.json"},
+                              std::pair{Format::kHtml, "compare_h2h.html"}}) {
+    auto out = Compare(runs, labels, format);
+    ASSERT_TRUE(out.has_value()) << out.error().message;
+    ExpectGolden(*out, name);
+  }
+}
+
+TEST(CompareGolden, ThreeRunsWithDefaultLabels) {
+  std::vector<json> runs = {LoadData("h2h_a.json"), LoadData("h2h_b.json"),
+                            LoadData("perf_sim.json")};
+  auto out = Compare(runs, {}, Format::kMarkdown);
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  ExpectGolden(*out, "compare_three.md");
+}
+
+}  // namespace
+}  // namespace sb::report

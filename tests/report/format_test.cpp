@@ -1,0 +1,112 @@
+#include "report/format.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace sb::report {
+namespace {
+
+using nlohmann::json;
+
+TEST(FormatTest, ThousandsSeparators) {
+  EXPECT_EQ(Thousands(0), "0");
+  EXPECT_EQ(Thousands(999), "999");
+  EXPECT_EQ(Thousands(1000), "1,000");
+  EXPECT_EQ(Thousands(47716), "47,716");
+  EXPECT_EQ(Thousands(1234567), "1,234,567");
+  EXPECT_EQ(Thousands(-4000), "-4,000");
+  EXPECT_EQ(FormatCount(47716.4), "47,716");
+  EXPECT_EQ(FormatCount(std::nullopt), "—");
+}
+
+TEST(FormatTest, TokPerSecondOneDecimal) {
+  EXPECT_EQ(FormatFixed1(107.34), "107.3");
+  EXPECT_EQ(FormatFixed1(98.0), "98.0");
+  EXPECT_EQ(FormatFixed1(-0.04), "0.0");
+  EXPECT_EQ(FormatFixed1(1119.84), "1,119.8");
+  EXPECT_EQ(FormatFixed1(-1234567.0), "-1,234,567.0");
+  EXPECT_EQ(FormatFixed1(std::nullopt), "—");
+}
+
+TEST(FormatTest, MillisecondsIntegerFromTen) {
+  EXPECT_EQ(FormatMs(41.2), "41");
+  EXPECT_EQ(FormatMs(98.0), "98");
+  EXPECT_EQ(FormatMs(5.01), "5.0");
+  EXPECT_EQ(FormatMs(9.94), "9.9");
+  EXPECT_EQ(FormatMs(9.96), "10");
+  EXPECT_EQ(FormatMs(1500.4), "1,500");
+  EXPECT_EQ(FormatMs(std::nullopt), "—");
+}
+
+TEST(FormatTest, SecondsTwoDecimalsBelowOne) {
+  EXPECT_EQ(FormatSeconds(444.83), "444.8");
+  EXPECT_EQ(FormatSeconds(1.0), "1.0");
+  EXPECT_EQ(FormatSeconds(0.82), "0.82");
+  EXPECT_EQ(FormatSeconds(0.7), "0.7");
+  EXPECT_EQ(FormatSeconds(0.001), "0.00");
+  EXPECT_EQ(FormatSeconds(1234.56), "1,234.6");
+  EXPECT_EQ(FormatSeconds(0.04), "0.04");
+  EXPECT_EQ(FormatSeconds(std::nullopt), "—");
+}
+
+TEST(FormatTest, Percent) {
+  EXPECT_EQ(FormatPercent(1.0), "100%");
+  EXPECT_EQ(FormatPercent(0.909), "90.9%");
+  EXPECT_EQ(FormatPercent(0.5), "50%");
+  EXPECT_EQ(FormatPercent(0.0), "0%");
+  EXPECT_EQ(FormatPercent(std::nullopt), "—");
+}
+
+TEST(FormatTest, RatioKeepsSmallDifferencesVisible) {
+  EXPECT_EQ(FormatRatio(3.93), "3.9×");
+  EXPECT_EQ(FormatRatio(2.714), "2.7×");
+  EXPECT_EQ(FormatRatio(1.04), "1.04×");
+  EXPECT_EQ(FormatRatio(1.1), "1.1×");
+}
+
+TEST(FormatTest, MarkdownCellEscapesAndCuts) {
+  EXPECT_EQ(MarkdownCell("a|b"), "a\\|b");
+  EXPECT_EQ(MarkdownCell("<think>"), "\\<think>");
+  EXPECT_EQ(MarkdownCell("line1\r\nline2"), "line1 line2");
+  EXPECT_EQ(MarkdownCell("abcdef", 3), "abc…");
+  EXPECT_EQ(MarkdownCell("ééé", 2), "éé…");  // counts characters, never splits one
+  EXPECT_EQ(MarkdownCell("abc", 3), "abc");
+}
+
+TEST(FormatTest, HtmlEscape) {
+  EXPECT_EQ(HtmlEscape("<b>\"x\" & 'y'</b>"), "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;");
+}
+
+TEST(FormatTest, NullSafeReads) {
+  json j = {{"a", {{"b", 2.5}, {"n", nullptr}, {"s", "x"}, {"arr", {1, nullptr, "z", 3}}}}};
+  EXPECT_EQ(NumberAt(j, {"a", "b"}), 2.5);
+  EXPECT_EQ(NumberAt(j, {"a", "n"}), std::nullopt);
+  EXPECT_EQ(NumberAt(j, {"a", "s"}), std::nullopt);
+  EXPECT_EQ(NumberAt(j, {"a", "b", "deeper"}), std::nullopt);
+  EXPECT_EQ(NumberAt(json::array(), {"a"}), std::nullopt);
+  EXPECT_EQ(StringAt(j, {"a", "s"}), "x");
+  EXPECT_EQ(StringAt(j, {"a", "b"}), std::nullopt);
+  EXPECT_EQ(NumbersAt(j, {"a", "arr"}), (std::vector<double>{1, 3}));
+  EXPECT_TRUE(ArrayAt(j, {"a", "b"}).empty());
+}
+
+TEST(FormatTest, TargetDescription) {
+  json j = {{"target",
+             {{"endpoint", "http://h:8000/v1"},
+              {"model", "Qwen/Qwen3-8B"},
+              {"server", {{"kind", "vllm"}, {"version", "0.11.0"}}}}}};
+  EXPECT_EQ(DescribeTarget(j), "Qwen/Qwen3-8B at http://h:8000/v1 (vLLM 0.11.0)");
+  j["target"]["server"]["version"] = nullptr;
+  EXPECT_EQ(DescribeTarget(j), "Qwen/Qwen3-8B at http://h:8000/v1 (vLLM, version unknown)");
+  j["target"]["simulated"] = true;
+  EXPECT_EQ(DescribeTarget(j).rfind("the built-in simulator (no model server)", 0), 0u);
+}
+
+TEST(FormatTest, CategoryName) {
+  EXPECT_EQ(CategoryName("tool_calling"), "Tool calling");
+  EXPECT_EQ(CategoryName("image"), "Image");
+  EXPECT_EQ(CategoryName(""), "");
+}
+
+}  // namespace
+}  // namespace sb::report
