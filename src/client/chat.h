@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/result.h"
+
 namespace sb::client {
 
 enum class ServerKind { kUnknown, kVllm, kSglang, kLlamaCpp, kOllama, kSim };
@@ -33,13 +35,32 @@ struct ChatParams {
   std::optional<double> temperature;
   std::optional<bool> enable_thinking;  // chat_template_kwargs.enable_thinking
   bool stream = true;
-  // Extra fields merged into the body last (a JSON object as text); overrides earlier fields.
+  // stream_options.continuous_usage_stats: usage on every chunk, so each event's token count is
+  // exact (vLLM, SGLang). Off by default: it makes every chunk larger.
+  bool continuous_usage = false;
+  // Extra fields merged into the body last (a JSON object as text) with JSON merge-patch rules
+  // (RFC 7396): objects merge key by key, other values replace, null deletes a field.
   std::string extra_body_json;
 };
 
 // The JSON body for POST /v1/chat/completions. Streaming bodies always carry
-// stream_options.include_usage = true. REQUIRES: extra_body_json empty or a JSON object.
+// stream_options.include_usage = true. max_tokens is always sent (llama.cpp b4748 ignores
+// max_completion_tokens); vLLM, SGLang, the simulator and unknown servers also get
+// max_completion_tokens. REQUIRES: extra_body_json empty or a JSON object (see
+// ValidateExtraBody); anything else is ignored. A message whose content_json is not valid JSON
+// falls back to its plain content.
 std::string BuildChatBody(const ChatParams& params, ServerKind kind);
+
+// kUsage error unless text is empty or a JSON object (the --extra-body check).
+Result<void> ValidateExtraBody(std::string_view text);
+
+// Whether the server is known to honour force_length (exactly max_tokens output tokens).
+// False for Ollama (no ignore_eos) and for unknown servers (the vLLM fields are sent anyway).
+bool CanForceLength(ServerKind kind);
+
+// "HTTP 400: <message>": the message is error.message (or error, message, detail) when the body
+// is JSON, else the body's first 200 bytes; UTF-8 safe, control characters replaced by spaces.
+std::string HttpErrorReason(int status, std::string_view body);
 
 enum class Outcome { kOk, kHttpError, kTransport, kTimeout, kProtocol, kCancelled };
 
@@ -62,7 +83,7 @@ struct ToolCall {
 // A token-bearing SSE event: it carried answer text, reasoning text or a tool-call delta.
 struct TokenEvent {
   static constexpr std::uint8_t kAnswer = 1, kReasoning = 2, kTool = 4;
-  std::int64_t t_ns = 0;    // when its bytes were read, before JSON parsing
+  std::int64_t t_ns = 0;     // when its bytes were read, before JSON parsing
   std::int32_t tokens = -1;  // tokens in this event when the server says (continuous usage)
   std::uint8_t kinds = 0;    // bitmask of kAnswer/kReasoning/kTool
 };
@@ -74,8 +95,11 @@ struct ChatResponse {
   int http_status = 0;     // 0 when no status line was received
   std::string error_body;  // body of a non-2xx answer (capped at 64 KiB)
 
-  std::int64_t scheduled_ns = 0;   // intended send time (open loop); 0 = sent when ready
-  std::int64_t send_ns = 0;        // first byte of the request handed to the socket
+  std::int64_t scheduled_ns = 0;  // intended send time (open loop); 0 = sent when ready
+  // Steady time just before the request was handed to libcurl (curl_multi_add_handle). It
+  // includes connection setup on a fresh connection, as vLLM's `bench serve` does (it starts its
+  // timer before aiohttp's POST). 0 when the call was never sent.
+  std::int64_t send_ns = 0;
   std::int64_t first_byte_ns = 0;  // first response byte
   std::int64_t done_ns = 0;        // transfer finished (or failed)
 
@@ -85,10 +109,10 @@ struct ChatResponse {
   std::vector<ToolCall> tool_calls;
   std::string finish_reason;
   Usage usage;
-  std::string server_model;   // "model" echoed by the server
-  std::string timings_json;   // raw llama.cpp "timings" object (last one seen), "" if none
-  std::string sim_json;       // raw "sim" ground-truth object (servebench sim), "" if none
-  bool stream_done = false;   // "data: [DONE]" seen
+  std::string server_model;  // "model" echoed by the server
+  std::string timings_json;  // raw llama.cpp "timings" object (last one seen), "" if none
+  std::string sim_json;      // raw "sim" ground-truth object (servebench sim), "" if none
+  bool stream_done = false;  // "data: [DONE]" seen
 };
 
 // Decodes one SSE data payload (a chat.completion.chunk, an error object, or "[DONE]") into r.

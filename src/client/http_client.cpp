@@ -1,1 +1,872 @@
-// placeholder: being written
+// libcurl multi-socket driver. One thread (the caller's) runs an epoll loop over curl's sockets,
+// a timerfd (precise scheduled sends, curl timers, our own time limits) and an eventfd (stop
+// requests). The socket API processes only the sockets that are ready, so thousands of streams
+// cost per event, not per stream; curl_multi_perform would touch every transfer on each wakeup.
+#include "client/http_client.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <utility>
+
+#include <curl/curl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "client/sse_parser.h"
+
+namespace sb::client {
+
+namespace {
+
+constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+constexpr std::size_t kErrorBodyCap = 64 * 1024;    // kept of a non-2xx body
+constexpr std::size_t kBodyCap = 64 * 1024 * 1024;  // a 2xx non-streaming body
+constexpr std::int64_t kNanosPerMs = 1'000'000;
+constexpr int kMaxEvents = 256;
+
+std::int64_t NowNs() {
+  return ToNanos(std::chrono::steady_clock::now());
+}
+
+std::int64_t MsToNs(std::chrono::milliseconds ms) {
+  return ms.count() * kNanosPerMs;
+}
+
+// curl_global_init is not thread-safe on every platform; run it once per process.
+bool CurlGlobalInit() {
+  static std::once_flag once;
+  static CURLcode rc = CURLE_OK;
+  std::call_once(once, [] { rc = curl_global_init(CURL_GLOBAL_DEFAULT); });
+  return rc == CURLE_OK;
+}
+
+bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < prefix.size(); ++i) {
+    const char a = s[i] >= 'A' && s[i] <= 'Z' ? static_cast<char>(s[i] - 'A' + 'a') : s[i];
+    if (a != prefix[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string_view TrimView(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+// "http://h:p/v1/" -> "http://h:p"; "https://h/prefix/v1/chat/completions" -> "https://h/prefix".
+std::string NormalizeRoot(std::string_view endpoint) {
+  std::string s(TrimView(endpoint));
+  const std::size_t scheme_end = s.find("://");
+  const std::size_t authority = scheme_end == std::string::npos ? 0 : scheme_end + 3;
+  const std::size_t path_start = std::min(s.find('/', authority), s.size());
+  // Cut at the last "/v1" path segment: everything after it is API path, not the root.
+  std::size_t pos = s.size();
+  while (true) {
+    const std::size_t hit = s.rfind("/v1", pos == 0 ? 0 : pos - 1);
+    if (hit == std::string::npos || hit < path_start) {
+      break;
+    }
+    if (hit + 3 == s.size() || s[hit + 3] == '/') {
+      s.resize(hit);
+      break;
+    }
+    if (hit == 0) {
+      break;
+    }
+    pos = hit;
+  }
+  while (s.size() > path_start && !s.empty() && s.back() == '/') {
+    s.pop_back();
+  }
+  return s;
+}
+
+}  // namespace
+
+struct Client::Impl {
+  // One request in flight (or about to be).
+  struct Transfer {
+    Impl* impl = nullptr;
+    CURL* easy = nullptr;
+    ChatResponse* resp = nullptr;  // outcome, timestamps and (chat) parsed content
+    bool chat = false;             // a chat call (parse the answer) vs. a plain Get/Post
+    bool stream = false;           // the call asked for SSE
+    bool mode_known = false;       // sse decided (at the first body byte)
+    bool sse = false;              // body is parsed as an event stream
+    bool aborted = false;          // a callback stopped the transfer; resp->outcome is set
+    int status = 0;                // HTTP status, read when the body starts
+    std::size_t index = 0;         // position in the caller's calls
+    std::size_t active_pos = 0;    // position in Impl::active_
+    std::int64_t send_ns = 0;
+    std::int64_t first_byte_ns = 0;
+    std::int64_t last_rx_ns = 0;
+    std::int64_t first_byte_limit_ns = 0;  // 0 = none
+    std::int64_t idle_limit_ns = 0;        // 0 = none
+    std::int64_t total_limit_ns = 0;       // 0 = none
+    std::string body;                      // non-SSE body (capped)
+    std::string content_type;
+    std::string server_header;
+    std::string post_body;  // owned copy for Post(); chat calls point at ChatCall::body
+    SseParser parser;
+    char errbuf[CURL_ERROR_SIZE] = {};
+
+    std::int64_t FirstByteOrIdleDeadline() const {
+      if (first_byte_ns == 0) {
+        return first_byte_limit_ns > 0 ? send_ns + first_byte_limit_ns : kNever;
+      }
+      return idle_limit_ns > 0 ? last_rx_ns + idle_limit_ns : kNever;
+    }
+
+    std::int64_t TotalDeadline() const {
+      return total_limit_ns > 0 ? send_ns + total_limit_ns : kNever;
+    }
+
+    std::int64_t NextDeadline() const {
+      return std::min(FirstByteOrIdleDeadline(), TotalDeadline());
+    }
+  };
+
+  ClientOptions options;
+  std::string root;
+  std::string chat_url;
+  std::string init_error;  // non-empty: the client could not be set up (reported per call)
+  CURLM* multi = nullptr;
+  int epoll_fd = -1;
+  int wake_fd = -1;   // eventfd: stop requested
+  int timer_fd = -1;  // timerfd: absolute CLOCK_MONOTONIC wake-ups
+  curl_slist* chat_headers = nullptr;
+  curl_slist* plain_headers = nullptr;
+  curl_slist* post_headers = nullptr;
+  std::vector<CURL*> idle_easies;  // reused easy handles (connections live in the multi cache)
+  std::int64_t curl_deadline_ns = kNever;  // from curl's timer callback
+  std::int64_t armed_ns = kNever;          // what timer_fd is armed to
+  // No transfer's time limit falls before this (a lower bound: idle deadlines move later as
+  // bytes arrive; the first byte may move a transfer's deadline earlier, see NoteFirstByte).
+  std::int64_t next_check_ns = kNever;
+  std::vector<Transfer*> active;    // added to the multi handle
+  std::vector<SseEvent> scratch;    // events of the chunk being parsed
+  const RunHooks* hooks = nullptr;  // during RunChats
+  std::size_t max_connects = 64;    // idle connections the multi handle keeps
+
+  explicit Impl(ClientOptions opts) : options(std::move(opts)) {
+    root = NormalizeRoot(options.endpoint);
+    chat_url = root + "/v1/chat/completions";
+    if (!CurlGlobalInit()) {
+      init_error = "curl_global_init failed";
+      return;
+    }
+    epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (epoll_fd < 0 || wake_fd < 0 || timer_fd < 0) {
+      init_error = std::string("cannot create event descriptors: ") + std::strerror(errno);
+      return;
+    }
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = wake_fd;
+    epoll_ctl(epoll_fd, EPOLL_CTL_ADD, wake_fd, &ev);
+    ev.data.fd = timer_fd;
+    epoll_ctl(epoll_fd, EPOLL_CTL_ADD, timer_fd, &ev);
+
+    multi = curl_multi_init();
+    if (multi == nullptr) {
+      init_error = "curl_multi_init failed";
+      return;
+    }
+    curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, &Impl::OnSocket);
+    curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, this);
+    curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, &Impl::OnTimer);
+    curl_multi_setopt(multi, CURLMOPT_TIMERDATA, this);
+    // HTTP/1.1, one stream per connection, no cap per host or in total.
+    curl_multi_setopt(multi, CURLMOPT_PIPELINING, static_cast<long>(CURLPIPE_NOTHING));
+    curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
+    curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, 0L);
+    curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, 64L);
+
+    std::string auth;
+    if (!options.api_key.empty()) {
+      auth = "Authorization: Bearer " + options.api_key;
+    }
+    const auto add = [](curl_slist*& list, const char* h) { list = curl_slist_append(list, h); };
+    add(chat_headers, "Content-Type: application/json");
+    add(chat_headers, "Expect:");  // no 100-continue round trip before the body
+    add(post_headers, "Content-Type: application/json");
+    add(post_headers, "Expect:");
+    if (!auth.empty()) {
+      add(chat_headers, auth.c_str());
+      add(post_headers, auth.c_str());
+      add(plain_headers, auth.c_str());
+    }
+    // Wipe our copy of the key; curl_slist holds its own.
+    std::fill(auth.begin(), auth.end(), '\0');
+  }
+
+  ~Impl() {
+    for (Transfer* t : active) {
+      curl_multi_remove_handle(multi, t->easy);
+    }
+    for (CURL* e : idle_easies) {
+      curl_easy_cleanup(e);
+    }
+    if (multi != nullptr) {
+      curl_multi_cleanup(multi);
+    }
+    curl_slist_free_all(chat_headers);
+    curl_slist_free_all(plain_headers);
+    curl_slist_free_all(post_headers);
+    for (int fd : {epoll_fd, wake_fd, timer_fd}) {
+      if (fd >= 0) {
+        close(fd);
+      }
+    }
+  }
+
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  // One auxiliary request through the same multi handle (and connection cache).
+  Result<HttpResponse> Plain(bool post, std::string_view path, std::string_view body,
+                             std::chrono::milliseconds timeout);
+
+  // ---- curl callbacks -------------------------------------------------------------------------
+
+  static int OnSocket(CURL* /*easy*/, curl_socket_t s, int what, void* userp, void* /*socketp*/) {
+    auto* self = static_cast<Impl*>(userp);
+    if (what == CURL_POLL_REMOVE) {
+      epoll_ctl(self->epoll_fd, EPOLL_CTL_DEL, s, nullptr);  // may already be gone: fine
+      return 0;
+    }
+    epoll_event ev{};
+    ev.events =
+        ((what & CURL_POLL_IN) != 0 ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) != 0 ? EPOLLOUT : 0u);
+    ev.data.fd = s;
+    if (epoll_ctl(self->epoll_fd, EPOLL_CTL_MOD, s, &ev) != 0 && errno == ENOENT) {
+      epoll_ctl(self->epoll_fd, EPOLL_CTL_ADD, s, &ev);
+    }
+    return 0;
+  }
+
+  static int OnTimer(CURLM* /*multi*/, long timeout_ms, void* userp) {  // NOLINT(runtime/int)
+    auto* self = static_cast<Impl*>(userp);
+    self->curl_deadline_ns = timeout_ms < 0 ? kNever : NowNs() + timeout_ms * kNanosPerMs;
+    return 0;
+  }
+
+  static size_t OnHeader(char* buffer, size_t size, size_t nitems, void* userdata) {
+    const std::int64_t t_ns = NowNs();
+    auto* t = static_cast<Transfer*>(userdata);
+    const size_t n = size * nitems;
+    t->last_rx_ns = t_ns;
+    if (t->first_byte_ns == 0) {
+      t->impl->NoteFirstByte(*t, t_ns);
+    }
+    const std::string_view line(buffer, n);
+    if (StartsWithNoCase(line, "http/")) {  // a new response (after a 1xx): forget the last
+      t->content_type.clear();
+      t->server_header.clear();
+    } else if (StartsWithNoCase(line, "content-type:")) {
+      t->content_type.assign(TrimView(line.substr(13)));
+    } else if (StartsWithNoCase(line, "server:")) {
+      t->server_header.assign(TrimView(line.substr(7)));
+    }
+    return n;
+  }
+
+  static size_t OnWrite(char* ptr, size_t size, size_t nmemb, void* userdata) {
+    // The bytes were read from the socket just now: stamp them before any parsing.
+    const std::int64_t t_ns = NowNs();
+    auto* t = static_cast<Transfer*>(userdata);
+    const size_t n = size * nmemb;
+    t->last_rx_ns = t_ns;
+    if (t->first_byte_ns == 0) {
+      t->impl->NoteFirstByte(*t, t_ns);
+    }
+    if (!t->mode_known) {
+      long status = 0;  // NOLINT(runtime/int)
+      curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+      t->status = static_cast<int>(status);
+      const bool ok = status >= 200 && status < 300;
+      t->sse = t->chat && t->stream && ok && !StartsWithNoCase(t->content_type, "application/json");
+      t->mode_known = true;
+    }
+    if (t->sse) {
+      return t->impl->OnSseBytes(*t, std::string_view(ptr, n), t_ns) ? n : 0;
+    }
+    const bool error_status = t->chat && (t->status < 200 || t->status >= 300);
+    const std::size_t cap = error_status ? kErrorBodyCap : kBodyCap;
+    if (t->body.size() + n > cap) {
+      if (error_status) {  // keep the first 64 KiB, keep reading so the connection survives
+        t->body.append(ptr, cap - t->body.size());
+        return n;
+      }
+      t->aborted = true;
+      t->resp->outcome = Outcome::kProtocol;
+      t->resp->reason = "response body over " + std::to_string(kBodyCap >> 20) + " MiB";
+      return 0;
+    }
+    t->body.append(ptr, n);
+    return n;
+  }
+
+  // The first byte switches a transfer from the first-byte limit to the (often shorter) idle
+  // limit, which can move its deadline earlier than the loop's next check.
+  void NoteFirstByte(Transfer& t, std::int64_t t_ns) {
+    t.first_byte_ns = t_ns;
+    t.resp->first_byte_ns = t_ns;
+    next_check_ns = std::min(next_check_ns, t.NextDeadline());
+  }
+
+  // ---- SSE --------------------------------------------------------------------------------------
+
+  // Applies one event's data; false when the stream must stop (outcome set).
+  bool HandleEvent(Transfer& t, std::string_view data, std::int64_t t_ns) {
+    ChatResponse& r = *t.resp;
+    const std::size_t before = r.events.size();
+    if (!ApplyStreamEvent(data, t_ns, r)) {
+      return false;
+    }
+    if (r.events.size() != before && hooks != nullptr && hooks->on_event && !hooks->on_event(r)) {
+      r.outcome = Outcome::kCancelled;
+      r.reason = "cancelled by caller";
+      return false;
+    }
+    return true;
+  }
+
+  bool OnSseBytes(Transfer& t, std::string_view bytes, std::int64_t t_ns) {
+    scratch.clear();
+    t.parser.Feed(bytes, scratch);
+    for (const SseEvent& ev : scratch) {
+      if (!HandleEvent(t, ev.data, t_ns)) {
+        scratch.clear();
+        t.aborted = true;
+        return false;
+      }
+    }
+    scratch.clear();
+    return true;
+  }
+
+  // ---- transfers --------------------------------------------------------------------------------
+
+  CURL* AcquireEasy() {
+    if (!idle_easies.empty()) {
+      CURL* e = idle_easies.back();
+      idle_easies.pop_back();
+      curl_easy_reset(e);
+      return e;
+    }
+    return curl_easy_init();
+  }
+
+  void ReleaseEasy(CURL* e) {
+    if (e != nullptr) {
+      idle_easies.push_back(e);
+    }
+  }
+
+  void ConfigureEasy(Transfer& t, const std::string& url) {
+    CURL* e = t.easy;
+    curl_easy_setopt(e, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(e, CURLOPT_PRIVATE, &t);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Impl::OnWrite);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Impl::OnHeader);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t.errbuf);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "servebench/0.1");
+    if (options.connect_timeout.count() > 0) {
+      curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+                       static_cast<long>(options.connect_timeout.count()));  // NOLINT
+    }
+    if (!options.verify_tls) {
+      curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+      curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+  }
+
+  // Hands t to curl. send_ns is taken immediately before curl_multi_add_handle, so it includes
+  // connection setup on a fresh connection (as vLLM's bench does). false: could not be added.
+  bool Launch(Transfer& t) {
+    t.send_ns = NowNs();
+    t.last_rx_ns = t.send_ns;
+    t.resp->send_ns = t.send_ns;
+    const CURLMcode mc = curl_multi_add_handle(multi, t.easy);
+    if (mc != CURLM_OK) {
+      t.resp->outcome = Outcome::kTransport;
+      t.resp->reason = std::string("cannot start request: ") + curl_multi_strerror(mc);
+      t.resp->done_ns = NowNs();
+      return false;
+    }
+    t.active_pos = active.size();
+    active.push_back(&t);
+    return true;
+  }
+
+  void Deactivate(Transfer& t) {
+    curl_multi_remove_handle(multi, t.easy);
+    Transfer* last = active.back();
+    active[t.active_pos] = last;
+    last->active_pos = t.active_pos;
+    active.pop_back();
+  }
+
+  // Ends a transfer that has not finished on its own (time limit, cancellation).
+  void Abort(Transfer& t, Outcome outcome, std::string reason, std::int64_t now) {
+    Deactivate(t);
+    ChatResponse& r = *t.resp;
+    r.outcome = outcome;
+    r.reason = std::move(reason);
+    r.done_ns = now;
+    if (t.chat) {
+      long status = 0;  // NOLINT(runtime/int)
+      curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
+      r.http_status = static_cast<int>(status);
+      if (!t.sse && (status < 200 || status >= 300)) {
+        r.error_body = std::move(t.body);
+      }
+    }
+  }
+
+  // Classifies a transfer curl has finished (successfully or not).
+  void Complete(Transfer& t, CURLcode rc) {
+    const std::int64_t now = NowNs();
+    Deactivate(t);
+    ChatResponse& r = *t.resp;
+    r.done_ns = now;
+    long status = 0;  // NOLINT(runtime/int)
+    curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
+    r.http_status = static_cast<int>(status);
+    if (t.aborted) {
+      return;  // the write callback already decided (malformed, error event, cancelled)
+    }
+    if (rc != CURLE_OK) {
+      const std::string msg = t.errbuf[0] != '\0' ? t.errbuf : curl_easy_strerror(rc);
+      if (t.sse && r.stream_done) {
+        return;  // the stream was complete; the connection failed afterwards
+      }
+      if (rc == CURLE_OPERATION_TIMEDOUT) {  // only the connect limit is left to curl
+        r.outcome = Outcome::kTimeout;
+        r.reason = "no connection within " + std::to_string(options.connect_timeout.count()) +
+                   " ms: " + msg;
+      } else {
+        r.outcome = Outcome::kTransport;
+        r.reason = msg;
+      }
+      if (t.chat && !t.sse && (status < 200 || status >= 300) && status != 0) {
+        r.error_body = std::move(t.body);
+      }
+      return;
+    }
+    if (!t.chat) {
+      return;  // Get/Post: any status is a value
+    }
+    if (status < 200 || status >= 300) {
+      r.outcome = Outcome::kHttpError;
+      r.reason = HttpErrorReason(static_cast<int>(status), t.body);
+      r.error_body = std::move(t.body);
+      return;
+    }
+    if (t.sse) {
+      FinishStream(t);
+      return;
+    }
+    if (!t.mode_known) {  // 2xx without a single body byte
+      r.outcome = Outcome::kProtocol;
+      r.reason = t.stream ? "stream ended early: empty response" : "empty response body";
+      return;
+    }
+    ApplyCompletionBody(t.body, t.last_rx_ns, r);
+  }
+
+  void FinishStream(Transfer& t) {
+    ChatResponse& r = *t.resp;
+    scratch.clear();
+    const bool clean = t.parser.Finish(scratch);
+    for (const SseEvent& ev : scratch) {
+      if (!HandleEvent(t, ev.data, t.last_rx_ns)) {
+        if (!clean && r.outcome == Outcome::kProtocol) {
+          r.reason = "stream ended early: connection closed mid-event (" + r.reason + ")";
+        }
+        scratch.clear();
+        return;
+      }
+    }
+    scratch.clear();
+    if (!r.stream_done && r.finish_reason.empty()) {
+      r.outcome = Outcome::kProtocol;
+      r.reason = clean ? "stream ended early: no finish_reason and no [DONE]"
+                       : "stream ended early: connection closed mid-event";
+    }
+  }
+
+  // ---- the loop --------------------------------------------------------------------------------
+
+  void ArmTimer(std::int64_t at_ns) {
+    if (at_ns == armed_ns) {
+      return;
+    }
+    itimerspec its{};
+    if (at_ns != kNever) {
+      its.it_value.tv_sec = static_cast<time_t>(at_ns / 1'000'000'000);
+      its.it_value.tv_nsec = static_cast<long>(at_ns % 1'000'000'000);  // NOLINT(runtime/int)
+    }
+    timerfd_settime(timer_fd, TFD_TIMER_ABSTIME, &its, nullptr);
+    armed_ns = at_ns;
+  }
+
+  void SocketAction(curl_socket_t s, int ev_mask) {
+    int running = 0;
+    curl_multi_socket_action(multi, s, ev_mask, &running);
+  }
+
+  template <typename Finished>
+  void Reap(Finished& finished) {
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
+      if (msg->msg != CURLMSG_DONE) {
+        continue;
+      }
+      Transfer* t = nullptr;
+      curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &t);
+      const CURLcode rc = msg->data.result;
+      Complete(*t, rc);
+      finished(*t);
+    }
+  }
+
+  // Ends transfers whose time limit has passed; returns the earliest remaining deadline.
+  template <typename Finished>
+  std::int64_t ExpireLimits(std::int64_t now, Finished& finished) {
+    std::int64_t next = kNever;
+    for (std::size_t i = 0; i < active.size();) {
+      Transfer& t = *active[i];
+      const std::int64_t fb_idle = t.FirstByteOrIdleDeadline();
+      const std::int64_t total = t.TotalDeadline();
+      if (now < fb_idle && now < total) {
+        next = std::min(next, std::min(fb_idle, total));
+        ++i;
+        continue;
+      }
+      std::string reason;
+      if (fb_idle <= total) {
+        reason = t.first_byte_ns == 0
+                     ? "no first byte within " +
+                           std::to_string(t.first_byte_limit_ns / kNanosPerMs) + " ms"
+                     : "idle gap over " + std::to_string(t.idle_limit_ns / kNanosPerMs) + " ms";
+      } else {
+        reason = "total time over " + std::to_string(t.total_limit_ns / kNanosPerMs) + " ms";
+      }
+      Abort(t, Outcome::kTimeout, std::move(reason), now);  // swaps another transfer into i
+      finished(t);
+    }
+    return next;
+  }
+
+  void DrainFd(int fd) {
+    std::uint64_t value = 0;
+    while (read(fd, &value, sizeof value) > 0) {
+    }
+  }
+
+  // Runs transfers to completion. order: (send time ns, 0 = now; index), sorted by time.
+  // start(index) creates and launches a transfer (nullptr if it failed at once: then it has
+  // already been reported). finished(t) is called once per transfer that ends; unsent(index)
+  // once per call never started because stop was requested.
+  template <typename Start, typename Finished, typename Unsent>
+  void Drive(std::span<const std::pair<std::int64_t, std::size_t>> order, Start& start,
+             Finished& finished, Unsent& unsent, std::stop_token stop) {
+    std::stop_callback on_stop(stop, [this] {
+      const std::uint64_t one = 1;
+      [[maybe_unused]] const ssize_t w = write(wake_fd, &one, sizeof one);
+    });
+    std::size_t next = 0;
+    next_check_ns = kNever;
+    epoll_event events[kMaxEvents];
+    while (next < order.size() || !active.empty()) {
+      if (stop.stop_requested()) {
+        const std::int64_t now = NowNs();
+        while (!active.empty()) {
+          Transfer& t = *active.back();
+          Abort(t, Outcome::kCancelled, "cancelled", now);
+          finished(t);
+        }
+        for (; next < order.size(); ++next) {
+          unsent(order[next].second);
+        }
+        break;
+      }
+      std::int64_t now = NowNs();
+      while (next < order.size() && order[next].first <= now) {
+        if (Transfer* t = start(order[next].second)) {
+          next_check_ns = std::min(next_check_ns, t->NextDeadline());
+        }
+        ++next;
+      }
+      if (curl_deadline_ns <= NowNs()) {
+        curl_deadline_ns = kNever;
+        SocketAction(CURL_SOCKET_TIMEOUT, 0);
+        Reap(finished);
+      }
+      now = NowNs();
+      if (now >= next_check_ns) {
+        next_check_ns = ExpireLimits(now, finished);
+      }
+      if (next >= order.size() && active.empty()) {
+        break;
+      }
+      std::int64_t wake_at = std::min(curl_deadline_ns, next_check_ns);
+      if (next < order.size()) {
+        wake_at = std::min(wake_at, order[next].first);
+      }
+      int timeout_ms = -1;
+      if (wake_at <= NowNs()) {
+        timeout_ms = 0;
+      } else {
+        ArmTimer(wake_at);  // ns precision: scheduled sends are not rounded to milliseconds
+      }
+      const int n = epoll_wait(epoll_fd, events, kMaxEvents, timeout_ms);
+      for (int i = 0; i < n; ++i) {
+        const int fd = events[i].data.fd;
+        if (fd == timer_fd || fd == wake_fd) {
+          DrainFd(fd);
+          if (fd == timer_fd) {
+            armed_ns = kNever;
+          }
+          continue;
+        }
+        int mask = 0;
+        if ((events[i].events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP)) != 0) {
+          mask |= CURL_CSELECT_IN;
+        }
+        if ((events[i].events & EPOLLOUT) != 0) {
+          mask |= CURL_CSELECT_OUT;
+        }
+        if ((events[i].events & EPOLLERR) != 0) {
+          mask |= CURL_CSELECT_ERR;
+        }
+        SocketAction(fd, mask);
+      }
+      Reap(finished);
+    }
+    DrainFd(wake_fd);
+  }
+};
+
+// ---- Client ---------------------------------------------------------------------------------
+
+Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+Client::~Client() = default;
+
+const std::string& Client::root() const {
+  return impl_->root;
+}
+
+Result<void> Client::Validate() const {
+  const std::string& endpoint = impl_->options.endpoint;
+  const auto bad = [&](const std::string& why) {
+    return MakeError(ErrorCode::kUsage, "bad endpoint URL '" + endpoint + "': " + why);
+  };
+  const std::string& root = impl_->root;
+  if (root.empty()) {
+    return bad("empty");
+  }
+  if (!StartsWithNoCase(root, "http://") && !StartsWithNoCase(root, "https://")) {
+    return bad("expected http://host:port or https://host:port");
+  }
+  if (!CurlGlobalInit()) {
+    return bad("curl_global_init failed");
+  }
+  CURLU* url = curl_url();
+  if (url == nullptr) {
+    return bad("out of memory");
+  }
+  std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> guard(url, &curl_url_cleanup);
+  const CURLUcode rc = curl_url_set(url, CURLUPART_URL, root.c_str(), 0);
+  if (rc != CURLUE_OK) {
+    return bad(curl_url_strerror(rc));
+  }
+  char* host = nullptr;
+  if (curl_url_get(url, CURLUPART_HOST, &host, 0) != CURLUE_OK || host == nullptr ||
+      host[0] == '\0') {
+    curl_free(host);
+    return bad("no host");
+  }
+  curl_free(host);
+  return {};
+}
+
+std::vector<ChatResponse> Client::RunChats(std::span<const ChatCall> calls, const RunHooks& hooks,
+                                           std::stop_token stop) {
+  Impl& impl = *impl_;
+  std::vector<ChatResponse> results(calls.size());
+  std::vector<std::pair<std::int64_t, std::size_t>> order;
+  order.reserve(calls.size());
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    results[i].id = calls[i].id;
+    std::int64_t at = 0;
+    if (calls[i].send_at) {
+      at = ToNanos(*calls[i].send_at);
+      results[i].scheduled_ns = at;
+    }
+    order.emplace_back(at, i);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+
+  const auto report = [&](ChatResponse& r) {
+    if (hooks.on_done) {
+      hooks.on_done(r);
+    }
+  };
+  if (!impl.init_error.empty()) {
+    for (ChatResponse& r : results) {
+      r.outcome = Outcome::kTransport;
+      r.reason = impl.init_error;
+      r.done_ns = NowNs();
+      report(r);
+    }
+    return results;
+  }
+  // Keep enough idle connections for the next run to reuse them.
+  const std::size_t want = std::clamp<std::size_t>(calls.size(), 64, 8192);
+  if (want > impl.max_connects) {
+    impl.max_connects = want;
+    curl_multi_setopt(impl.multi, CURLMOPT_MAXCONNECTS, static_cast<long>(want));  // NOLINT
+  }
+
+  std::vector<std::unique_ptr<Impl::Transfer>> transfers(calls.size());
+  impl.hooks = &hooks;
+  auto finished = [&](Impl::Transfer& t) {
+    const std::size_t i = t.index;
+    impl.ReleaseEasy(t.easy);
+    report(results[i]);
+    transfers[i].reset();
+  };
+  auto start = [&](std::size_t i) -> Impl::Transfer* {
+    const ChatCall& call = calls[i];
+    auto t = std::make_unique<Impl::Transfer>();
+    t->impl = &impl;
+    t->resp = &results[i];
+    t->chat = true;
+    t->stream = call.stream;
+    t->index = i;
+    t->first_byte_limit_ns = MsToNs(impl.options.first_byte_timeout);
+    t->idle_limit_ns = MsToNs(impl.options.idle_timeout);
+    t->total_limit_ns =
+        MsToNs(call.total_timeout.count() > 0 ? call.total_timeout : impl.options.total_timeout);
+    t->easy = impl.AcquireEasy();
+    if (t->easy == nullptr) {
+      results[i].outcome = Outcome::kTransport;
+      results[i].reason = "curl_easy_init failed";
+      results[i].done_ns = NowNs();
+      report(results[i]);
+      return nullptr;
+    }
+    impl.ConfigureEasy(*t, impl.chat_url);
+    curl_easy_setopt(t->easy, CURLOPT_POST, 1L);
+    curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, call.body.data());
+    curl_easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(call.body.size()));
+    curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, impl.chat_headers);
+    Impl::Transfer* raw = t.get();
+    transfers[i] = std::move(t);
+    if (!impl.Launch(*raw)) {
+      impl.ReleaseEasy(raw->easy);
+      report(results[i]);
+      transfers[i].reset();
+      return nullptr;
+    }
+    return raw;
+  };
+  auto unsent = [&](std::size_t i) {
+    results[i].outcome = Outcome::kCancelled;
+    results[i].reason = "cancelled before send";
+    results[i].done_ns = NowNs();
+    report(results[i]);
+  };
+  impl.Drive(order, start, finished, unsent, stop);
+  impl.hooks = nullptr;
+  return results;
+}
+
+Result<HttpResponse> Client::Impl::Plain(bool post, std::string_view path, std::string_view body,
+                                         std::chrono::milliseconds timeout) {
+  const std::string url = root + std::string(path);
+  const std::string what = std::string(post ? "POST " : "GET ") + url;
+  if (!init_error.empty()) {
+    return MakeError(ErrorCode::kTransport, what + ": " + init_error);
+  }
+  ChatResponse status;  // outcome, reason and timestamps
+  Transfer t;
+  t.impl = this;
+  t.resp = &status;
+  t.total_limit_ns = MsToNs(timeout);
+  t.easy = AcquireEasy();
+  if (t.easy == nullptr) {
+    return MakeError(ErrorCode::kTransport, what + ": curl_easy_init failed");
+  }
+  ConfigureEasy(t, url);
+  if (post) {
+    t.post_body.assign(body);
+    curl_easy_setopt(t.easy, CURLOPT_POST, 1L);
+    curl_easy_setopt(t.easy, CURLOPT_POSTFIELDS, t.post_body.data());
+    curl_easy_setopt(t.easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(t.post_body.size()));
+    curl_easy_setopt(t.easy, CURLOPT_HTTPHEADER, post_headers);
+  } else {
+    curl_easy_setopt(t.easy, CURLOPT_HTTPGET, 1L);
+    if (plain_headers != nullptr) {
+      curl_easy_setopt(t.easy, CURLOPT_HTTPHEADER, plain_headers);
+    }
+  }
+  const std::pair<std::int64_t, std::size_t> order[] = {{0, 0}};
+  auto start = [&](std::size_t) -> Transfer* { return Launch(t) ? &t : nullptr; };
+  auto finished = [](Transfer&) {};
+  auto unsent = [](std::size_t) {};
+  Drive(order, start, finished, unsent, std::stop_token{});
+  ReleaseEasy(t.easy);
+  if (status.outcome != Outcome::kOk) {
+    const ErrorCode code =
+        status.outcome == Outcome::kTimeout ? ErrorCode::kTimeout : ErrorCode::kTransport;
+    return MakeError(code, what + ": " + status.reason);
+  }
+  HttpResponse out;
+  out.status = status.http_status;
+  out.body = std::move(t.body);
+  out.content_type = std::move(t.content_type);
+  out.server_header = std::move(t.server_header);
+  return out;
+}
+
+Result<HttpResponse> Client::Get(std::string_view path, std::chrono::milliseconds timeout) {
+  return impl_->Plain(false, path, {}, timeout);
+}
+
+Result<HttpResponse> Client::Post(std::string_view path, std::string_view json_body,
+                                  std::chrono::milliseconds timeout) {
+  return impl_->Plain(true, path, json_body, timeout);
+}
+
+}  // namespace sb::client

@@ -15,6 +15,8 @@ struct SseEvent {
   std::string event;  // "" when the stream gave no "event:" field ("message" by the spec)
   std::string data;   // the data lines joined with '\n'
   std::string id;
+
+  friend bool operator==(const SseEvent&, const SseEvent&) = default;
 };
 
 class SseParser {
@@ -31,8 +33,8 @@ class SseParser {
   void ProcessLine(std::string_view line, std::vector<SseEvent>& out);
   void Dispatch(std::vector<SseEvent>& out);
 
-  std::string line_;        // bytes of the current, unfinished line
-  bool skip_lf_ = false;    // the previous chunk ended in '\r'; a leading '\n' belongs to it
+  std::string line_;      // bytes of the current, unfinished line
+  bool skip_lf_ = false;  // the previous chunk ended in '\r'; a leading '\n' belongs to it
   bool bom_checked_ = false;
   bool has_data_ = false;
   SseEvent pending_;

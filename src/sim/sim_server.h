@@ -2,6 +2,8 @@
 // speaks the OpenAI chat-completions dialect closely enough to rehearse every feature, with
 // known ground truth. It shares no wire code with src/client, so it can catch the client's bugs.
 // Times: CLOCK_MONOTONIC nanoseconds (std::chrono::steady_clock), comparable with the client's.
+// Thread safety: Start/Stop/port/base_url/stats may be called from any thread; stats() is a
+// consistent snapshot taken under the server's metrics mutex. docs/simulator.md is the manual.
 #pragma once
 
 #include <cstdint>
@@ -17,27 +19,57 @@ struct SimOptions {
   std::string host = "127.0.0.1";
   int port = 0;  // 0 = an ephemeral port
   std::string model = "sim-model";
-  double ttft_ms = 40.0;                 // request received -> first token (at 0 prompt tokens)
-  double prefill_us_per_token = 20.0;    // added to TTFT per prompt token
-  double itl_ms = 5.0;                   // decode step time for one stream
-  double jitter_ms = 0.0;                // uniform +/- jitter per step, seeded
-  double concurrency_slowdown = 0.05;    // step time *= 1 + slowdown * (active streams - 1)
-  int max_batch = 64;                    // streams decoding at once; the rest queue (FIFO)
+  double ttft_ms = 40.0;               // request received -> first token (at 0 prompt tokens)
+  double prefill_us_per_token = 20.0;  // added to TTFT per prompt token
+  double itl_ms = 5.0;                 // decode step time for one stream
+  double jitter_ms = 0.0;              // uniform +/- jitter per step, seeded
+  double concurrency_slowdown = 0.05;  // step time *= 1 + slowdown * (active streams - 1)
+  int max_batch = 64;                  // streams decoding at once; the rest queue (FIFO)
   std::uint64_t seed = 1;
-  int default_output_tokens = 64;        // when the request sets no max_tokens
-  int spec_tokens = 0;                   // k draft tokens per step (0 = no speculative decoding)
+  int default_output_tokens = 64;  // natural answer length is seeded in [this/2, this]
+  int spec_tokens = 0;             // k draft tokens per step (0 = no speculative decoding)
   // Per-position acceptance rates as vLLM reports them: spec_accept[i] = P(at least i+1 draft
   // tokens accepted in a step). Non-increasing, each in [0, 1]; size == spec_tokens.
   std::vector<double> spec_accept;
-  int thinking_tokens = 32;              // reasoning tokens before the answer when thinking is on
-  std::vector<std::string> reject;       // modalities answered with a vLLM-style 400: image, video, audio
-  double fault_rate = 0.0;               // probability that a chat request gets a random fault
+  int thinking_tokens = 32;  // reasoning tokens before the answer when thinking is on
+  std::vector<std::string>
+      reject;               // modalities answered with a vLLM-style 400: image, video, audio
+  double fault_rate = 0.0;  // probability that a chat request gets a random fault
   std::vector<std::string> fault_kinds;  // reset, stall, malformed, 500, 429 (default: all)
+  // Name of the streamed/non-streamed reasoning field: "reasoning_content" (SGLang, llama.cpp,
+  // older vLLM) or "reasoning" (vLLM >= 0.12, Ollama).
+  std::string reasoning_field = "reasoning_content";
+  int max_model_len = 32768;         // context window: prompt + max_tokens above it is a 400
+  double stall_ms = 5000.0;          // how long the "stall" fault stops emitting
+  bool thinking_by_default = false;  // thinking when the request sets no enable_thinking
+  // Busy-wait up to this long before a deadline instead of sleeping through it: timer wake-ups
+  // run late by tens of microseconds on virtual machines. Costs CPU; 0 = always sleep.
+  double spin_us = 0.0;
 };
+
+// Checks every option; the message names the option and the offending value, e.g.
+// "spec_accept has 2 values but spec_tokens is 3". SimServer::Start calls it first.
+Result<void> Validate(const SimOptions& options);
 
 class SimServer {
  public:
-  // Binds, listens and starts the event-loop thread. kSetup error if the address is in use.
+  // Counters for tests and the CLI; a snapshot (see /metrics for the Prometheus view).
+  struct Stats {
+    std::uint64_t requests = 0;       // HTTP requests parsed (every endpoint, errors included)
+    std::uint64_t chat_requests = 0;  // chat completions accepted for generation
+    int streams_active = 0;           // chat requests in flight: running + waiting
+    int running = 0;                  // in the batch (prefill or decode)
+    int waiting = 0;                  // queued because the batch was full
+    int max_concurrent = 0;           // peak of running
+    std::uint64_t emits = 0;          // token-bearing writes (one per decode step)
+    double emit_lag_max_us = 0.0;     // max over emits of (write time - scheduled time)
+    double emit_lag_mean_us = 0.0;
+    std::uint64_t faults_injected = 0;
+    std::uint64_t disconnects = 0;  // chat requests dropped because the client went away
+  };
+
+  // Validates the options, binds, listens and starts the event-loop thread.
+  // kUsage error for bad options, kSetup error if the address is in use or unresolvable.
   static Result<std::unique_ptr<SimServer>> Start(const SimOptions& options);
   ~SimServer();  // stops the loop, closes every connection
   SimServer(const SimServer&) = delete;
@@ -45,7 +77,8 @@ class SimServer {
 
   int port() const;
   std::string base_url() const;  // "http://127.0.0.1:PORT/v1"
-  void Stop();
+  Stats stats() const;
+  void Stop();  // idempotent; joins the threads
 
  private:
   SimServer();

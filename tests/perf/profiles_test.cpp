@@ -5,6 +5,7 @@
 #include "perf/profiles.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <memory>
@@ -188,6 +189,34 @@ TEST(ProfilesTest, FillerTextIsDeterministicAndSized) {
   EXPECT_EQ(a, FillerText(200, 7));
   EXPECT_NE(a, FillerText(200, 8));
   EXPECT_EQ(std::count(a.begin(), a.end(), ' '), 200);  // every word is followed by one space
+}
+
+TEST(ProfilesTest, OneProcessDrivesAThousandConcurrentStreams) {
+  rlimit lim{};
+  getrlimit(RLIMIT_NOFILE, &lim);
+  lim.rlim_cur = lim.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &lim);
+  if (lim.rlim_cur < 2100) {
+    GTEST_SKIP() << "open-file limit " << lim.rlim_cur << " is below the 2,100 this test needs";
+  }
+  sim::SimOptions so = Quiet();
+  so.itl_ms = 20;
+  so.concurrency_slowdown = 0;
+  so.max_batch = 1000;
+  Fixture f(so);
+  Session s = f.MakeSession();
+  ProfileOptions o;
+  o.tokens = 8;
+  o.levels = {1000};
+  o.warmup = 0;
+  json c = s.Concurrency(o);
+  const json& l = c["levels"][0];
+  EXPECT_EQ(l["ok"], 1000) << l["errors"];
+  EXPECT_EQ(l["requests"].size(), 1000u);
+  // All 1,000 ran at once: the whole level takes about one stream's time (20 ms TTFT + 7 steps
+  // of 20 ms), not 1,000 of them.
+  EXPECT_LT(l["wall_s"].get<double>(), 5.0);
+  EXPECT_EQ(f.samples.size(), 1000u);
 }
 
 TEST(ProfilesTest, StatsJsonKeepsEveryRawValue) {
