@@ -32,9 +32,9 @@ struct SimOptions {
   // tokens accepted in a step). Non-increasing, each in [0, 1]; size == spec_tokens.
   std::vector<double> spec_accept;
   int thinking_tokens = 32;  // reasoning tokens before the answer when thinking is on
-  std::vector<std::string>
-      reject;               // modalities answered with a vLLM-style 400: image, video, audio
-  double fault_rate = 0.0;  // probability that a chat request gets a random fault
+  // Modalities answered with a vLLM-style 400: image, video, audio.
+  std::vector<std::string> reject;
+  double fault_rate = 0.0;               // probability that a chat request gets a random fault
   std::vector<std::string> fault_kinds;  // reset, stall, malformed, 500, 429 (default: all)
   // Name of the streamed/non-streamed reasoning field: "reasoning_content" (SGLang, llama.cpp,
   // older vLLM) or "reasoning" (vLLM >= 0.12, Ollama).

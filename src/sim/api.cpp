@@ -1,0 +1,629 @@
+#include "sim/api.h"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/chunks.h"
+#include "sim/tokenizer.h"
+
+namespace sb::sim {
+namespace {
+
+using nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+std::string_view ErrorType(int status) {
+  switch (status) {
+    case 400:
+      return "BadRequestError";
+    case 404:
+      return "NotFoundError";
+    case 429:
+      return "RateLimitError";
+    case 500:
+      return "InternalServerError";
+    default:
+      return "Error";
+  }
+}
+
+// Serialises without throwing on invalid UTF-8 (e.g. a marker excerpt cut mid-character).
+template <typename J>
+std::string Dump(const J& j) {
+  return j.dump(-1, ' ', false, nlohmann::detail::error_handler_t::replace);
+}
+
+Reply BadRequest(const std::string& message) {
+  return ErrorReply(400, message);
+}
+
+// Parse failures become a 400 with nlohmann's message, the way vLLM reports pydantic errors.
+std::variant<json, Reply> ParseJson(std::string_view body) {
+  try {
+    return json::parse(body.begin(), body.end());
+  } catch (const json::parse_error& e) {
+    return BadRequest(std::string("JSON decode error: ") + e.what());
+  }
+}
+
+// Reads an optional integer field; null counts as absent.
+std::variant<std::optional<long long>, Reply> OptionalInt(const json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    return std::optional<long long>{};
+  }
+  if (it->is_number_integer()) {
+    return std::optional<long long>{it->get<long long>()};
+  }
+  if (it->is_number_float()) {
+    const double v = it->get<double>();
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) {
+      return std::optional<long long>{static_cast<long long>(v)};
+    }
+  }
+  return BadRequest(std::string(key) + ": Input should be a valid integer");
+}
+
+std::variant<bool, Reply> OptionalBool(const json& j, const char* key, bool fallback) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    return fallback;
+  }
+  if (!it->is_boolean()) {
+    return BadRequest(std::string(key) + ": Input should be a valid boolean");
+  }
+  return it->get<bool>();
+}
+
+// What a scan over the messages found.
+struct PromptScan {
+  int tokens = kChatOverheadTokens;
+  int images = 0;
+  int videos = 0;
+  int audios = 0;
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  std::vector<std::string_view> texts;  // the text parts, in order (views into the json)
+  std::vector<std::int64_t> ids;        // filled only when want_ids
+};
+
+std::int64_t RoleId(std::string_view role) {
+  if (role == "system" || role == "developer") {
+    return kRoleSystemId;
+  }
+  if (role == "user") {
+    return kRoleUserId;
+  }
+  if (role == "assistant") {
+    return kRoleAssistantId;
+  }
+  if (role == "tool") {
+    return kRoleToolId;
+  }
+  return kRoleOtherId;
+}
+
+// Walks `messages` (the chat template of docs/simulator.md). Returns an error reply for a
+// malformed message. `want_ids` also lists the template's token ids.
+std::optional<Reply> ScanMessages(const json& messages, bool want_ids, PromptScan& scan) {
+  if (!messages.is_array()) {
+    return BadRequest("messages: Input should be a valid list");
+  }
+  if (messages.empty()) {
+    return BadRequest("messages: List should have at least 1 item");
+  }
+  if (want_ids) {
+    scan.ids.push_back(kBosId);
+  }
+  std::size_t index = 0;
+  for (const auto& m : messages) {
+    const std::string where = "messages[" + std::to_string(index++) + "]";
+    if (!m.is_object()) {
+      return BadRequest(where + ": Input should be a valid dictionary");
+    }
+    const auto role_it = m.find("role");
+    if (role_it == m.end() || !role_it->is_string()) {
+      return BadRequest(where + ".role: Field required");
+    }
+    const std::string_view role = role_it->get_ref<const std::string&>();
+    scan.hash = Fnv1a64(role, scan.hash);
+    scan.tokens += kMessageOverheadTokens;
+    if (want_ids) {
+      scan.ids.insert(scan.ids.end(), {kMessageStartId, RoleId(role), kMessageSepId});
+    }
+    auto add_text = [&](const std::string& text) {
+      scan.tokens += CountTokens(text);
+      scan.hash = Fnv1a64(text, scan.hash);
+      scan.texts.push_back(text);
+      if (want_ids) {
+        for (const auto t : SplitTokens(text)) {
+          scan.ids.push_back(TokenId(t));
+        }
+      }
+    };
+    auto add_media = [&](int& counter, std::int64_t id) {
+      ++counter;
+      scan.tokens += kMediaPartTokens;
+      if (want_ids) {
+        scan.ids.insert(scan.ids.end(), kMediaPartTokens, id);
+      }
+    };
+    const auto content_it = m.find("content");
+    if (content_it != m.end() && !content_it->is_null()) {
+      const json& content = *content_it;
+      if (content.is_string()) {
+        add_text(content.get_ref<const std::string&>());
+      } else if (content.is_array()) {
+        std::size_t pi = 0;
+        for (const auto& part : content) {
+          const std::string pwhere = where + ".content[" + std::to_string(pi++) + "]";
+          if (!part.is_object()) {
+            return BadRequest(pwhere + ": Input should be a valid dictionary");
+          }
+          const auto type_it = part.find("type");
+          if (type_it == part.end() || !type_it->is_string()) {
+            return BadRequest(pwhere + ".type: Field required");
+          }
+          const std::string& type = type_it->get_ref<const std::string&>();
+          if (type == "text") {
+            const auto text_it = part.find("text");
+            if (text_it == part.end() || !text_it->is_string()) {
+              return BadRequest(pwhere + ".text: Field required");
+            }
+            add_text(text_it->get_ref<const std::string&>());
+          } else if (type == "image_url") {
+            add_media(scan.images, kImageId);
+          } else if (type == "video_url") {
+            add_media(scan.videos, kVideoId);
+          } else if (type == "input_audio" || type == "audio_url") {
+            add_media(scan.audios, kAudioId);
+          } else {
+            return BadRequest("Unknown part type: " + type);
+          }
+        }
+      } else {
+        return BadRequest(where + ".content: Input should be a valid string or list");
+      }
+    }
+    if (want_ids) {
+      scan.ids.push_back(kMessageEndId);
+    }
+  }
+  if (want_ids) {
+    scan.ids.push_back(kAssistantId);
+  }
+  return std::nullopt;
+}
+
+// Reads [[sim:...]] markers from the text parts.
+std::optional<Reply> ReadMarkers(const std::vector<std::string_view>& texts, ChatRequest& req) {
+  constexpr std::string_view kOpen = "[[sim:";
+  for (const std::string_view text : texts) {
+    std::size_t pos = 0;
+    while ((pos = text.find(kOpen, pos)) != std::string_view::npos) {
+      const std::size_t body = pos + kOpen.size();
+      const std::size_t close = text.find("]]", body);
+      if (close == std::string_view::npos) {
+        return BadRequest("unterminated simulator marker: " + std::string(text.substr(pos, 40)));
+      }
+      const std::string_view marker = text.substr(body, close - body);
+      pos = close + 2;
+      if (marker.starts_with("fault=")) {
+        const std::string_view kind = marker.substr(6);
+        const auto fault = ParseFault(kind);
+        if (!fault) {
+          return BadRequest("unknown simulator fault '" + std::string(kind) +
+                            "' in [[sim:fault=...]] (expected reset, stall, malformed, 500, 429)");
+        }
+        req.forced_fault = *fault;
+      } else if (marker.starts_with("tokens=")) {
+        const std::string_view num = marker.substr(7);
+        int n = 0;
+        const auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), n);
+        if (num.empty() || ec != std::errc() || p != num.data() + num.size() || n < 1) {
+          return BadRequest("invalid simulator marker [[sim:tokens=" + std::string(num) +
+                            "]] (expected a positive integer)");
+        }
+        req.forced_tokens = n;
+      } else if (marker == "loop") {
+        req.loop = true;
+      } else {
+        return BadRequest("unknown simulator marker [[sim:" + std::string(marker) + "]]");
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Reply> CheckModel(const json& j, const SimOptions& options) {
+  const auto it = j.find("model");
+  if (it == j.end() || it->is_null()) {
+    return std::nullopt;  // vLLM serves its one model when none is named
+  }
+  if (!it->is_string()) {
+    return BadRequest("model: Input should be a valid string");
+  }
+  const std::string& model = it->get_ref<const std::string&>();
+  if (model != options.model) {
+    return ErrorReply(404, "The model `" + model + "` does not exist.");
+  }
+  return std::nullopt;
+}
+
+std::string ContextMessage(const SimOptions& options, int prompt_tokens) {
+  return "This model's maximum context length is " + std::to_string(options.max_model_len) +
+         " tokens. However, your request has " + std::to_string(prompt_tokens) +
+         " input tokens. Please reduce the length of the input messages.";
+}
+
+}  // namespace
+
+Reply ErrorReply(int status, std::string_view message) {
+  ojson body;
+  body["error"] = ojson{
+      {"message", message}, {"type", ErrorType(status)}, {"param", nullptr}, {"code", status}};
+  Reply r;
+  r.status = status;
+  r.body = Dump(body);
+  return r;
+}
+
+std::variant<ChatRequest, Reply> ParseChatRequest(std::string_view body,
+                                                  const SimOptions& options) {
+  auto parsed = ParseJson(body);
+  if (auto* reply = std::get_if<Reply>(&parsed)) {
+    return std::move(*reply);
+  }
+  const json& j = std::get<json>(parsed);
+  if (!j.is_object()) {
+    return BadRequest("Input should be a valid dictionary or object");
+  }
+  if (auto err = CheckModel(j, options)) {
+    return std::move(*err);
+  }
+  const auto messages_it = j.find("messages");
+  if (messages_it == j.end()) {
+    return BadRequest("messages: Field required");
+  }
+  PromptScan scan;
+  if (auto err = ScanMessages(*messages_it, false, scan)) {
+    return std::move(*err);
+  }
+
+  // Rejected modalities, in vLLM's words (limit 0 per prompt).
+  const struct {
+    const char* name;
+    int count;
+  } modalities[] = {{"image", scan.images}, {"video", scan.videos}, {"audio", scan.audios}};
+
+  for (const auto& [name, count] : modalities) {
+    if (count == 0) {
+      continue;
+    }
+    for (const auto& r : options.reject) {
+      if (r == name) {
+        return BadRequest("At most 0 " + std::string(name) + "(s) may be provided in one prompt.");
+      }
+    }
+  }
+
+  ChatRequest req;
+  req.prompt_tokens = scan.tokens;
+  req.text_hash = scan.hash;
+  if (auto err = ReadMarkers(scan.texts, req)) {
+    return std::move(*err);
+  }
+
+  // max_completion_tokens wins over the deprecated max_tokens, as in vLLM.
+  auto mct = OptionalInt(j, "max_completion_tokens");
+  if (auto* reply = std::get_if<Reply>(&mct)) {
+    return std::move(*reply);
+  }
+  auto mt = OptionalInt(j, "max_tokens");
+  if (auto* reply = std::get_if<Reply>(&mt)) {
+    return std::move(*reply);
+  }
+  std::optional<long long> max_tokens = std::get<std::optional<long long>>(mct);
+  if (!max_tokens) {
+    max_tokens = std::get<std::optional<long long>>(mt);
+  }
+  if (max_tokens) {
+    if (*max_tokens < 1) {
+      return BadRequest("max_tokens must be at least 1, got " + std::to_string(*max_tokens) + ".");
+    }
+    req.max_tokens =
+        static_cast<int>(std::min<long long>(*max_tokens, std::numeric_limits<int>::max()));
+  }
+  auto min_tokens = OptionalInt(j, "min_tokens");
+  if (auto* reply = std::get_if<Reply>(&min_tokens)) {
+    return std::move(*reply);
+  }
+  if (const auto v = std::get<std::optional<long long>>(min_tokens)) {
+    if (*v < 0) {
+      return BadRequest("min_tokens must be greater than or equal to 0, got " + std::to_string(*v) +
+                        ".");
+    }
+    if (req.max_tokens && *v > *req.max_tokens) {
+      return BadRequest("min_tokens must be less than or equal to max_tokens=" +
+                        std::to_string(*req.max_tokens) + ", got " + std::to_string(*v) + ".");
+    }
+    req.min_tokens = static_cast<int>(std::min<long long>(*v, std::numeric_limits<int>::max()));
+  }
+
+  const struct {
+    const char* key;
+    bool* field;
+  } bools[] = {{"ignore_eos", &req.ignore_eos}, {"stream", &req.stream}};
+
+  for (const auto& [key, field] : bools) {
+    auto v = OptionalBool(j, key, false);
+    if (auto* reply = std::get_if<Reply>(&v)) {
+      return std::move(*reply);
+    }
+    *field = std::get<bool>(v);
+  }
+  if (const auto it = j.find("stream_options"); it != j.end() && !it->is_null()) {
+    if (!it->is_object()) {
+      return BadRequest("stream_options: Input should be a valid dictionary");
+    }
+    if (!req.stream) {
+      return BadRequest("Stream options can only be defined when `stream=True`.");
+    }
+    auto usage = OptionalBool(*it, "include_usage", false);
+    if (auto* reply = std::get_if<Reply>(&usage)) {
+      return std::move(*reply);
+    }
+    auto continuous = OptionalBool(*it, "continuous_usage_stats", false);
+    if (auto* reply = std::get_if<Reply>(&continuous)) {
+      return std::move(*reply);
+    }
+    req.include_usage = std::get<bool>(usage);
+    req.continuous_usage = std::get<bool>(continuous);
+  }
+  req.thinking = options.thinking_by_default;
+  if (const auto it = j.find("chat_template_kwargs"); it != j.end() && !it->is_null()) {
+    if (!it->is_object()) {
+      return BadRequest("chat_template_kwargs: Input should be a valid dictionary");
+    }
+    for (const char* key : {"enable_thinking", "thinking"}) {
+      if (const auto k = it->find(key); k != it->end() && k->is_boolean()) {
+        req.thinking = k->get<bool>();
+      }
+    }
+  }
+  if (const auto it = j.find("temperature"); it != j.end() && !it->is_null() && !it->is_number()) {
+    return BadRequest("temperature: Input should be a valid number");
+  }
+
+  if (req.prompt_tokens >= options.max_model_len) {
+    return BadRequest(ContextMessage(options, req.prompt_tokens));
+  }
+  if (req.max_tokens &&
+      static_cast<long long>(req.prompt_tokens) + *req.max_tokens > options.max_model_len) {
+    return BadRequest(
+        "'max_tokens' or 'max_completion_tokens' is too large: " + std::to_string(*req.max_tokens) +
+        ". This model's maximum context length is " + std::to_string(options.max_model_len) +
+        " tokens and your request has " + std::to_string(req.prompt_tokens) + " input tokens (" +
+        std::to_string(*req.max_tokens) + " > " + std::to_string(options.max_model_len) + " - " +
+        std::to_string(req.prompt_tokens) + ").");
+  }
+  return req;
+}
+
+Vocabulary::Vocabulary() {
+  for (const std::string_view word : FillerWords()) {
+    Add(word.substr(1));  // without the leading space, which the tokenizer drops
+  }
+  for (char c = 33; c < 127; ++c) {
+    Add(std::string_view(&c, 1));
+  }
+}
+
+void Vocabulary::Add(std::string_view token) {
+  constexpr std::size_t kCap = std::size_t{1} << 20;
+  if (by_id_.size() >= kCap) {
+    return;
+  }
+  by_id_.try_emplace(TokenId(token), token);
+}
+
+const std::string* Vocabulary::Find(std::int64_t id) const {
+  const auto it = by_id_.find(id);
+  return it == by_id_.end() ? nullptr : &it->second;
+}
+
+Reply Tokenize(std::string_view body, const SimOptions& options, Vocabulary& vocabulary) {
+  auto parsed = ParseJson(body);
+  if (auto* reply = std::get_if<Reply>(&parsed)) {
+    return std::move(*reply);
+  }
+  const json& j = std::get<json>(parsed);
+  if (!j.is_object()) {
+    return BadRequest("Input should be a valid dictionary or object");
+  }
+  if (auto err = CheckModel(j, options)) {
+    return std::move(*err);
+  }
+  std::vector<std::int64_t> ids;
+  std::vector<std::string_view> pieces;  // llama.cpp with_pieces
+  bool llama = false;
+  if (const auto it = j.find("messages"); it != j.end()) {
+    PromptScan scan;
+    if (auto err = ScanMessages(*it, true, scan)) {
+      return std::move(*err);
+    }
+    for (const auto text : scan.texts) {
+      for (const auto t : SplitTokens(text)) {
+        vocabulary.Add(t);
+      }
+    }
+    ids = std::move(scan.ids);
+  } else {
+    const char* key = nullptr;
+    if (j.contains("prompt")) {
+      key = "prompt";
+    } else if (j.contains("content")) {
+      key = "content";
+      llama = true;
+    } else {
+      return BadRequest("prompt: Field required (or messages, or llama.cpp's content)");
+    }
+    const json& text = j.at(key);
+    if (!text.is_string()) {
+      return BadRequest(std::string(key) + ": Input should be a valid string");
+    }
+    for (const auto t : SplitTokens(text.get_ref<const std::string&>())) {
+      vocabulary.Add(t);
+      ids.push_back(TokenId(t));
+      pieces.push_back(t);
+    }
+  }
+  ojson out;
+  if (llama) {
+    const auto wp = j.find("with_pieces");
+    if (wp != j.end() && wp->is_boolean() && wp->get<bool>()) {
+      ojson arr = ojson::array();
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        arr.push_back(ojson{{"id", ids[i]}, {"piece", pieces[i]}});
+      }
+      out["tokens"] = std::move(arr);
+    } else {
+      out["tokens"] = ids;
+    }
+  } else {
+    out["count"] = ids.size();
+    out["max_model_len"] = options.max_model_len;
+    out["tokens"] = ids;
+    out["token_strs"] = nullptr;
+  }
+  Reply r;
+  r.body = Dump(out);
+  return r;
+}
+
+Reply Detokenize(std::string_view body, const SimOptions& options, const Vocabulary& vocabulary) {
+  auto parsed = ParseJson(body);
+  if (auto* reply = std::get_if<Reply>(&parsed)) {
+    return std::move(*reply);
+  }
+  const json& j = std::get<json>(parsed);
+  if (!j.is_object()) {
+    return BadRequest("Input should be a valid dictionary or object");
+  }
+  if (auto err = CheckModel(j, options)) {
+    return std::move(*err);
+  }
+  const auto it = j.find("tokens");
+  if (it == j.end() || !it->is_array()) {
+    return BadRequest("tokens: Field required (a list of token ids)");
+  }
+  std::string text;
+  for (const auto& v : *it) {
+    if (!v.is_number_integer()) {
+      return BadRequest("tokens: Input should be a list of integers");
+    }
+    const auto id = v.get<std::int64_t>();
+    if (id < kFirstTextId) {
+      if (id == kImageId || id == kVideoId || id == kAudioId) {
+        continue;  // media placeholders have no text
+      }
+      continue;  // chat template markers
+    }
+    const std::string* token = vocabulary.Find(id);
+    if (token == nullptr) {
+      return BadRequest("token id " + std::to_string(id) +
+                        " is unknown to the simulator (ids become known once /tokenize saw them)");
+    }
+    if (!text.empty()) {
+      text += ' ';
+    }
+    text += *token;
+  }
+  ojson out;
+  out["prompt"] = text;
+  out["content"] = text;
+  Reply r;
+  r.body = Dump(out);
+  return r;
+}
+
+std::string ModelsBody(const SimOptions& options, std::int64_t created) {
+  ojson permission = {{"id", "modelperm-servebench-sim"},
+                      {"object", "model_permission"},
+                      {"created", created},
+                      {"allow_create_engine", false},
+                      {"allow_sampling", true},
+                      {"allow_logprobs", true},
+                      {"allow_search_indices", false},
+                      {"allow_view", true},
+                      {"allow_fine_tuning", false},
+                      {"organization", "*"},
+                      {"group", nullptr},
+                      {"is_blocking", false}};
+  ojson model = {{"id", options.model},
+                 {"object", "model"},
+                 {"created", created},
+                 {"owned_by", "servebench-sim"},
+                 {"root", options.model},
+                 {"parent", nullptr},
+                 {"max_model_len", options.max_model_len},
+                 {"permission", ojson::array({permission})}};
+  ojson out = {{"object", "list"}, {"data", ojson::array({model})}};
+  return Dump(out);
+}
+
+std::string TruthJson(const Truth& t) {
+  const double queue_ms = static_cast<double>(t.start_ns - t.recv_ns) / 1e6;
+  const double ttft_ms = static_cast<double>(t.first_token_ns - t.recv_ns) / 1e6;
+  double decode_tok_s = 0.0;
+  if (t.completion_tokens > 1 && t.last_token_ns > t.first_token_ns) {
+    decode_tok_s = static_cast<double>(t.completion_tokens - 1) * 1e9 /
+                   static_cast<double>(t.last_token_ns - t.first_token_ns);
+  }
+  ojson j = {{"recv_ns", t.recv_ns},
+             {"start_ns", t.start_ns},
+             {"first_token_ns", t.first_token_ns},
+             {"last_token_ns", t.last_token_ns},
+             {"queue_ms", queue_ms},
+             {"ttft_ms", ttft_ms},
+             {"decode_tok_s", decode_tok_s},
+             {"prompt_tokens", t.prompt_tokens},
+             {"completion_tokens", t.completion_tokens},
+             {"reasoning_tokens", t.reasoning_tokens},
+             {"steps", t.steps},
+             {"drafts", t.drafts},
+             {"draft_tokens", t.draft_tokens},
+             {"accepted_tokens", t.accepted_tokens},
+             {"max_emit_lag_us", static_cast<double>(t.max_emit_lag_ns) / 1e3}};
+  return Dump(j);
+}
+
+std::string CompletionBody(std::string_view id, std::int64_t created, const SimOptions& options,
+                           std::string_view reasoning, std::string_view content,
+                           std::string_view finish_reason, const Truth& truth) {
+  ojson message = {{"role", "assistant"}};
+  message["content"] = content.empty() && !reasoning.empty() ? ojson(nullptr) : ojson(content);
+  message[options.reasoning_field] = reasoning.empty() ? ojson(nullptr) : ojson(reasoning);
+  message["tool_calls"] = ojson::array();
+  ojson choice = {{"index", 0},
+                  {"message", std::move(message)},
+                  {"logprobs", nullptr},
+                  {"finish_reason", finish_reason},
+                  {"stop_reason", nullptr}};
+  std::string usage;
+  AppendUsageJson(usage, truth.prompt_tokens, truth.completion_tokens, truth.reasoning_tokens);
+  ojson out = {{"id", id},
+               {"object", "chat.completion"},
+               {"created", created},
+               {"model", options.model},
+               {"choices", ojson::array({std::move(choice)})},
+               {"usage", ojson::parse(usage)},
+               {"prompt_logprobs", nullptr},
+               {"sim", ojson::parse(TruthJson(truth))}};
+  return Dump(out);
+}
+
+}  // namespace sb::sim

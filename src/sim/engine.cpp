@@ -1,0 +1,226 @@
+#include "sim/engine.h"
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cmath>
+#include <vector>
+
+namespace sb::sim {
+namespace {
+
+constexpr std::array<std::string_view, 64> kFillerWords = {
+    " the",    " model",  " of",   " and",   " a",       " to",      " in",    " is",
+    " that",   " for",    " it",   " with",  " as",      " on",      " was",   " be",
+    " by",     " this",   " are",  " from",  " at",      " or",      " an",    " which",
+    " data",   " system", " time", " can",   " more",    " one",     " first", " new",
+    " token",  " server", " test", " value", " result",  " each",    " when",  " other",
+    " number", " into",   " some", " these", " two",     " may",     " then",  " used",
+    " only",   " over",   " also", " after", " most",    " through", " where", " much",
+    " before", " well",   " such", " under", " between", " both",    " same",  " while",
+};
+
+// [[sim:loop]] answers cycle through this phrase (indices into kFillerWords):
+// " the model is the same as the model is the same as"...
+constexpr std::array<int, 6> kLoopPhrase = {0, 1, 7, 0, 62, 12};
+
+}  // namespace
+
+std::uint64_t Mix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+Rng::Rng(std::uint64_t seed) {
+  std::uint64_t x = seed;
+  for (auto& s : s_) {
+    x += 0x9e3779b97f4a7c15ULL;
+    std::uint64_t z = x;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    s = z ^ (z >> 31);
+  }
+}
+
+std::uint64_t Rng::Next() {
+  const auto rotl = [](std::uint64_t v, int k) { return (v << k) | (v >> (64 - k)); };
+  const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+  const std::uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = rotl(s_[3], 45);
+  return result;
+}
+
+double Rng::Uniform() {
+  return static_cast<double>(Next() >> 11) * 0x1.0p-53;
+}
+
+std::uint64_t Rng::Below(std::uint64_t n) {
+  // Lemire's nearly divisionless method would be faster; rejection keeps it exactly uniform.
+  const std::uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+  std::uint64_t v = Next();
+  while (v >= limit) {
+    v = Next();
+  }
+  return v % n;
+}
+
+std::int64_t Rng::Between(std::int64_t lo, std::int64_t hi) {
+  return lo + static_cast<std::int64_t>(Below(static_cast<std::uint64_t>(hi - lo) + 1));
+}
+
+std::optional<Fault> ParseFault(std::string_view name) {
+  if (name == "reset") {
+    return Fault::kReset;
+  }
+  if (name == "stall") {
+    return Fault::kStall;
+  }
+  if (name == "malformed") {
+    return Fault::kMalformed;
+  }
+  if (name == "500") {
+    return Fault::kHttp500;
+  }
+  if (name == "429") {
+    return Fault::kHttp429;
+  }
+  return std::nullopt;
+}
+
+std::string_view FaultName(Fault fault) {
+  switch (fault) {
+    case Fault::kNone:
+      return "none";
+    case Fault::kReset:
+      return "reset";
+    case Fault::kStall:
+      return "stall";
+    case Fault::kMalformed:
+      return "malformed";
+    case Fault::kHttp500:
+      return "500";
+    case Fault::kHttp429:
+      return "429";
+  }
+  return "none";
+}
+
+Plan PlanChat(const ChatRequest& request, const SimOptions& options, Rng& rng) {
+  Plan plan;
+  const std::uint64_t text_key = Mix64(options.seed) ^ request.text_hash;
+  plan.text_seed = Mix64(text_key ^ 0x5bd1e995ULL);
+
+  int natural_answer = 0;
+  if (request.forced_tokens) {
+    natural_answer = std::max(1, *request.forced_tokens);
+  } else {
+    const int hi = std::max(1, options.default_output_tokens);
+    const int lo = std::max(1, (hi + 1) / 2);
+    Rng length_rng(text_key);
+    natural_answer = static_cast<int>(length_rng.Between(lo, hi));
+  }
+  const int reasoning_budget = request.thinking ? std::max(0, options.thinking_tokens) : 0;
+  const long long natural_total = static_cast<long long>(reasoning_budget) + natural_answer;
+
+  // The context window bounds everything; vLLM's default max_tokens is the room left.
+  const int room = std::max(1, options.max_model_len - request.prompt_tokens);
+  const int limit = std::min(request.max_tokens.value_or(room), room);
+  if (request.ignore_eos) {
+    plan.completion_tokens = limit;
+    plan.finish_reason = "length";
+  } else {
+    const long long wanted = std::max<long long>(natural_total, request.min_tokens);
+    if (wanted > limit) {
+      plan.completion_tokens = limit;
+      plan.finish_reason = "length";
+    } else {
+      plan.completion_tokens = static_cast<int>(wanted);
+      plan.finish_reason = "stop";
+    }
+  }
+  plan.reasoning_tokens = std::min(reasoning_budget, plan.completion_tokens);
+
+  if (request.forced_fault) {
+    plan.fault = *request.forced_fault;
+  } else if (options.fault_rate > 0.0 && rng.Uniform() < options.fault_rate) {
+    std::vector<Fault> kinds;
+    for (const auto& name : options.fault_kinds) {
+      if (auto f = ParseFault(name)) {
+        kinds.push_back(*f);
+      }
+    }
+    if (kinds.empty()) {
+      kinds = {Fault::kReset, Fault::kStall, Fault::kMalformed, Fault::kHttp500, Fault::kHttp429};
+    }
+    plan.fault = kinds[rng.Below(kinds.size())];
+  }
+  // Reset and malformed strike after a few tokens (before the stream could end normally);
+  // a stall needs a later token to delay, so it strikes before the last one (or before the
+  // first when there is only one).
+  plan.fault_after_tokens = plan.fault == Fault::kStall ? std::min(3, plan.completion_tokens - 1)
+                                                        : std::min(3, plan.completion_tokens);
+  return plan;
+}
+
+std::int64_t FirstTokenDelayNs(const SimOptions& options, int prompt_tokens) {
+  const double ns = options.ttft_ms * 1e6 + options.prefill_us_per_token * 1e3 * prompt_tokens;
+  return static_cast<std::int64_t>(std::llround(std::max(0.0, ns)));
+}
+
+std::int64_t StepNs(const SimOptions& options, int running, Rng& rng) {
+  double ms = options.itl_ms * (1.0 + options.concurrency_slowdown * std::max(0, running - 1));
+  if (options.jitter_ms > 0.0) {
+    ms += (2.0 * rng.Uniform() - 1.0) * options.jitter_ms;
+  }
+  return static_cast<std::int64_t>(std::llround(std::max(0.0, ms) * 1e6));
+}
+
+int DraftAccepted(const SimOptions& options, Rng& rng) {
+  int accepted = 0;
+  double previous = 1.0;
+  for (int i = 0; i < options.spec_tokens; ++i) {
+    const double rate =
+        i < static_cast<int>(options.spec_accept.size()) ? options.spec_accept[i] : 0.0;
+    const double conditional = previous > 0.0 ? rate / previous : 0.0;
+    if (rng.Uniform() >= conditional) {
+      break;
+    }
+    ++accepted;
+    previous = rate;
+  }
+  return accepted;
+}
+
+std::string_view TokenText(std::uint64_t text_seed, int index, bool loop) {
+  if (loop) {
+    return kFillerWords[kLoopPhrase[static_cast<std::size_t>(index) % kLoopPhrase.size()]];
+  }
+  const std::uint64_t h = Mix64(text_seed + static_cast<std::uint64_t>(index));
+  return kFillerWords[h & 63U];
+}
+
+std::span<const std::string_view> FillerWords() {
+  return kFillerWords;
+}
+
+std::string RequestId(std::uint64_t seed, std::uint64_t request_number) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id = "chatcmpl-";
+  const std::uint64_t parts[2] = {Mix64(seed ^ Mix64(request_number)),
+                                  Mix64(request_number ^ Mix64(seed + 1))};
+  for (const std::uint64_t part : parts) {
+    for (int shift = 60; shift >= 0; shift -= 4) {
+      id.push_back(kHex[(part >> shift) & 0xF]);
+    }
+  }
+  return id;
+}
+
+}  // namespace sb::sim

@@ -1,0 +1,96 @@
+// The simulator's engine: pure functions from a parsed request, the options and a seeded RNG to
+// what the server emits and when. No I/O, no clock: the server (sim_server.cpp) asks the engine
+// for durations and token text and owns the timeline. Thread safety: functions are pure; an Rng
+// belongs to one thread. Durations are in nanoseconds.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "sim/sim_server.h"
+
+namespace sb::sim {
+
+inline constexpr std::string_view kServerName = "servebench-sim/0.1.0";
+
+// xoshiro256** seeded through splitmix64: fast, well distributed and identical everywhere.
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed);
+  std::uint64_t Next();
+  double Uniform();                                        // [0, 1)
+  std::uint64_t Below(std::uint64_t n);                    // [0, n); REQUIRES: n > 0
+  std::int64_t Between(std::int64_t lo, std::int64_t hi);  // [lo, hi]; REQUIRES: lo <= hi
+
+ private:
+  std::uint64_t s_[4];
+};
+
+// splitmix64's finaliser: a good 64-bit mix of x.
+std::uint64_t Mix64(std::uint64_t x);
+
+enum class Fault { kNone, kReset, kStall, kMalformed, kHttp500, kHttp429 };
+
+// "reset", "stall", "malformed", "500", "429" -> the fault; anything else -> nullopt.
+std::optional<Fault> ParseFault(std::string_view name);
+std::string_view FaultName(Fault fault);
+inline constexpr int kFaultKinds = 6;  // size of an array indexed by Fault
+
+// What the engine needs from a chat request (parsed by api.cpp; no JSON here).
+struct ChatRequest {
+  int prompt_tokens = 0;
+  std::optional<int> max_tokens;  // max_tokens or max_completion_tokens
+  int min_tokens = 0;
+  bool ignore_eos = false;
+  bool stream = false;
+  bool include_usage = false;     // stream_options.include_usage
+  bool continuous_usage = false;  // stream_options.continuous_usage_stats
+  bool thinking = false;          // chat_template_kwargs.enable_thinking (or the default)
+  // Markers in the message text (docs/simulator.md "Markers").
+  std::optional<Fault> forced_fault;  // [[sim:fault=KIND]]
+  std::optional<int> forced_tokens;   // [[sim:tokens=N]]: the natural answer length
+  bool loop = false;                  // [[sim:loop]]: the answer repeats one phrase
+  std::uint64_t text_hash = 0;        // FNV-1a over the message text; seeds length and words
+};
+
+// What one chat request will produce.
+struct Plan {
+  int completion_tokens = 0;       // tokens emitted in all (reasoning included)
+  int reasoning_tokens = 0;        // the first reasoning_tokens tokens are reasoning
+  std::string_view finish_reason;  // "stop" or "length"
+  Fault fault = Fault::kNone;
+  int fault_after_tokens = 0;   // the fault strikes once this many tokens were emitted
+  std::uint64_t text_seed = 0;  // seeds TokenText
+};
+
+// Decides length, finish reason and fault. The natural length depends only on options.seed and
+// the prompt text (same prompt, same answer); the random fault draw uses `rng`.
+// REQUIRES: request passed validation (prompt_tokens < max_model_len, min <= max tokens).
+Plan PlanChat(const ChatRequest& request, const SimOptions& options, Rng& rng);
+
+// Time from leaving the queue to the first token: ttft_ms + prefill_us_per_token * prompt.
+std::int64_t FirstTokenDelayNs(const SimOptions& options, int prompt_tokens);
+
+// Duration of one decode step with `running` streams in the batch:
+// itl_ms * (1 + concurrency_slowdown * (running - 1)) + uniform(-jitter_ms, +jitter_ms), >= 0.
+std::int64_t StepNs(const SimOptions& options, int running, Rng& rng);
+
+// Draft tokens accepted in one speculative step (0..spec_tokens): position i is accepted with
+// probability spec_accept[i] / spec_accept[i-1] given position i-1 was, stopping at the first
+// rejection, so P(accepted >= i+1) = spec_accept[i].
+int DraftAccepted(const SimOptions& options, Rng& rng);
+
+// The text of generated token `index` (0-based): one word of a fixed list of 64 English filler
+// words, each with a leading space (" the"), one word = one token. JSON-safe (no escaping).
+std::string_view TokenText(std::uint64_t text_seed, int index, bool loop);
+
+// The 64 filler words TokenText draws from (each with its leading space).
+std::span<const std::string_view> FillerWords();
+
+// Request id for the response ("chatcmpl-" + 32 hex digits), deterministic in (seed, n).
+std::string RequestId(std::uint64_t seed, std::uint64_t request_number);
+
+}  // namespace sb::sim
