@@ -35,7 +35,9 @@ function(sb_test name)
     SB_BINARY="$<TARGET_FILE:servebench>")
   sb_target_defaults(${name})
   include(GoogleTest)
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${ARG_LABELS}")
+  # A list value must reach the generated ctest script with its ';' escaped.
+  string(REPLACE ";" "\\;" labels "${ARG_LABELS}")
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}")
 endfunction()
 
 # Where the captured server traffic lives (../shared/fixtures next to the checkout).

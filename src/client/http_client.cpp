@@ -28,6 +28,8 @@ constexpr std::size_t kErrorBodyCap = 64 * 1024;    // kept of a non-2xx body
 constexpr std::size_t kBodyCap = 64 * 1024 * 1024;  // a 2xx non-streaming body
 constexpr std::int64_t kNanosPerMs = 1'000'000;
 constexpr int kMaxEvents = 256;
+// How long before a scheduled send the loop stops sleeping and polls (see Drive).
+constexpr std::int64_t kSendSpinNs = 300'000;
 
 std::int64_t NowNs() {
   return ToNanos(std::chrono::steady_clock::now());
@@ -163,6 +165,7 @@ struct Client::Impl {
   std::vector<SseEvent> scratch;    // events of the chunk being parsed
   const RunHooks* hooks = nullptr;  // during RunChats
   std::size_t max_connects = 64;    // idle connections the multi handle keeps
+  bool driving = false;             // inside Drive(): hooks must not re-enter the Client
 
   explicit Impl(ClientOptions opts) : options(std::move(opts)) {
     root = NormalizeRoot(options.endpoint);
@@ -600,6 +603,7 @@ struct Client::Impl {
       const std::uint64_t one = 1;
       [[maybe_unused]] const ssize_t w = write(wake_fd, &one, sizeof one);
     });
+    driving = true;
     std::size_t next = 0;
     next_check_ns = kNever;
     epoll_event events[kMaxEvents];
@@ -635,15 +639,18 @@ struct Client::Impl {
       if (next >= order.size() && active.empty()) {
         break;
       }
+      // Sleep on the timerfd (ns resolution, unlike curl_multi_poll's ms) until shortly before
+      // the next send, then poll without blocking -- still servicing sockets -- until it is due:
+      // a scheduled send then leaves within microseconds, not a wake-up latency late.
       std::int64_t wake_at = std::min(curl_deadline_ns, next_check_ns);
       if (next < order.size()) {
-        wake_at = std::min(wake_at, order[next].first);
+        wake_at = std::min(wake_at, order[next].first - kSendSpinNs);
       }
       int timeout_ms = -1;
       if (wake_at <= NowNs()) {
         timeout_ms = 0;
       } else {
-        ArmTimer(wake_at);  // ns precision: scheduled sends are not rounded to milliseconds
+        ArmTimer(wake_at);
       }
       const int n = epoll_wait(epoll_fd, events, kMaxEvents, timeout_ms);
       for (int i = 0; i < n; ++i) {
@@ -670,6 +677,7 @@ struct Client::Impl {
       Reap(finished);
     }
     DrainFd(wake_fd);
+    driving = false;
   }
 };
 
@@ -740,10 +748,11 @@ std::vector<ChatResponse> Client::RunChats(std::span<const ChatCall> calls, cons
       hooks.on_done(r);
     }
   };
-  if (!impl.init_error.empty()) {
+  if (!impl.init_error.empty() || impl.driving) {
     for (ChatResponse& r : results) {
       r.outcome = Outcome::kTransport;
-      r.reason = impl.init_error;
+      r.reason =
+          impl.driving ? "RunChats called from a hook of a running RunChats" : impl.init_error;
       r.done_ns = NowNs();
       report(r);
     }
@@ -817,6 +826,10 @@ Result<HttpResponse> Client::Impl::Plain(bool post, std::string_view path, std::
   const std::string what = std::string(post ? "POST " : "GET ") + url;
   if (!init_error.empty()) {
     return MakeError(ErrorCode::kTransport, what + ": " + init_error);
+  }
+  if (driving) {  // a RunChats hook calling back: the loop is not reentrant
+    return MakeError(ErrorCode::kInternal,
+                     what + ": called from a RunChats hook; use a second Client");
   }
   ChatResponse status;  // outcome, reason and timestamps
   Transfer t;

@@ -1,7 +1,11 @@
 // HTTP/1.1 client over libcurl's multi interface: many concurrent chat streams driven by one
 // thread (the caller's), keep-alive connection reuse, HTTPS. <curl/curl.h> appears only in
 // http_client.cpp. Every SSE event is timestamped in the write callback, before parsing.
-// Thread safety: one Client per thread; RunChats() is not reentrant.
+// Thread safety: one Client per thread; not reentrant: RunHooks must not call into the same
+// Client (Get/Post from a hook fail with kInternal; use a second Client). The only cross-thread
+// entry is the stop_token passed to RunChats (request_stop() from any thread wakes the loop).
+// Each stream holds one connection (one file descriptor): thousands of concurrent streams need
+// RLIMIT_NOFILE raised above the common 1024 soft limit (the caller's job).
 #pragma once
 
 #include <chrono>
@@ -25,10 +29,13 @@ struct ClientOptions {
   // Server root or API base: "http://127.0.0.1:8000", ".../v1" and ".../v1/" are all accepted.
   std::string endpoint;
   std::string api_key;  // sent as a Bearer token; never printed or logged
+  // Time limits; each ends the request as Outcome::kTimeout with a reason naming it:
+  // "no connection within N ms: <curl>", "no first byte within N ms", "idle gap over N ms",
+  // "total time over N ms". 0 disables a limit.
   std::chrono::milliseconds connect_timeout{10'000};
   std::chrono::milliseconds first_byte_timeout{600'000};  // send -> first response byte
   std::chrono::milliseconds idle_timeout{120'000};        // longest gap between received bytes
-  std::chrono::milliseconds total_timeout{0};             // 0 = no limit
+  std::chrono::milliseconds total_timeout{0};             // send -> done
   bool verify_tls = true;
 };
 
@@ -41,10 +48,13 @@ struct ChatCall {
 };
 
 struct RunHooks {
-  // Called on the calling thread as each call finishes (success or not), in completion order.
+  // Called on the calling thread as each call finishes (success or not), in completion order,
+  // exactly once per call -- calls cancelled before they were sent included.
   std::function<void(const ChatResponse&)> on_done;
-  // Called after each token-bearing event; returning false cancels that stream (outcome
-  // kCancelled, reason as returned by the hook's caller). Optional.
+  // Called on the calling thread, from inside the I/O loop, after each token-bearing event
+  // (the response so far is passed). Returning false cancels that stream only: outcome
+  // kCancelled, reason "cancelled by caller", what arrived is kept. Must be quick and must not
+  // call back into the Client. Optional.
   std::function<bool(const ChatResponse&)> on_event;
 };
 
@@ -70,8 +80,11 @@ class Client {
 
   // Runs all calls concurrently (each at its send_at, or at once) and returns one response per
   // call, in the order of calls. Failures are recorded in the responses, never thrown. When stop
-  // is requested, unsent calls end as kCancelled without being sent and running streams are
-  // aborted (kCancelled); what was received so far is kept.
+  // is requested, unsent calls end as kCancelled ("cancelled before send") without being sent
+  // and running streams are aborted (kCancelled, "cancelled"); what was received is kept.
+  // A stream that closes without [DONE] is fine if it gave a finish_reason; otherwise it ends as
+  // kProtocol "stream ended early: ...". Sends are scheduled with nanosecond timers (timerfd),
+  // so a send_at is met to well under a millisecond when the thread is not overloaded.
   std::vector<ChatResponse> RunChats(std::span<const ChatCall> calls, const RunHooks& hooks,
                                      std::stop_token stop);
 

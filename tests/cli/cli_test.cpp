@@ -1,0 +1,273 @@
+// End-to-end tests of the servebench binary: real processes, real HTTP on loopback, real files.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/subprocess.h"
+
+namespace sb {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::Child;
+using testing::ProcessResult;
+using testing::RunProcess;
+
+const std::string kBin = SB_BINARY;
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<json> ReadJsonl(const fs::path& p) {
+  std::vector<json> out;
+  std::ifstream in(p);
+  std::string line;
+  while (std::getline(in, line)) {
+    out.push_back(json::parse(line));
+  }
+  return out;
+}
+
+int CountLines(const std::string& s) {
+  return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/servebench-cli-XXXXXX";
+    path_ = mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// A `servebench sim` child process and its base URL.
+class SimProcess {
+ public:
+  explicit SimProcess(std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {kBin, "sim", "--port", "0", "--ttft-ms", "10", "--itl-ms",
+                                     "1"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    child_ = std::make_unique<Child>(argv);
+    std::string line = child_->ReadLine();
+    const std::string prefix = "listening on ";
+    if (line.rfind(prefix, 0) == 0) {
+      url_ = line.substr(prefix.size());
+    }
+  }
+  const std::string& url() const { return url_; }
+  Child& child() { return *child_; }
+
+ private:
+  std::unique_ptr<Child> child_;
+  std::string url_;
+};
+
+TEST(CliTest, HelpListsTheCommands) {
+  ProcessResult r = RunProcess({kBin, "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* cmd : {"run", "perf", "compare", "sim"}) {
+    EXPECT_NE(r.out.find(cmd), std::string::npos) << cmd;
+  }
+}
+
+TEST(CliTest, UnknownFlagIsAUsageError) {
+  ProcessResult r = RunProcess({kBin, "perf", "--profile", "decode", "--no-such-flag"});
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST(CliTest, UnknownProfileIsAUsageErrorNamingTheChoices) {
+  ProcessResult r = RunProcess({kBin, "perf", "--profile", "warp"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown profile 'warp'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("max-tokens"), std::string::npos);
+}
+
+TEST(CliTest, UnreachableEndpointIsOneClearLineAndExit3) {
+  TempDir dir;
+  ProcessResult r = RunProcess({kBin, "perf", "--endpoint", "http://127.0.0.1:1/v1", "--profile",
+                                "decode", "--out", (dir.path() / "run").string()});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("cannot reach http://127.0.0.1:1"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.path() / "run" / "results.json"));  // no partial garbage
+}
+
+TEST(CliTest, BadUrlIsAUsageError) {
+  ProcessResult r = RunProcess({kBin, "perf", "--endpoint", "ftp//nowhere", "--profile", "ttft"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("bad endpoint URL"), std::string::npos) << r.err;
+}
+
+TEST(CliTest, UnknownModelNamesTheServedOnes) {
+  SimProcess sim;
+  ASSERT_FALSE(sim.url().empty());
+  ProcessResult r = RunProcess(
+      {kBin, "perf", "--endpoint", sim.url(), "--model", "gpt-9", "--profile", "decode"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("gpt-9"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sim-model"), std::string::npos) << r.err;
+}
+
+TEST(CliTest, UnreadableApiKeyFileIsASetupError) {
+  ProcessResult r = RunProcess({kBin, "perf", "--profile", "decode", "--api-key-file",
+                                "/nonexistent/key"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("/nonexistent/key"), std::string::npos) << r.err;
+}
+
+TEST(CliTest, CompareOfUnreadableRunIsASetupError) {
+  TempDir dir;
+  ProcessResult r = RunProcess({kBin, "compare", (dir.path() / "a").string(),
+                                (dir.path() / "b").string()});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+}
+
+TEST(CliTest, PerfAgainstSimWritesTheRunDirectory) {
+  SimProcess sim;
+  ASSERT_FALSE(sim.url().empty());
+  TempDir dir;
+  fs::path out = dir.path() / "run";
+  ProcessResult r = RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "decode",
+                                "--tokens", "32", "--runs", "2", "--out", out.string()},
+                               std::chrono::seconds(60), {"OPENAI_API_KEY=sk-secret-123"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json res = json::parse(ReadFile(out / "results.json"));
+  EXPECT_EQ(res["schema"], "servebench.results/1");
+  EXPECT_EQ(res["status"], "complete");
+  EXPECT_EQ(res["target"]["server"]["kind"], "sim");
+  EXPECT_EQ(res["target"]["model"], "sim-model");
+  EXPECT_EQ(res["target"]["endpoint"], sim.url());
+  EXPECT_EQ(res["perf"]["decode"]["runs"].size(), 2u);
+  EXPECT_EQ(res["summary"]["requests"], 2);
+  EXPECT_EQ(res["summary"]["completion_tokens"], 64);
+  auto samples = ReadJsonl(out / "samples.jsonl");
+  EXPECT_EQ(samples.size(), 3u);  // warm-up + 2 runs
+  std::string report = ReadFile(out / "report.md");
+  EXPECT_NE(report.find("Decode"), std::string::npos);
+  // The API key is never written anywhere.
+  for (const char* f : {"results.json", "samples.jsonl", "report.md"}) {
+    EXPECT_EQ(ReadFile(out / f).find("sk-secret-123"), std::string::npos) << f;
+  }
+  EXPECT_EQ(r.out.find("sk-secret-123"), std::string::npos);
+  EXPECT_EQ(r.err.find("sk-secret-123"), std::string::npos);
+}
+
+TEST(CliTest, RunWithoutEndpointUsesTheBuiltInSimulatorAndSaysSo) {
+  TempDir dir;
+  fs::path out = dir.path() / "run";
+  ProcessResult r = RunProcess({kBin, "run", "--tokens", "16", "--runs", "1", "--levels", "1,2",
+                                "--lengths", "8,16", "--out", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string first_line = r.out.substr(0, r.out.find('\n'));
+  EXPECT_NE(first_line.find("built-in simulator"), std::string::npos) << first_line;
+  json res = json::parse(ReadFile(out / "results.json"));
+  EXPECT_EQ(res["target"]["simulated"], true);
+  EXPECT_EQ(res["target"]["server"]["kind"], "sim");
+  for (const char* p : {"decode", "concurrency", "max_tokens", "ttft"}) {
+    EXPECT_TRUE(res["perf"].contains(p)) << p;
+  }
+  EXPECT_EQ(res["perf"]["concurrency"]["levels"].size(), 2u);
+  EXPECT_NE(ReadFile(out / "report.md").find("simulator"), std::string::npos);
+}
+
+TEST(CliTest, ServerFaultsAreRecordedAndTheRunGoesOn) {
+  SimProcess sim({"--fault-rate", "1", "--fault-kinds", "500"});
+  ASSERT_FALSE(sim.url().empty());
+  TempDir dir;
+  fs::path out = dir.path() / "run";
+  ProcessResult r = RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile",
+                                "decode,ttft", "--tokens", "16", "--runs", "2", "--out",
+                                out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json res = json::parse(ReadFile(out / "results.json"));
+  EXPECT_EQ(res["perf"]["decode"]["errors"], 2);
+  EXPECT_EQ(res["perf"]["decode"]["runs"][0]["status"], "http_error");
+  EXPECT_EQ(res["perf"]["decode"]["runs"][0]["http_status"], 500);
+  EXPECT_EQ(res["perf"]["ttft"]["prompts"].size(), 3u);  // the run went on
+  EXPECT_EQ(res["summary"]["failed_requests"], 2 + 3 * 2);
+}
+
+TEST(CliTest, CtrlCWritesWhatWasMeasuredAndExits130) {
+  SimProcess sim;
+  ASSERT_FALSE(sim.url().empty());
+  TempDir dir;
+  fs::path out = dir.path() / "run";
+  Child run({kBin, "perf", "--endpoint", sim.url(), "--profile", "decode", "--tokens", "64",
+             "--runs", "1000", "--out", out.string()});
+  // Wait (bounded) until a few requests have finished, then interrupt.
+  for (int i = 0; i < 500; ++i) {
+    if (fs::exists(out / "samples.jsonl") && CountLines(ReadFile(out / "samples.jsonl")) >= 4) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  run.Signal(SIGINT);
+  int code = run.Wait();
+  EXPECT_EQ(code, 130) << run.Stderr();
+  json res = json::parse(ReadFile(out / "results.json"));
+  EXPECT_EQ(res["status"], "interrupted");
+  auto samples = ReadJsonl(out / "samples.jsonl");
+  EXPECT_GE(samples.size(), 4u);
+  EXPECT_LT(samples.size(), 1000u);
+  // Every measured request in samples.jsonl is in results.json too.
+  std::size_t measured = 0;
+  for (const auto& s : samples) {
+    measured += s.value("warmup", false) ? 0 : 1;
+  }
+  EXPECT_EQ(res["perf"]["decode"]["runs"].size(), measured);
+  EXPECT_TRUE(fs::exists(out / "report.md"));
+}
+
+TEST(CliTest, CompareTwoRunsPrintsAHeadToHeadTable) {
+  TempDir dir;
+  std::vector<std::string> runs;
+  for (const char* itl : {"1", "3"}) {
+    SimProcess sim({"--itl-ms", itl});
+    fs::path out = dir.path() / (std::string("itl") + itl);
+    ProcessResult r = RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "decode",
+                                  "--tokens", "32", "--runs", "2", "--out", out.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    runs.push_back(out.string());
+  }
+  ProcessResult r = RunProcess({kBin, "compare", runs[0], runs[1]});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| Metric |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("faster"), std::string::npos) << r.out;
+}
+
+TEST(CliTest, SimPrintsItsAddressFirstAndStopsOnSigterm) {
+  SimProcess sim;
+  ASSERT_EQ(sim.url().rfind("http://127.0.0.1:", 0), 0u) << sim.url();
+  EXPECT_EQ(sim.url().substr(sim.url().size() - 3), "/v1");
+  sim.child().Signal(SIGTERM);
+  EXPECT_EQ(sim.child().Wait(), 0);
+}
+
+TEST(CliTest, SimRejectsInconsistentSpeculativeSettings) {
+  ProcessResult r =
+      RunProcess({kBin, "sim", "--spec-tokens", "3", "--spec-accept", "0.9,0.5"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(CountLines(r.err), 1) << r.err;
+}
+
+}  // namespace
+}  // namespace sb
