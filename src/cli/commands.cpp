@@ -333,7 +333,10 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
 void AddTargetOptions(CLI::App* cmd, TargetOptions& t) {
   cmd->add_option("--endpoint", t.endpoint,
                   "OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 (default: the "
-                  "built-in simulator)");
+                  "built-in simulator)")
+      ->check([](const std::string& v) {
+        return v.empty() ? std::string("the endpoint URL must not be empty") : std::string();
+      });
   cmd->add_option("--model", t.model, "Model id (default: the only/first served model)");
   cmd->add_option("--api-key-env", t.api_key_env,
                   "Environment variable holding the API key (default: OPENAI_API_KEY if set)");

@@ -194,6 +194,9 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
   };
   std::vector<client::ChatResponse> out = client_.RunChats(calls, hooks, stop_);
   if (!warmup) {
+    // Wall time counts the time requests were in flight: for requests sent together, from the
+    // first send to the last token of any of them (never the sum of overlapping requests).
+    std::int64_t first_send = 0, last_token = 0;
     for (const auto& r : out) {
       if (r.outcome == client::Outcome::kCancelled && r.send_ns == 0) {
         continue;  // never sent (interrupted): not a measured request
@@ -204,13 +207,19 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
         ++failed_;
       }
       completion_tokens_ += m.completion_tokens;
-      if (m.e2e_ms) {
-        wall_time_s_ += *m.e2e_ms / 1e3;
+      if (first_send == 0 || r.send_ns < first_send) {
+        first_send = r.send_ns;
+      }
+      if (!r.events.empty()) {
+        last_token = std::max(last_token, r.events.back().t_ns);
       }
       if (m.tokens_estimated && !r.events.empty()) {
         Warn("Some completion token counts are estimated (the server sent no usage); "
              "tok/s figures from those requests count streamed chunks, not tokens.");
       }
+    }
+    if (last_token > first_send && first_send != 0) {
+      wall_time_s_ += static_cast<double>(last_token - first_send) / 1e9;
     }
   }
   return out;

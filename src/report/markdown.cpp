@@ -654,7 +654,8 @@ void RenderDefinitions(const json& r, bool has_tests, std::string& out) {
         "**Tok/s** by output length: completion tokens / request wall time, TTFT included.");
   }
   d.push_back(
-      "**Total wall time**: Σ request wall time (send to last token) over the measured requests; "
+      "**Total wall time**: time with measured requests in flight (send to last token; requests "
+      "sent together count once, from the first send to the last token); "
       "**average throughput**: Σ completion tokens / total wall time.");
   if (has_tests) {
     d.push_back("**Effective pass rate**: PASS / (total − UNSUPPORTED).");
