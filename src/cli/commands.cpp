@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/roofline_command.h"
 #include "cli/signals.h"
 #include "client/http_client.h"
 #include "client/server_info.h"
@@ -25,6 +26,7 @@
 #include "report/compare.h"
 #include "report/markdown.h"
 #include "report/run_dir.h"
+#include "roofline/roofline.h"
 #include "sim/sim_server.h"
 
 namespace sb::cli {
@@ -196,15 +198,16 @@ struct SpeedCommand {
   std::string thinking;  // "", "on", "off"
   double temperature = -1;
   double request_timeout_s = 0;
+  RooflineArgs roofline;  // --model-config etc.: the bandwidth ceiling beside decode results
 };
 
 Result<void> CheckSpeedOptions(SpeedCommand& c) {
   for (const auto& p : c.profiles) {
-    const auto& names = perf::ProfileNames();
+    const auto& names = perf::PerfProfileNames();
     if (std::find(names.begin(), names.end(), p) == names.end()) {
       return MakeError(ErrorCode::kUsage,
                        fmt::format("unknown profile '{}' (available: decode, concurrency, "
-                                   "max-tokens, ttft)",
+                                   "max-tokens, ttft, context, rate)",
                                    p));
     }
   }
@@ -212,7 +215,8 @@ Result<void> CheckSpeedOptions(SpeedCommand& c) {
     return std::all_of(v.begin(), v.end(), [](int x) { return x > 0; });
   };
   if (c.profile.tokens < 2 || c.profile.runs < 1 || c.profile.length_runs < 1 ||
-      !positive(c.profile.levels) || !positive(c.profile.lengths) || c.profile.warmup < 0) {
+      !positive(c.profile.levels) || !positive(c.profile.lengths) || !positive(c.profile.sizes) ||
+      c.profile.warmup < 0) {
     return MakeError(ErrorCode::kUsage,
                      "--tokens must be >= 2; --runs, --levels and --lengths must be positive");
   }
@@ -226,6 +230,23 @@ Result<void> CheckSpeedOptions(SpeedCommand& c) {
   }
   c.profile.request_timeout =
       std::chrono::milliseconds(static_cast<long>(c.request_timeout_s * 1e3));
+  if (std::find(c.profiles.begin(), c.profiles.end(), "rate") != c.profiles.end()) {
+    if (auto ok = perf::ValidateRateOptions(c.profile.rate); !ok) {
+      return ok.error();
+    }
+    // --max-concurrency runs one client per slot, each made like the main one.
+    c.profile.rate.new_client = [t = c.target](const std::string& root) {
+      client::ClientOptions co;
+      co.endpoint = root;
+      auto key = ResolveApiKey(t);
+      co.api_key = key ? key.value() : std::string();
+      co.connect_timeout = std::chrono::milliseconds(static_cast<long>(t.connect_timeout_s * 1e3));
+      co.first_byte_timeout =
+          std::chrono::milliseconds(static_cast<long>(t.first_byte_timeout_s * 1e3));
+      co.idle_timeout = std::chrono::milliseconds(static_cast<long>(t.idle_timeout_s * 1e3));
+      return std::make_unique<client::Client>(co);
+    };
+  }
   return {};
 }
 
@@ -238,6 +259,11 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
                           fmt::format("no quality suite named '{}': this build has no quality "
                                       "suites yet (speed profiles run without --suite)",
                                       c.suites.front())));
+  }
+  if (!c.roofline.model_config.empty()) {
+    if (auto roof = RooflineResultsJson(c.roofline, std::nullopt); !roof) {
+      return Fail(roof.error());  // bad config or hardware: say so before measuring anything
+    }
   }
   std::string started_at = UtcTimestamp();
   std::string compact = UtcTimestampCompact();
@@ -293,13 +319,15 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
   auto on_progress = [](const std::string& line) {
     std::fprintf(stderr, "  %s\n", line.c_str());
   };
-  perf::Session session(*t.client, {t.model, t.info.kind}, on_sample, on_progress,
+  perf::Session session(*t.client, {t.model, t.info.kind, t.info.max_model_len}, on_sample,
+                        on_progress,
                         stop.get_token(), ToNanos(std::chrono::steady_clock::now()));
 
   auto write_results = [&](const char* status) -> Result<void> {
     results["status"] = status;
     results["summary"] = session.Summary();
     results["warnings"] = session.warnings();
+    results["spec_decode"] = session.SpecDecode();
     if (std::string(status) != "running") {
       results["finished_at"] = UtcTimestamp();
     }
@@ -319,13 +347,30 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
     }
   }
   bool interrupted = stop.stop_requested();
+  if (!c.roofline.model_config.empty()) {
+    std::optional<double> measured;
+    const json& d = results["perf"].value("decode", json::object());
+    if (d.contains("decode_tok_s") && d["decode_tok_s"].contains("median")) {
+      measured = d["decode_tok_s"]["median"].get<double>();
+    }
+    if (auto roof = RooflineResultsJson(c.roofline, measured)) {
+      results["roofline"] = roof.value();
+    }
+  }
   if (auto ok = write_results(interrupted ? "interrupted" : "complete"); !ok) {
     return Fail(ok.error());
   }
-  if (auto ok = rd.WriteText("report.md", report::RenderMarkdown(results)); !ok) {
+  std::string markdown = report::RenderMarkdown(results);
+  if (results.contains("roofline")) {
+    markdown += "\n" + roofline::RenderRooflineMarkdown(results);
+  }
+  if (auto ok = rd.WriteText("report.md", markdown); !ok) {
     return Fail(ok.error());
   }
   std::printf("%s", report::RenderConsoleSummary(results).c_str());
+  if (results.contains("roofline")) {
+    std::printf("%s", roofline::RenderRooflineConsole(results).c_str());
+  }
   std::printf("results: %s/ (report.md, results.json, samples.jsonl)\n", rd.path().c_str());
   return interrupted ? kExitInterrupted : kExitOk;
 }
@@ -353,6 +398,7 @@ void AddTargetOptions(CLI::App* cmd, TargetOptions& t) {
 
 void AddSpeedOptions(CLI::App* cmd, SpeedCommand& c) {
   AddTargetOptions(cmd, c.target);
+  AddRooflineInputs(cmd, c.roofline, RooflineFlags::kSpeedCommand);
   cmd->add_option("--out", c.out, "Run directory (default: runs/<UTC time>-<model>)");
   cmd->add_flag("--overwrite", c.overwrite, "Replace the results in an existing run directory");
   cmd->add_option("--tokens", c.profile.tokens, "Forced output tokens per request (decode, "
@@ -368,6 +414,16 @@ void AddSpeedOptions(CLI::App* cmd, SpeedCommand& c) {
       ->capture_default_str();
   cmd->add_option("--length-runs", c.profile.length_runs, "Repetitions per max-tokens length")
       ->capture_default_str();
+  cmd->add_option("--sizes", c.profile.sizes,
+                  "Prompt sizes of the context profile, in the server's tokens")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--depth", c.profile.depth,
+                  "Where the context profile's question sits in the filler (0 = start, 1 = end)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_flag("--context-cached", c.profile.context_cached,
+                "Context profile: send each prompt twice and report the prefix-cached TTFT too");
   cmd->add_option("--warmup", c.profile.warmup, "Warm-up requests, excluded from results")
       ->capture_default_str();
   cmd->add_option("--thinking", c.thinking,
@@ -376,6 +432,59 @@ void AddSpeedOptions(CLI::App* cmd, SpeedCommand& c) {
   cmd->add_option("--temperature", c.temperature, "Sampling temperature (default: not sent)");
   cmd->add_option("--request-timeout-s", c.request_timeout_s,
                   "Total time limit per request (0 = none)");
+  // The rate profile (open-loop load, docs/load.md); these affect nothing else.
+  perf::RateOptions& rate = c.profile.rate;
+  cmd->add_option("--rates", rate.rates, "rate: arrival rates in req/s, one open-loop run each")
+      ->delimiter(',');
+  cmd->add_option("--arrival", rate.arrival, "rate: arrival process: poisson (default), constant, "
+                                             "gamma")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, perf::Arrival>{
+          {"constant", perf::Arrival::kConstant},
+          {"poisson", perf::Arrival::kPoisson},
+          {"gamma", perf::Arrival::kGamma}}));
+  cmd->add_option("--burstiness", rate.burstiness,
+                  "rate: gamma shape (--arrival gamma): gaps' CV = 1/sqrt(X); < 1 burstier")
+      ->capture_default_str();
+  cmd->add_option("--requests", rate.requests, "rate: requests per rate")->capture_default_str();
+  cmd->add_option("--duration-s", rate.duration_s,
+                  "rate: arrivals during this many seconds per rate instead of --requests");
+  cmd->add_option("--seed", rate.seed, "rate: seed of the arrival schedule")
+      ->capture_default_str();
+  cmd->add_option("--rate-tokens", rate.tokens, "rate: forced output tokens per request")
+      ->capture_default_str();
+  cmd->add_option_function<std::vector<std::string>>(
+         "--slo",
+         [&rate](const std::vector<std::string>& items) {
+           auto slo = perf::ParseSlo(items);
+           if (!slo) {
+             throw CLI::ValidationError("--slo", slo.error().message);
+           }
+           rate.slo = slo.value();
+         },
+         "rate: objectives from the scheduled send, e.g. ttft_ms=500,tpot_ms=50,e2e_ms=5000")
+      ->delimiter(',');
+  cmd->add_option("--slo-fraction", rate.slo_fraction,
+                  "rate: share of good requests a rate needs to meet the SLOs")
+      ->capture_default_str();
+  cmd->add_option_function<std::string>(
+      "--search-rate",
+      [&rate](const std::string& text) {
+        auto range = perf::ParseRateRange(text);
+        if (!range) {
+          throw CLI::ValidationError("--search-rate", range.error().message);
+        }
+        rate.search = range.value();
+      },
+      "rate: find the highest rate in MIN:MAX (req/s) that meets the SLOs");
+  cmd->add_option("--search-steps", rate.search_steps, "rate: bisection steps of --search-rate")
+      ->capture_default_str();
+  cmd->add_option("--late-ms", rate.late_ms,
+                  "rate: a send this far behind its schedule counts as late")
+      ->capture_default_str();
+  cmd->add_option("--max-concurrency", rate.max_concurrency,
+                  "rate: at most N requests in flight; later arrivals wait in the client (the "
+                  "wait counts from the scheduled time); 0 = no cap")
+      ->capture_default_str();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -536,6 +645,9 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   cmp->add_option("--label", cmp_cmd.labels, "Column label per run (repeat in order)");
 
+  RooflineArgs roof_cmd;
+  CLI::App* roof = AddRooflineCommand(app, roof_cmd);
+
   SimCommand sim_cmd;
   CLI::App* simc = app.add_subcommand(
       "sim", "Serve the simulator: an OpenAI-compatible server with known ground truth");
@@ -566,6 +678,9 @@ int Main(int argc, char** argv) {
   }
   if (cmp->parsed()) {
     return RunCompare(cmp_cmd);
+  }
+  if (roof->parsed()) {
+    return RunRoofline(roof_cmd);
   }
   return RunSim(sim_cmd);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <random>
 
 #include <fmt/format.h>
@@ -49,8 +50,32 @@ constexpr const char* kDecodePrompt =
 
 }  // namespace
 
+bool AddTimingsDrafts(const std::string& timings_json, SpecWindow& window) {
+  if (timings_json.empty()) {
+    return false;
+  }
+  json t = json::parse(timings_json, nullptr, /*allow_exceptions=*/false);
+  if (!t.is_object() || !t.contains("draft_n") || !t["draft_n"].is_number()) {
+    return false;
+  }
+  window.source = "llama.cpp-timings";
+  window.draft_tokens += t["draft_n"].get<double>();
+  window.accepted_tokens += t.value("draft_n_accepted", 0.0);
+  return true;
+}
+
 const std::vector<std::string>& ProfileNames() {
-  static const std::vector<std::string> names = {"decode", "concurrency", "max-tokens", "ttft"};
+  static const std::vector<std::string> names = {"decode", "concurrency", "max-tokens", "ttft",
+                                                 "context"};
+  return names;
+}
+
+const std::vector<std::string>& PerfProfileNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all = ProfileNames();
+    all.push_back("rate");
+    return all;
+  }();
   return names;
 }
 
@@ -126,6 +151,11 @@ client::ChatParams Session::Params(const ProfileOptions& options, const std::str
   p.temperature = options.temperature;
   p.enable_thinking = options.enable_thinking;
   p.stream = true;
+  // Per-chunk token counts make per-token ITL exact under speculative decoding; only the servers
+  // known to accept the field get it.
+  p.continuous_usage = target_.kind == client::ServerKind::kVllm ||
+                       target_.kind == client::ServerKind::kSglang ||
+                       target_.kind == client::ServerKind::kSim;
   return p;
 }
 
@@ -192,7 +222,36 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
       on_sample_(Record(r, profile, labels[r.id - first_id], warmup));
     }
   };
+  std::optional<SpecCounters> spec_before = warmup ? std::nullopt : ScrapeSpec();
   std::vector<client::ChatResponse> out = client_.RunChats(calls, hooks, stop_);
+  last_window_ = SpecWindow{};
+  if (spec_before) {
+    if (auto spec_after = ScrapeSpec()) {
+      last_window_.Add(*spec_before, *spec_after);
+      spec_total_.Add(*spec_before, *spec_after);
+      // Traffic that is not ours makes every server-side counter (and speed) suspect.
+      if (spec_before->requests_running.value_or(0) > 0) {
+        Warn(fmt::format("The server was already running {:.0f} request(s) that were not ours "
+                         "when a measurement began: speed and speculative-decoding figures may "
+                         "include other traffic.",
+                         *spec_before->requests_running));
+      }
+      if (spec_before->requests_finished && spec_after->requests_finished &&
+          *spec_after->requests_finished - *spec_before->requests_finished >
+              static_cast<double>(calls.size())) {
+        Warn("The server finished more requests during a measurement window than servebench "
+             "sent: speculative-decoding figures include other traffic.");
+      }
+    }
+  }
+  if (!warmup && !spec_before) {
+    // No Prometheus counters: llama.cpp reports drafted/accepted tokens per response.
+    for (const auto& r : out) {
+      if (AddTimingsDrafts(r.timings_json, last_window_)) {
+        AddTimingsDrafts(r.timings_json, spec_total_);
+      }
+    }
+  }
   if (!warmup) {
     // Wall time counts the time requests were in flight: for requests sent together, from the
     // first send to the last token of any of them (never the sum of overlapping requests).
@@ -224,6 +283,30 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
   }
   return out;
 }
+
+std::optional<SpecCounters> Session::ScrapeSpec() {
+  if (!scrape_spec_) {
+    return std::nullopt;
+  }
+  auto resp = client_.Get("/metrics");
+  if (!resp || resp->status != 200) {
+    scrape_spec_ = false;
+    return std::nullopt;
+  }
+  auto samples = ParsePrometheus(resp->body);
+  if (!samples) {
+    Warn(samples.error().message);
+    scrape_spec_ = false;
+    return std::nullopt;
+  }
+  auto counters = ReadSpecCounters(samples.value());
+  if (!counters) {
+    scrape_spec_ = false;  // no speculative decoding on this server
+  }
+  return counters;
+}
+
+json Session::SpecDecode() const { return SpecJson(spec_total_); }
 
 void Session::WarmUp(const ProfileOptions& options) {
   while (warmups_done_ < options.warmup && !stop_.stop_requested()) {
@@ -266,18 +349,30 @@ json Session::Decode(const ProfileOptions& options) {
     Warn("This server cannot be told to ignore end-of-sequence; decode runs may stop early.");
   }
   json runs = json::array();
-  std::vector<double> tok_s, ttft, e2e;
+  std::vector<double> tok_s, ttft, e2e, itl;
+  std::map<int, long long> tokens_per_chunk;  // only when the server reports per-chunk counts
   int errors = 0;
   for (int i = 0; i < options.runs && !stop_.stop_requested(); ++i) {
     std::string label = fmt::format("run {}", i + 1);
     auto rs = Execute({Params(options, kDecodePrompt, options.tokens, true)}, "decode", {label});
     const auto& r = rs.front();
     errors += CollectRows(rs, runs, [&](const auto& x) { return Record(x, "decode", label, false); });
+    if (!last_window_.empty() && !runs.empty()) {
+      runs.back()["spec_decode"] = SpecJson(last_window_);
+    }
     RequestMetrics m = ComputeMetrics(r);
     if (r.outcome == client::Outcome::kOk && m.decode_tok_s) {
       tok_s.push_back(*m.decode_tok_s);
       ttft.push_back(*m.ttft_ms);
       e2e.push_back(*m.e2e_ms);
+      for (std::size_t k = 1; k < r.events.size(); ++k) {
+        int n = r.events[k].tokens;
+        if (n > 0) {
+          ++tokens_per_chunk[n];
+          double gap_ms = static_cast<double>(r.events[k].t_ns - r.events[k - 1].t_ns) / 1e6;
+          itl.insert(itl.end(), static_cast<std::size_t>(n), gap_ms / n);
+        }
+      }
       if (m.completion_tokens != options.tokens) {
         Warn(fmt::format("decode asked for {} tokens but a run produced {}.", options.tokens,
                          m.completion_tokens));
@@ -290,9 +385,20 @@ json Session::Decode(const ProfileOptions& options) {
                        : fmt::format("decode {}/{}: {}", i + 1, options.runs, FailureNote(r)));
     }
   }
-  return json{{"tokens", options.tokens},       {"runs", runs},
+  json out = {{"tokens", options.tokens},       {"runs", runs},
               {"decode_tok_s", StatsJson(tok_s)}, {"ttft_ms", StatsJson(ttft)},
               {"e2e_ms", StatsJson(e2e)},         {"errors", errors}};
+  if (!tokens_per_chunk.empty()) {
+    json hist = json::object();
+    for (auto [n, count] : tokens_per_chunk) {
+      hist[std::to_string(n)] = count;
+    }
+    out["tokens_per_chunk"] = hist;
+    // Per-token ITL: each chunk gap divided over the tokens it carried (exact with per-chunk
+    // counts); one value per token, so the statistics weigh tokens, not chunks.
+    out["itl_ms"] = StatsJson(itl);
+  }
+  return out;
 }
 
 json Session::Concurrency(const ProfileOptions& options) {
@@ -346,6 +452,9 @@ json Session::Concurrency(const ProfileOptions& options) {
                   {"per_stream_decode_tok_s", StatsJson(per_stream)},
                   {"ttft_ms", StatsJson(ttft)},
                   {"requests", rows}};
+    if (!last_window_.empty()) {
+      level["spec_decode"] = SpecJson(last_window_);
+    }
     if (on_progress_) {
       on_progress_(fmt::format("concurrency {}: {}/{} ok, {} tok/s combined", n, ok, n,
                                throughput ? fmt::format("{:.1f}", *throughput) : "n/a"));
@@ -370,6 +479,9 @@ json Session::MaxTokens(const ProfileOptions& options) {
       auto rs = Execute({Params(options, kDecodePrompt, len, true)}, "max_tokens", {label});
       errors +=
           CollectRows(rs, runs, [&](const auto& x) { return Record(x, "max_tokens", label, false); });
+      if (!last_window_.empty() && !runs.empty()) {
+        runs.back()["spec_decode"] = SpecJson(last_window_);
+      }
       RequestMetrics m = ComputeMetrics(rs.front());
       if (rs.front().outcome == client::Outcome::kOk && m.e2e_ms) {
         wall.push_back(*m.e2e_ms / 1e3);
@@ -444,6 +556,12 @@ json Session::Run(const std::string& name, const ProfileOptions& options) {
   }
   if (name == "max-tokens") {
     return MaxTokens(options);
+  }
+  if (name == "rate") {
+    return Rate(options);
+  }
+  if (name == "context") {
+    return Context(options);
   }
   return Ttft(options);
 }

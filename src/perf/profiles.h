@@ -1,23 +1,66 @@
 // The speed profiles of `servebench perf` (and of `servebench run` when no suite is given):
-// decode, concurrency, max-tokens, ttft. Each returns the JSON object documented in
-// docs/results-schema.md (perf.<profile>) and streams every finished request to a sample sink.
+// decode, concurrency, max-tokens, ttft, and rate (open-loop load, rate.cpp). Each returns the
+// JSON object documented in docs/results-schema.md (perf.<profile>) and streams every finished
+// request to a sample sink.
 // Requests run through client::Client; nothing here touches the wire.
 // Thread safety: a Session is used from one thread.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "client/chat.h"
 #include "client/http_client.h"
+#include "perf/prometheus.h"
+#include "perf/schedule.h"
 
 namespace sb::perf {
+
+// Service-level objectives of the rate profile, in ms; TTFT and E2E count from the scheduled
+// send. Unset = not checked. A request is good iff it succeeded and meets every set objective.
+struct Slo {
+  std::optional<double> ttft_ms;
+  std::optional<double> tpot_ms;
+  std::optional<double> e2e_ms;
+  bool empty() const { return !ttft_ms && !tpot_ms && !e2e_ms; }
+};
+
+// Open-loop load: the "rate" profile (docs/load.md).
+struct RateOptions {
+  std::vector<double> rates;           // req/s: one open-loop run per rate (the sweep)
+  Arrival arrival = Arrival::kPoisson;
+  double burstiness = 1.0;             // gamma shape (--arrival gamma); 1 = Poisson
+  int requests = 100;                  // requests per rate (unless duration_s > 0)
+  double duration_s = 0;               // > 0: arrivals during this many seconds per rate
+  std::uint64_t seed = 1;              // arrival pattern (the same at every rate)
+  int tokens = 64;                     // forced output tokens per request
+  Slo slo;
+  double slo_fraction = 0.99;          // a rate meets the SLOs iff good / sent >= this
+  std::optional<std::pair<double, double>> search;  // highest rate meeting the SLOs in [min, max]
+  int search_steps = 6;                // bisection probes after the two ends
+  double late_ms = 1.0;                // a send this far behind its schedule counts as late
+  // > 0: at most this many requests in flight (vLLM's --max-concurrency); an arrival finding
+  // them all busy waits in the client, and that wait counts from the scheduled time.
+  int max_concurrency = 0;
+  // Makes the extra clients max_concurrency needs (one per worker thread) for the server root.
+  std::function<std::unique_ptr<client::Client>(const std::string& root)> new_client;
+};
+
+// "ttft_ms=500", "tpot_ms=50", "e2e_ms=2000" items (any subset) -> Slo; kUsage error otherwise.
+Result<Slo> ParseSlo(const std::vector<std::string>& items);
+// "MIN:MAX" (req/s, 0 < MIN < MAX) -> the pair; kUsage error otherwise.
+Result<std::pair<double, double>> ParseRateRange(std::string_view text);
+// kUsage error naming the bad option (the --flag spelling).
+Result<void> ValidateRateOptions(const RateOptions& options);
 
 struct ProfileOptions {
   int tokens = 256;                                  // forced output tokens (decode, concurrency)
@@ -30,10 +73,22 @@ struct ProfileOptions {
   std::optional<bool> enable_thinking;               // chat_template_kwargs.enable_thinking
   std::optional<double> temperature;
   std::chrono::milliseconds request_timeout{0};      // per request total limit (0 = none)
+  RateOptions rate;                                  // the rate profile
+  // Context scaling (context.cpp): prompt sizes in the server's tokens, the depth of the
+  // question in the filler (0 = start, 1 = end), the answer budget, and whether to measure the
+  // prefix-cached case too (each prompt sent a second time).
+  std::vector<int> sizes = {100, 500, 2000, 8000, 32000, 128000};
+  double depth = 0.5;
+  int context_max_tokens = 16;
+  bool context_cached = false;
 };
 
-// The profile names accepted by --profile, in the order `run` executes them.
+// The profiles `run` executes by default, in that order.
 const std::vector<std::string>& ProfileNames();
+
+// Every name --profile accepts: ProfileNames() plus "rate" (open-loop load, which `run` leaves
+// out by default because its length depends on the rates asked for).
+const std::vector<std::string>& PerfProfileNames();
 
 // "max-tokens" -> "max_tokens" (the results.json key).
 std::string ProfileKey(const std::string& name);
@@ -41,6 +96,7 @@ std::string ProfileKey(const std::string& name);
 struct SessionTarget {
   std::string model;
   client::ServerKind kind = client::ServerKind::kUnknown;
+  std::int64_t max_model_len = 0;  // 0 = unknown; caps the context profile
 };
 
 // Receives each finished request's record (samples.jsonl line) as soon as it finishes.
@@ -60,6 +116,9 @@ class Session {
   nlohmann::json Concurrency(const ProfileOptions& options);
   nlohmann::json MaxTokens(const ProfileOptions& options);
   nlohmann::json Ttft(const ProfileOptions& options);
+  nlohmann::json Context(const ProfileOptions& options);  // context.cpp
+  // Open-loop load at each of options.rate.rates, then the SLO search if asked (docs/load.md).
+  nlohmann::json Rate(const ProfileOptions& options);
 
   // The results.json "summary" speed fields over every measured (non-warm-up) request so far.
   nlohmann::json Summary() const;
@@ -69,6 +128,10 @@ class Session {
 
   bool interrupted() const { return stop_.stop_requested(); }
 
+  // Speculative-decoding acceptance over every measurement window so far (results.json
+  // "spec_decode"), null when the server exposes no such counters.
+  nlohmann::json SpecDecode() const;
+
  private:
   std::vector<client::ChatResponse> Execute(std::vector<client::ChatParams> params,
                                             const std::string& profile,
@@ -76,9 +139,14 @@ class Session {
   void WarmUp(const ProfileOptions& options);
   client::ChatParams Params(const ProfileOptions& options, const std::string& prompt,
                             int max_tokens, bool force);
+  nlohmann::json RatePoint(const ProfileOptions& options, double rate_rps,
+                           const std::string& phase);
   nlohmann::json Record(const client::ChatResponse& r, const std::string& profile,
                         const std::string& label, bool warmup) const;
   void Warn(const std::string& text);
+  // GET /metrics and read the speculative-decoding counters; nullopt when the server has none
+  // (after the first miss, scraping stops for the session).
+  std::optional<SpecCounters> ScrapeSpec();
 
   client::Client& client_;
   SessionTarget target_;
@@ -93,12 +161,20 @@ class Session {
   long long requests_ = 0, failed_ = 0, completion_tokens_ = 0;
   double wall_time_s_ = 0;
   bool any_estimated_ = false;
+  // Speculative decoding: scraped around every measured batch (docs/metrics.md).
+  bool scrape_spec_ = true;
+  SpecWindow spec_total_;
+  SpecWindow last_window_;  // the latest measured batch's window (empty if not scraped)
   std::vector<std::string> warnings_;
 };
 
 // Serialises a statistics object {"n","min","median","mean","max","p50","p90","p99","stddev",
 // "values"}; an empty series is {"n": 0}.
 nlohmann::json StatsJson(const std::vector<double>& values);
+
+// Adds a llama.cpp response's `timings.draft_n` / `draft_n_accepted` to window (servers without
+// speculative-decoding counters in /metrics). Returns false when the timings carry no drafts.
+bool AddTimingsDrafts(const std::string& timings_json, SpecWindow& window);
 
 // A deterministic English filler text of about `words` words (for long prompts).
 std::string FillerText(int words, std::uint64_t seed);

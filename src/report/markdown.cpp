@@ -26,8 +26,8 @@ constexpr std::array<std::string_view, 6> kNonPassStatuses = {"FAIL",        "EM
                                                               "UNSUPPORTED", "ERROR", "TIMEOUT"};
 
 // The perf profiles this report version renders, in report order.
-constexpr std::array<std::string_view, 4> kKnownProfiles = {"decode", "concurrency", "max_tokens",
-                                                            "ttft"};
+constexpr std::array<std::string_view, 5> kKnownProfiles = {"decode", "concurrency", "max_tokens",
+                                                            "ttft", "context"};
 
 std::string Upper(std::string s) {
   for (char& c : s) {
@@ -465,6 +465,67 @@ void RenderTtft(const json& tt, std::string& out) {
   out += t.Render() + "\n";
 }
 
+void RenderContext(const json& ctx, std::string& out) {
+  auto rows = ArrayAt(ctx, {"rows"});
+  if (rows.empty()) {
+    return;
+  }
+  out += "### Context length scaling\n\n";
+  out += fmt::format(
+      "A question with a known answer (\"What is 7 × 8?\") buried in filler text; prompt sizes "
+      "counted by the server's tokenizer ({}).\n\n",
+      Cell(StringAt(ctx, {"counted_by"}).value_or(std::string(kMissing))));
+  bool cached = false;
+  for (const json* r : rows) {
+    cached = cached || Find(*r, {"cached"}) != nullptr;
+  }
+  std::vector<Column> cols = {{"Input size", Align::kRight},   {"Prompt tokens", Align::kRight},
+                              {"Correct"},                     {"TTFT (ms)", Align::kRight},
+                              {"Prefill tok/s", Align::kRight}, {"Decode tok/s", Align::kRight}};
+  if (cached) {
+    cols.push_back({"Cached TTFT (ms)", Align::kRight});
+  }
+  cols.push_back({"Notes"});
+  MarkdownTable t(cols);
+  for (const json* r : rows) {
+    std::string size = "~" + FormatCount(NumberAt(*r, {"size"}));
+    std::vector<std::string> row;
+    if (auto skipped = StringAt(*r, {"skipped"})) {
+      row = {size, std::string(kMissing), std::string(kMissing), std::string(kMissing),
+             std::string(kMissing), std::string(kMissing)};
+      if (cached) {
+        row.push_back(std::string(kMissing));
+      }
+      row.push_back(Cell("skipped: " + *skipped));
+      t.AddRow(std::move(row));
+      continue;
+    }
+    const json* correct = Find(*r, {"correct"});
+    std::string status = StringAt(*r, {"status"}).value_or("ok");
+    std::string note;
+    if (status != "ok") {
+      note = status;
+    } else if (correct != nullptr && correct->is_boolean() && !correct->get<bool>()) {
+      note = "expected " + StringAt(*r, {"expected"}).value_or("?") + ", answered \"" +
+             StringAt(*r, {"answer"}).value_or("").substr(0, 40) + "\"";
+    }
+    row = {size,
+           FormatCount(NumberAt(*r, {"prompt_tokens"})),
+           correct == nullptr || !correct->is_boolean() ? std::string(kMissing)
+           : correct->get<bool>()                        ? std::string("✅")
+                                                         : std::string("❌"),
+           FormatMs(NumberAt(*r, {"ttft_ms"})),
+           FormatFixed1(NumberAt(*r, {"prefill_tok_s"})),
+           FormatFixed1(NumberAt(*r, {"decode_tok_s"}))};
+    if (cached) {
+      row.push_back(FormatMs(NumberAt(*r, {"cached", "ttft_ms"})));
+    }
+    row.push_back(Cell(note));
+    t.AddRow(std::move(row));
+  }
+  out += t.Render() + "\n";
+}
+
 void RenderSpecDecode(const json& s, std::string& out) {
   out += "### Speculative decoding\n\n";
   MarkdownTable t({{"Metric"}, {"Value", Align::kRight}});
@@ -528,6 +589,9 @@ void RenderSpeed(const json& r, std::string& out) {
     }
     if (const json* t = Find(*perf, {"ttft"}); t != nullptr && t->is_object()) {
       RenderTtft(*t, out);
+    }
+    if (const json* c = Find(*perf, {"context"}); c != nullptr && c->is_object()) {
+      RenderContext(*c, out);
     }
   }
   if (HasSpecDecode(r)) {

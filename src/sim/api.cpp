@@ -316,6 +316,12 @@ std::variant<ChatRequest, Reply> ParseChatRequest(std::string_view body,
   if (auto err = ReadMarkers(scan.texts, req)) {
     return std::move(*err);
   }
+  for (auto it = scan.texts.rbegin(); it != scan.texts.rend(); ++it) {
+    if (auto product = ArithmeticAnswer(*it)) {
+      req.answer_words = {" " + std::to_string(*product)};
+      break;
+    }
+  }
 
   // max_completion_tokens wins over the deprecated max_tokens, as in vLLM.
   auto mct = OptionalInt(j, "max_completion_tokens");

@@ -206,6 +206,46 @@ std::string_view TokenText(std::uint64_t text_seed, int index, bool loop) {
   return kFillerWords[h & 63U];
 }
 
+std::optional<long long> ArithmeticAnswer(std::string_view text) {
+  constexpr std::string_view kWhat = "What is ";
+  std::optional<long long> answer;
+  auto number = [&](std::size_t& i, long long& out) {
+    std::size_t start = i;
+    out = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && i - start < 9) {
+      out = out * 10 + (text[i] - '0');
+      ++i;
+    }
+    return i > start;
+  };
+  auto skip_spaces = [&](std::size_t& i) {
+    while (i < text.size() && text[i] == ' ') {
+      ++i;
+    }
+  };
+  for (std::size_t pos = text.find(kWhat); pos != std::string_view::npos;
+       pos = text.find(kWhat, pos + 1)) {
+    std::size_t i = pos + kWhat.size();
+    long long a = 0, b = 0;
+    if (!number(i, a)) {
+      continue;
+    }
+    skip_spaces(i);
+    if (text.substr(i, 2) == "\xc3\x97") {  // U+00D7 MULTIPLICATION SIGN in UTF-8
+      i += 2;
+    } else if (i < text.size() && (text[i] == 'x' || text[i] == '*')) {
+      ++i;
+    } else {
+      continue;
+    }
+    skip_spaces(i);
+    if (number(i, b)) {
+      answer = a * b;
+    }
+  }
+  return answer;
+}
+
 std::span<const std::string_view> FillerWords() {
   return kFillerWords;
 }

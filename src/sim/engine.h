@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/sim_server.h"
 
@@ -53,6 +54,9 @@ struct ChatRequest {
   std::optional<Fault> forced_fault;  // [[sim:fault=KIND]]
   std::optional<int> forced_tokens;   // [[sim:tokens=N]]: the natural answer length
   bool loop = false;                  // [[sim:loop]]: the answer repeats one phrase
+  // The answer's first words (each with its leading space), e.g. {" 56"} for a prompt asking
+  // "What is 7 × 8?"; filler words follow. See ArithmeticAnswer.
+  std::vector<std::string> answer_words;
   std::uint64_t text_hash = 0;        // FNV-1a over the message text; seeds length and words
 };
 
@@ -86,6 +90,10 @@ int DraftAccepted(const SimOptions& options, Rng& rng);
 // The text of generated token `index` (0-based): one word of a fixed list of 64 English filler
 // words, each with a leading space (" the"), one word = one token. JSON-safe (no escaping).
 std::string_view TokenText(std::uint64_t text_seed, int index, bool loop);
+
+// The product for the last "What is A × B?" (also "x" or "*") in text, as the simulator's one
+// piece of knowledge: long-context probes get a checkable answer. nullopt when there is none.
+std::optional<long long> ArithmeticAnswer(std::string_view text);
 
 // The 64 filler words TokenText draws from (each with its leading space).
 std::span<const std::string_view> FillerWords();

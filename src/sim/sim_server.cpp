@@ -1011,7 +1011,11 @@ void SimServer::Impl::OnStep(Stream& s) {
   reasoning_scratch.clear();
   content_scratch.clear();
   for (int i = begin; i < end; ++i) {
-    const std::string_view word = TokenText(s.plan.text_seed, i, s.request.loop);
+    const std::size_t answer_index = static_cast<std::size_t>(i - reasoning_end);
+    const std::string_view word =
+        i >= reasoning_end && answer_index < s.request.answer_words.size()
+            ? std::string_view(s.request.answer_words[answer_index])
+            : TokenText(s.plan.text_seed, i, s.request.loop);
     (i < reasoning_end ? reasoning_scratch : content_scratch) += word;
   }
   s.emitted = end;
@@ -1123,7 +1127,12 @@ void SimServer::Impl::OnStep(Stream& s) {
     EndStream(s, s.plan.finish_reason);
     return;
   }
-  // Next decode step: its duration uses the batch size now (absolute schedule, no drift).
+  // Next decode step: its duration uses the batch size now (absolute schedule, no drift). The
+  // schedule is anchored at the first token's actual write: a late first token (a busy machine)
+  // must not make the following steps catch up, which would inflate decode speed excl. TTFT.
+  if (s.truth.steps == 1) {
+    s.deadline = std::max(s.deadline, write_ns);
+  }
   s.deadline += StepNs(options, running, s.rng);
   Push(s.deadline, stream_id, false);
 }

@@ -1,0 +1,239 @@
+// The context-scaling profile (--profile context): a question with a known answer buried in
+// filler text, at prompt sizes exact to the server's own tokenizer.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "perf/metrics.h"
+#include "perf/profiles.h"
+
+namespace sb::perf {
+
+using nlohmann::json;
+
+namespace {
+
+// How prompt sizes are counted, best first.
+enum class CountMode {
+  kChatTokenize,     // POST /tokenize {model, messages}: vLLM, the simulator (template included)
+  kContentTokenize,  // POST /tokenize {content}: llama.cpp (+ the template's overhead, measured)
+  kUsage,            // no tokenizer endpoint: calibrated from usage.prompt_tokens of probes
+};
+
+const char* CountModeName(CountMode m) {
+  switch (m) {
+    case CountMode::kChatTokenize:
+      return "tokenize";
+    case CountMode::kContentTokenize:
+      return "tokenize+template";
+    case CountMode::kUsage:
+      return "usage-calibrated";
+  }
+  return "?";
+}
+
+std::optional<int> ChatTokenize(client::Client& c, const std::string& model,
+                                const std::string& content) {
+  json body = {{"model", model}, {"messages", {{{"role", "user"}, {"content", content}}}}};
+  auto r = c.Post("/tokenize", body.dump());
+  if (!r || r->status != 200) {
+    return std::nullopt;
+  }
+  json j = json::parse(r->body, nullptr, false);
+  if (!j.is_object() || !j.contains("count") || !j["count"].is_number_integer()) {
+    return std::nullopt;
+  }
+  return j["count"].get<int>();
+}
+
+std::optional<int> ContentTokenize(client::Client& c, const std::string& content) {
+  json body = {{"content", content}, {"add_special", false}};
+  auto r = c.Post("/tokenize", body.dump());
+  if (!r || r->status != 200) {
+    return std::nullopt;
+  }
+  json j = json::parse(r->body, nullptr, false);
+  if (!j.is_object() || !j.contains("tokens") || !j["tokens"].is_array()) {
+    return std::nullopt;
+  }
+  return static_cast<int>(j["tokens"].size());
+}
+
+// The filler with the question inserted after `depth` of its words.
+std::string BuildBody(int words, double depth, const std::string& question,
+                      std::uint64_t seed) {
+  std::string filler = FillerText(words, seed);
+  // Insert at a sentence boundary at or after the depth point.
+  std::size_t target = static_cast<std::size_t>(std::clamp(depth, 0.0, 1.0) *
+                                                static_cast<double>(filler.size()));
+  std::size_t at = target == 0 ? 0 : filler.find(". ", target);
+  at = at == std::string::npos ? filler.size() : (target == 0 ? 0 : at + 2);
+  std::string body = filler.substr(0, at) + question + " " + filler.substr(at);
+  body += "\n\nAnswer the question that appears in the text above. Reply with just the number.";
+  return body;
+}
+
+bool ContainsNumber(const std::string& text, const std::string& number) {
+  for (std::size_t pos = text.find(number); pos != std::string::npos;
+       pos = text.find(number, pos + 1)) {
+    bool left = pos == 0 || !std::isdigit(static_cast<unsigned char>(text[pos - 1]));
+    std::size_t end = pos + number.size();
+    bool right = end >= text.size() || !std::isdigit(static_cast<unsigned char>(text[end]));
+    if (left && right) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+json Session::Context(const ProfileOptions& options) {
+  WarmUp(options);
+  json rows = json::array();
+  if (stop_.stop_requested()) {
+    return json{{"rows", rows}};
+  }
+  // Choose how to count: the server's chat tokenizer, its plain tokenizer plus the template's
+  // overhead measured once, or the usage of probe requests.
+  CountMode mode = CountMode::kUsage;
+  int template_overhead = 0;
+  const std::string probe_text = "Calibration probe: " + FillerText(40, 3);
+  if (ChatTokenize(client_, target_.model, probe_text)) {
+    mode = CountMode::kChatTokenize;
+  } else if (auto plain = ContentTokenize(client_, probe_text)) {
+    mode = CountMode::kContentTokenize;
+    client::ChatParams p;
+    p.model = target_.model;
+    p.messages.push_back({"user", probe_text, ""});
+    p.max_tokens = 1;
+    auto rs = Execute({p}, "warmup", {"tokenizer calibration"});
+    if (rs.front().usage.prompt_tokens > 0) {
+      template_overhead = rs.front().usage.prompt_tokens - *plain;
+    }
+  } else {
+    Warn("The server has no /tokenize endpoint: context prompt sizes are calibrated from "
+         "usage.prompt_tokens and may miss the requested size by a few tokens.");
+  }
+  // Tokens per filler word, refined as counts come in.
+  double tokens_per_word = 1.3;
+  auto count = [&](const std::string& content) -> std::optional<int> {
+    if (mode == CountMode::kChatTokenize) {
+      return ChatTokenize(client_, target_.model, content);
+    }
+    if (mode == CountMode::kContentTokenize) {
+      auto n = ContentTokenize(client_, content);
+      return n ? std::optional<int>(*n + template_overhead) : std::nullopt;
+    }
+    return std::nullopt;
+  };
+
+  const std::int64_t limit = target_.max_model_len;
+  int index = 0;
+  for (int size : options.sizes) {
+    ++index;
+    if (stop_.stop_requested()) {
+      break;
+    }
+    if (limit > 0 && size + options.context_max_tokens > limit) {
+      rows.push_back(json{{"size", size},
+                          {"skipped", fmt::format("over the server's max model length ({} "
+                                                  "tokens incl. {} for the answer)",
+                                                  limit, options.context_max_tokens)}});
+      if (on_progress_) {
+        on_progress_(fmt::format("context {}: skipped (max model length {})", size, limit));
+      }
+      continue;
+    }
+    long long a = 3 + (index * 7) % 9, b = 4 + (index * 5) % 8;
+    std::string expected = std::to_string(a * b);
+    std::string question = fmt::format("What is {} \u00d7 {}?", a, b);
+    std::uint64_t seed = 1000 + static_cast<std::uint64_t>(size);
+    client::ChatParams params = Params(options, "", options.context_max_tokens, false);
+    const std::string prefix = params.messages[0].content;  // "[request N] "
+    auto content_for = [&](int words) {
+      return prefix + BuildBody(words, options.depth, question, seed);
+    };
+    // Search the filler length whose prompt is `size` tokens.
+    int words = std::max(0, static_cast<int>(size / tokens_per_word) - 40);
+    std::optional<int> tokens = count(content_for(words));
+    for (int step = 0; step < 12 && tokens && *tokens != size; ++step) {
+      if (words > 20) {
+        tokens_per_word = std::max(0.2, static_cast<double>(*tokens - 30) / words);
+      }
+      int delta = static_cast<int>(std::lround((size - *tokens) / tokens_per_word));
+      if (delta == 0) {
+        delta = size > *tokens ? 1 : -1;
+      }
+      if (words + delta < 0) {
+        break;  // the fixed text alone is longer than `size`
+      }
+      int next_words = words + delta;
+      auto next = count(content_for(next_words));
+      if (!next) {
+        break;
+      }
+      // Stop when a single word overshoots: keep the closer of the two.
+      if (std::abs(delta) == 1 && ((*tokens < size) != (*next < size)) && *next != size) {
+        if (std::abs(*next - size) < std::abs(*tokens - size)) {
+          words = next_words;
+          tokens = next;
+        }
+        break;
+      }
+      words = next_words;
+      tokens = next;
+    }
+    params.messages[0].content = content_for(words);
+    std::string label = fmt::format("{} tokens", size);
+    auto rs = Execute({params}, "context", {label});
+    const auto& r = rs.front();
+    RequestMetrics m = ComputeMetrics(r);
+    json row = {{"size", size},
+                {"prompt_tokens_requested", size},
+                {"prompt_tokens", r.usage.prompt_tokens >= 0 ? json(r.usage.prompt_tokens)
+                                                             : (tokens ? json(*tokens) : json())},
+                {"counted_by", CountModeName(mode)},
+                {"depth", options.depth},
+                {"expected", expected},
+                {"answer", r.answer.substr(0, 200)},
+                {"correct", r.outcome == client::Outcome::kOk && ContainsNumber(r.answer, expected)},
+                {"ttft_ms", m.ttft_ms ? json(*m.ttft_ms) : json()},
+                {"prefill_tok_s", m.ttft_ms && r.usage.prompt_tokens > 0
+                                      ? json(r.usage.prompt_tokens / (*m.ttft_ms / 1e3))
+                                      : json()},
+                {"decode_tok_s", m.decode_tok_s ? json(*m.decode_tok_s) : json()},
+                {"status", std::string(client::OutcomeName(r.outcome))},
+                {"request", Record(r, "context", label, false)}};
+    if (r.usage.prompt_tokens > 0 && tokens && *tokens != r.usage.prompt_tokens) {
+      Warn(fmt::format("context {}: the tokenizer counted {} prompt tokens but the server billed "
+                       "{}.",
+                       size, *tokens, r.usage.prompt_tokens));
+    }
+    if (options.context_cached && r.outcome == client::Outcome::kOk) {
+      // The same prompt again: what a warm prefix cache makes of it.
+      auto again = Execute({params}, "context", {label + " (cached)"});
+      RequestMetrics mc = ComputeMetrics(again.front());
+      row["cached"] = {{"ttft_ms", mc.ttft_ms ? json(*mc.ttft_ms) : json()},
+                       {"cached_tokens", again.front().usage.cached_tokens >= 0
+                                             ? json(again.front().usage.cached_tokens)
+                                             : json()},
+                       {"status", std::string(client::OutcomeName(again.front().outcome))}};
+    }
+    if (on_progress_) {
+      on_progress_(fmt::format("context {}: {} prompt tokens, {}, TTFT {}", size,
+                               row["prompt_tokens"].is_null() ? std::string("?")
+                                                              : row["prompt_tokens"].dump(),
+                               row["correct"].get<bool>() ? "correct" : "wrong",
+                               m.ttft_ms ? fmt::format("{:.0f} ms", *m.ttft_ms) : "n/a"));
+    }
+    rows.push_back(std::move(row));
+  }
+  return json{{"max_tokens", options.context_max_tokens},
+              {"counted_by", CountModeName(mode)},
+              {"rows", rows}};
+}
+
+}  // namespace sb::perf

@@ -1,0 +1,67 @@
+// A log-linear histogram of non-negative integers (HdrHistogram's bucket layout, our own code):
+// values are kept to `significant_digits` decimal digits of precision at every magnitude, so a
+// percentile read back from it is within 10^-digits of the exact value, relatively, whatever the
+// spread of the data (1 µs and 100 s in one histogram). Counts are integers, so two histograms
+// merge exactly (per-thread histograms, merged after the run). The range grows on demand: there
+// is no highest trackable value to configure.
+// Units are the caller's (servebench records nanoseconds). Thread safety: none; one owner.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace sb::perf {
+
+class Histogram {
+ public:
+  // REQUIRES: 1 <= significant_digits <= 5 (values outside are clamped into that range).
+  explicit Histogram(int significant_digits = 3);
+
+  // Records `value` `count` times. Negative values are recorded as 0; count <= 0 does nothing.
+  void Record(std::int64_t value, std::int64_t count = 1);
+
+  // Adds every value recorded in `other`. With the same significant digits the result is
+  // exactly what recording both streams into one histogram gives. With different digits, each
+  // of other's buckets is recorded at its highest equivalent value (the coarser error applies).
+  void Merge(const Histogram& other);
+
+  std::int64_t count() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  int significant_digits() const { return digits_; }
+
+  // Exact smallest/largest recorded value; 0 when empty.
+  std::int64_t Min() const { return count_ > 0 ? min_ : 0; }
+  std::int64_t Max() const { return count_ > 0 ? max_ : 0; }
+  // Exact arithmetic mean of the recorded values (the sum is kept, not estimated from buckets);
+  // 0 when empty.
+  double Mean() const;
+
+  // The nearest-rank percentile: the value v of rank ceil(percentile/100 × count) in sorted
+  // order, reported as the highest value of v's bucket and clamped to [Min(), Max()], so
+  // v <= result <= v × (1 + 10^-digits). percentile is clamped to [0, 100]; 0 gives Min(),
+  // 100 gives Max(). 0 when empty.
+  std::int64_t ValueAtPercentile(double percentile) const;
+
+  // The range of values the histogram cannot tell apart from `value` (its bucket).
+  std::int64_t LowestEquivalent(std::int64_t value) const;
+  std::int64_t HighestEquivalent(std::int64_t value) const;
+
+  bool operator==(const Histogram& other) const;
+
+ private:
+  std::size_t IndexOf(std::int64_t value) const;
+  std::int64_t ValueAt(std::size_t index) const;  // lowest value of the bucket at index
+  std::int64_t BucketSize(std::size_t index) const;
+
+  int digits_;
+  int sub_bucket_half_count_magnitude_;  // log2 of half the sub-buckets per power of two
+  std::int64_t sub_bucket_half_count_;
+  std::int64_t sub_bucket_mask_;
+  std::vector<std::int64_t> counts_;  // grows to the highest index recorded
+  std::int64_t count_ = 0;
+  std::int64_t min_ = 0;
+  std::int64_t max_ = 0;
+  long double sum_ = 0;  // exact for integer sums below 2^64 (x86-64: 64-bit mantissa)
+};
+
+}  // namespace sb::perf

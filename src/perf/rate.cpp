@@ -1,0 +1,694 @@
+// The rate profile: open-loop load on an absolute arrival schedule (perf/schedule.h), latency
+// from the scheduled send (no coordinated omission) with the from-send figure beside it,
+// percentiles from log-linear histograms (perf/histogram.h), goodput under SLOs, a sweep over
+// rates and a bisection search for the highest rate that meets the SLOs. docs/load.md is the
+// manual; docs/results-schema.md (perf.rate) the output.
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <limits>
+#include <mutex>
+#include <span>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/clock.h"
+#include "perf/histogram.h"
+#include "perf/metrics.h"
+#include "perf/profiles.h"
+#include "perf/schedule.h"
+
+namespace sb::perf {
+
+using nlohmann::json;
+
+namespace {
+
+// A short prompt: rate runs measure serving under load, not prefill.
+constexpr const char* kRatePrompt = "Tell me a story about a lighthouse keeper and the sea.";
+// The first send is scheduled this long after the schedule is ready, so RunChats is waiting for
+// it rather than already late.
+constexpr std::int64_t kLeadNs = 20'000'000;
+// Above this share of one core, the client's own thread may be what limits the run.
+constexpr double kClientCpuLimitPct = 80.0;
+// Upper bound of requests in one point (memory: one response with its events each).
+constexpr double kMaxRequestsPerPoint = 1e6;
+constexpr int kMaxConcurrencyLimit = 4096;  // one thread per slot
+
+std::int64_t NowNs() { return ToNanos(std::chrono::steady_clock::now()); }
+
+std::int64_t ThreadCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+double Ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+json Optional(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+// Percentiles of a histogram of nanoseconds, in units of `unit_ns` (1e6: ms, 1e3: µs).
+json PercentilesJson(const Histogram& h, double unit_ns) {
+  if (h.empty()) {
+    return json{{"n", 0}};
+  }
+  auto v = [&](std::int64_t ns) { return static_cast<double>(ns) / unit_ns; };
+  return json{{"n", h.count()},
+              {"min", v(h.Min())},
+              {"mean", h.Mean() / unit_ns},
+              {"p50", v(h.ValueAtPercentile(50))},
+              {"p90", v(h.ValueAtPercentile(90))},
+              {"p95", v(h.ValueAtPercentile(95))},
+              {"p99", v(h.ValueAtPercentile(99))},
+              {"p99_9", v(h.ValueAtPercentile(99.9))},
+              {"max", v(h.Max())}};
+}
+
+bool WasSent(const client::ChatResponse& r) {
+  return !(r.outcome == client::Outcome::kCancelled && r.send_ns == 0);
+}
+
+// What one request of an open-loop run contributes.
+struct RateFacts {
+  std::optional<std::int64_t> ttft_sched_ns, ttft_send_ns, e2e_sched_ns, e2e_send_ns, tpot_ns;
+  std::int64_t lag_ns = 0;    // send − max(scheduled, picked up by a free slot)
+  std::int64_t queue_ns = 0;  // picked up − scheduled, when it waited for a slot
+  bool good = false;
+};
+
+// picked_ns: when a max-concurrency slot took the request (0 without a cap).
+RateFacts Facts(const client::ChatResponse& r, const RequestMetrics& m, std::int64_t picked_ns,
+                const Slo& slo) {
+  RateFacts f;
+  const std::int64_t ready = std::max(r.scheduled_ns, picked_ns);
+  f.lag_ns = r.send_ns - ready;
+  f.queue_ns = std::max<std::int64_t>(0, picked_ns - r.scheduled_ns);
+  if (!r.events.empty()) {
+    const std::int64_t first = r.events.front().t_ns;
+    const std::int64_t last = r.events.back().t_ns;
+    f.ttft_sched_ns = first - r.scheduled_ns;
+    f.ttft_send_ns = first - r.send_ns;
+    f.e2e_sched_ns = last - r.scheduled_ns;
+    f.e2e_send_ns = last - r.send_ns;
+    if (m.completion_tokens > 1) {
+      f.tpot_ns = std::llround(static_cast<double>(last - first) / (m.completion_tokens - 1));
+    }
+  }
+  if (r.outcome != client::Outcome::kOk) {
+    return f;
+  }
+  // DistServe/vLLM: a request of one token has no TPOT and cannot miss a TPOT objective.
+  const double tpot_ms = f.tpot_ns ? Ms(*f.tpot_ns) : 0.0;
+  f.good = (!slo.ttft_ms || (f.ttft_sched_ns && Ms(*f.ttft_sched_ns) <= *slo.ttft_ms)) &&
+           (!slo.e2e_ms || (f.e2e_sched_ns && Ms(*f.e2e_sched_ns) <= *slo.e2e_ms)) &&
+           (!slo.tpot_ms || tpot_ms <= *slo.tpot_ms);
+  return f;
+}
+
+// Everything measured at one rate.
+struct PointStats {
+  Histogram ttft_sched, ttft_send, e2e_sched, e2e_send, itl, tpot, lag, queue, event_delay;
+  long long sent = 0, ok = 0, failed = 0, late = 0, good = 0, waited = 0, tokens = 0;
+  bool estimated = false;
+  std::int64_t first_send = std::numeric_limits<std::int64_t>::max();
+  std::int64_t last_send = 0, last_done = 0, last_token = 0;
+  std::int64_t sample_ns = 0;  // time spent building records and handing them to the sink
+
+  void Add(const client::ChatResponse& r, const RequestMetrics& m, const RateFacts& f,
+           std::int64_t late_ns) {
+    ++sent;
+    first_send = std::min(first_send, r.send_ns);
+    last_send = std::max(last_send, r.send_ns);
+    last_done = std::max(last_done, r.done_ns);
+    lag.Record(f.lag_ns);
+    if (f.lag_ns > late_ns) {
+      ++late;
+    }
+    if (f.queue_ns > 0) {
+      ++waited;
+    }
+    queue.Record(f.queue_ns);
+    tokens += m.completion_tokens;
+    if (!r.events.empty()) {
+      last_token = std::max(last_token, r.events.back().t_ns);
+      estimated = estimated || m.tokens_estimated;
+    }
+    if (r.outcome != client::Outcome::kOk) {
+      ++failed;
+      return;
+    }
+    ++ok;
+    if (f.good) {
+      ++good;
+    }
+    if (f.ttft_sched_ns) {
+      ttft_sched.Record(*f.ttft_sched_ns);
+      ttft_send.Record(*f.ttft_send_ns);
+      e2e_sched.Record(*f.e2e_sched_ns);
+      e2e_send.Record(*f.e2e_send_ns);
+    }
+    if (f.tpot_ns) {
+      tpot.Record(*f.tpot_ns);
+    }
+    // Per-token ITL: each chunk gap spread over the tokens the chunk carried (exact when the
+    // server reports per-chunk counts, else one token per chunk), one value per token.
+    for (std::size_t k = 1; k < r.events.size(); ++k) {
+      const std::int64_t gap = r.events[k].t_ns - r.events[k - 1].t_ns;
+      const std::int64_t n = r.events[k].tokens > 0 ? r.events[k].tokens : 1;
+      itl.Record(gap / n, n);
+    }
+  }
+};
+
+SteadyTime FromNanos(std::int64_t ns) {
+  return SteadyTime(std::chrono::duration_cast<SteadyTime::duration>(Nanos(ns)));
+}
+
+std::string RateLabel(double rate) { return fmt::format("{:g} req/s", rate); }
+
+Result<double> PositiveNumber(std::string_view text, std::string_view what) {
+  double v = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || ptr != end || !std::isfinite(v) || v <= 0) {
+    return MakeError(ErrorCode::kUsage, fmt::format("{}: '{}' is not a positive number", what,
+                                                    std::string(text)));
+  }
+  return v;
+}
+
+json SloJson(const Slo& slo) {
+  if (slo.empty()) {
+    return nullptr;
+  }
+  json j = json::object();
+  if (slo.ttft_ms) {
+    j["ttft_ms"] = *slo.ttft_ms;
+  }
+  if (slo.tpot_ms) {
+    j["tpot_ms"] = *slo.tpot_ms;
+  }
+  if (slo.e2e_ms) {
+    j["e2e_ms"] = *slo.e2e_ms;
+  }
+  return j;
+}
+
+// Whether a point met the SLO target (good fraction >= slo_fraction); false without a verdict.
+bool MeetsSlo(const json& point) {
+  const json& g = point["goodput"];
+  return g.is_object() && g["meets_slo"].is_boolean() && g["meets_slo"].get<bool>();
+}
+
+}  // namespace
+
+Result<Slo> ParseSlo(const std::vector<std::string>& items) {
+  Slo slo;
+  for (const std::string& item : items) {
+    const std::size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    std::optional<double>* field = nullptr;
+    if (key == "ttft_ms") {
+      field = &slo.ttft_ms;
+    } else if (key == "tpot_ms") {
+      field = &slo.tpot_ms;
+    } else if (key == "e2e_ms") {
+      field = &slo.e2e_ms;
+    }
+    if (eq == std::string::npos || field == nullptr) {
+      return MakeError(ErrorCode::kUsage,
+                       fmt::format("--slo: '{}' is not KEY=MS with KEY one of ttft_ms, tpot_ms, "
+                                   "e2e_ms",
+                                   item));
+    }
+    if (field->has_value()) {
+      return MakeError(ErrorCode::kUsage, fmt::format("--slo: {} is given twice", key));
+    }
+    auto v = PositiveNumber(std::string_view(item).substr(eq + 1), "--slo " + key);
+    if (!v) {
+      return v.error();
+    }
+    *field = v.value();
+  }
+  return slo;
+}
+
+Result<std::pair<double, double>> ParseRateRange(std::string_view text) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos) {
+    return MakeError(ErrorCode::kUsage,
+                     fmt::format("--search-rate: '{}' is not MIN:MAX (req/s)", std::string(text)));
+  }
+  auto lo = PositiveNumber(text.substr(0, colon), "--search-rate MIN");
+  if (!lo) {
+    return lo.error();
+  }
+  auto hi = PositiveNumber(text.substr(colon + 1), "--search-rate MAX");
+  if (!hi) {
+    return hi.error();
+  }
+  if (!(lo.value() < hi.value())) {
+    return MakeError(ErrorCode::kUsage, fmt::format("--search-rate: MIN ({}) must be below MAX "
+                                                    "({})",
+                                                    lo.value(), hi.value()));
+  }
+  return std::pair<double, double>(lo.value(), hi.value());
+}
+
+Result<void> ValidateRateOptions(const RateOptions& o) {
+  auto usage = [](std::string text) { return MakeError(ErrorCode::kUsage, std::move(text)); };
+  if (o.rates.empty() && !o.search) {
+    return usage("the rate profile needs --rates R1,R2,... or --search-rate MIN:MAX");
+  }
+  std::vector<double> all = o.rates;
+  if (o.search) {
+    all.push_back(o.search->first);
+    all.push_back(o.search->second);
+    if (!(o.search->first > 0 && o.search->first < o.search->second &&
+          std::isfinite(o.search->second))) {
+      return usage("--search-rate: need 0 < MIN < MAX");
+    }
+    if (o.slo.empty()) {
+      return usage("--search-rate needs --slo (which requests count as good)");
+    }
+    if (o.search_steps < 0 || o.search_steps > 30) {
+      return usage("--search-steps must be in 0..30");
+    }
+  }
+  for (double r : all) {
+    if (auto ok = ValidateArrivals({o.arrival, r, o.burstiness, o.seed}); !ok) {
+      return usage("--rates/--burstiness: " + ok.error().message);
+    }
+  }
+  if (!std::isfinite(o.duration_s) || o.duration_s < 0) {
+    return usage("--duration-s must be >= 0");
+  }
+  if (o.duration_s == 0 && o.requests < 1) {
+    return usage("--requests must be >= 1");
+  }
+  const double max_rate = *std::max_element(all.begin(), all.end());
+  const double per_point =
+      o.duration_s > 0 ? max_rate * o.duration_s : static_cast<double>(o.requests);
+  if (per_point > kMaxRequestsPerPoint) {
+    return usage(fmt::format("a rate point would send about {:.0f} requests; the limit is {:.0f}",
+                             per_point, kMaxRequestsPerPoint));
+  }
+  if (o.tokens < 1) {
+    return usage("--rate-tokens must be >= 1");
+  }
+  for (const auto* v : {&o.slo.ttft_ms, &o.slo.tpot_ms, &o.slo.e2e_ms}) {
+    if (v->has_value() && !(std::isfinite(**v) && **v > 0)) {
+      return usage("--slo values must be positive numbers of milliseconds");
+    }
+  }
+  if (!(o.slo_fraction > 0 && o.slo_fraction <= 1)) {
+    return usage("--slo-fraction must be in (0, 1]");
+  }
+  if (!(std::isfinite(o.late_ms) && o.late_ms > 0)) {
+    return usage("--late-ms must be a positive number");
+  }
+  if (o.max_concurrency < 0 || o.max_concurrency > kMaxConcurrencyLimit) {
+    return usage(fmt::format("--max-concurrency must be in 0..{}", kMaxConcurrencyLimit));
+  }
+  return {};
+}
+
+json Session::RatePoint(const ProfileOptions& options, double rate_rps, const std::string& phase) {
+  const RateOptions& ro = options.rate;
+  const ArrivalProcess process{ro.arrival, rate_rps, ro.burstiness, ro.seed};
+  const std::vector<std::int64_t> offsets =
+      ro.duration_s > 0
+          ? ArrivalOffsetsWithin(process, std::chrono::nanoseconds(std::llround(ro.duration_s * 1e9)))
+          : ArrivalOffsets(process, static_cast<std::size_t>(ro.requests));
+  const std::size_t n = offsets.size();
+  const std::string label_prefix =
+      phase == "search" ? "search " + RateLabel(rate_rps) : RateLabel(rate_rps);
+
+  // Every body is built before the clock starts: the send path only hands bytes to libcurl.
+  std::vector<client::ChatCall> calls(n);
+  const std::uint64_t first_id = next_id_;
+  for (std::size_t i = 0; i < n; ++i) {
+    calls[i].id = next_id_++;
+    calls[i].body = client::BuildChatBody(Params(options, kRatePrompt, ro.tokens, true), target_.kind);
+    calls[i].stream = true;
+    calls[i].total_timeout = options.request_timeout;
+  }
+  const std::int64_t start_ns = NowNs() + kLeadNs;
+  for (std::size_t i = 0; i < n; ++i) {
+    calls[i].send_at = FromNanos(start_ns + offsets[i]);
+  }
+
+  PointStats st;
+  const std::int64_t late_ns = std::llround(ro.late_ms * 1e6);
+  const bool capped = ro.max_concurrency > 0 && ro.new_client != nullptr;
+  if (ro.max_concurrency > 0 && !capped) {
+    Warn("--max-concurrency was ignored: no way to open the extra connections it needs (a "
+         "client factory) was given; the run was uncapped.");
+  }
+  std::vector<json> rows(n);
+  bool wrong_length = false;
+  // Called once per finished request, on this thread.
+  auto finish = [&](const client::ChatResponse& r, std::int64_t picked_ns) {
+    if (!WasSent(r)) {
+      return;
+    }
+    const std::int64_t t0 = NowNs();
+    const RequestMetrics m = ComputeMetrics(r);
+    const RateFacts f = Facts(r, m, picked_ns, ro.slo);
+    st.Add(r, m, f, late_ns);
+    if (r.outcome == client::Outcome::kOk && m.completion_tokens != ro.tokens) {
+      wrong_length = true;
+    }
+    const std::size_t i = r.id - first_id;
+    json rec = Record(r, "rate", fmt::format("{} #{}", label_prefix, i + 1), false);
+    rec["rate_rps"] = rate_rps;
+    rec["schedule_lag_ms"] = Ms(f.lag_ns);
+    rec["ttft_from_scheduled_ms"] = f.ttft_sched_ns ? json(Ms(*f.ttft_sched_ns)) : json(nullptr);
+    rec["e2e_from_scheduled_ms"] = f.e2e_sched_ns ? json(Ms(*f.e2e_sched_ns)) : json(nullptr);
+    if (capped) {
+      rec["client_queue_ms"] = Ms(f.queue_ns);
+    }
+    if (!ro.slo.empty()) {
+      rec["good"] = f.good;
+    }
+    if (on_sample_) {
+      on_sample_(rec);
+    }
+    rows[i] = std::move(rec);
+    st.sample_ns += NowNs() - t0;
+  };
+
+  std::vector<client::ChatResponse> results;
+  std::int64_t cpu_ns = 0, busiest_cpu_ns = 0;
+  int threads = 1;
+  if (!capped) {
+    client::RunHooks hooks;
+    hooks.on_done = [&](const client::ChatResponse& r) { finish(r, 0); };
+    hooks.on_event = [&](const client::ChatResponse& r) {
+      st.event_delay.Record(NowNs() - r.events.back().t_ns);
+      return true;
+    };
+    const std::int64_t cpu0 = ThreadCpuNs();
+    results = client_.RunChats(calls, hooks, stop_);
+    cpu_ns = busiest_cpu_ns = ThreadCpuNs() - cpu0;
+  } else {
+    // max_concurrency slots, one thread and one Client each: a slot takes the next request in
+    // schedule order when it is free and sends it at its scheduled time or at once if that has
+    // passed. Records are built on this thread as requests finish.
+    const auto slots = static_cast<std::size_t>(ro.max_concurrency);
+    const std::size_t workers = std::min(slots, n);
+    threads = static_cast<int>(workers) + 1;
+    results.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      results[i].id = calls[i].id;
+      results[i].scheduled_ns = start_ns + offsets[i];
+      results[i].outcome = client::Outcome::kCancelled;
+      results[i].reason = "cancelled before send";
+    }
+    std::vector<std::int64_t> picked(n, 0);
+    std::vector<Histogram> delays(workers);
+    std::vector<std::int64_t> worker_cpu(workers, 0);
+    std::atomic<std::size_t> next{0};
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::size_t> finished;  // guarded by mu
+    std::size_t running = workers;     // guarded by mu
+    const std::string root = client_.root();
+    const std::int64_t cpu0 = ThreadCpuNs();
+    {
+      std::vector<std::jthread> pool;
+      pool.reserve(workers);
+      for (std::size_t w = 0; w < workers; ++w) {
+        pool.emplace_back([&, w] {
+          const std::int64_t c0 = ThreadCpuNs();
+          std::unique_ptr<client::Client> cl = ro.new_client(root);
+          client::RunHooks hooks;
+          hooks.on_event = [&](const client::ChatResponse& r) {
+            delays[w].Record(NowNs() - r.events.back().t_ns);
+            return true;
+          };
+          while (!stop_.stop_requested()) {
+            const std::size_t i = next.fetch_add(1);
+            if (i >= n) {
+              break;
+            }
+            picked[i] = NowNs();
+            auto rs = cl->RunChats(std::span<const client::ChatCall>(&calls[i], 1), hooks, stop_);
+            results[i] = std::move(rs.front());
+            {
+              std::lock_guard<std::mutex> lock(mu);
+              finished.push_back(i);
+            }
+            cv.notify_one();
+          }
+          worker_cpu[w] = ThreadCpuNs() - c0;
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            --running;
+          }
+          cv.notify_one();
+        });
+      }
+      for (;;) {
+        std::deque<std::size_t> batch;
+        {
+          std::unique_lock<std::mutex> lock(mu);
+          cv.wait(lock, [&] { return !finished.empty() || running == 0; });
+          if (finished.empty() && running == 0) {
+            break;
+          }
+          batch.swap(finished);
+        }
+        for (std::size_t i : batch) {
+          finish(results[i], picked[i]);
+        }
+      }
+    }  // joins the pool
+    const std::int64_t main_cpu = ThreadCpuNs() - cpu0;
+    cpu_ns = main_cpu;
+    busiest_cpu_ns = main_cpu;
+    for (std::size_t w = 0; w < workers; ++w) {
+      st.event_delay.Merge(delays[w]);
+      cpu_ns += worker_cpu[w];
+      busiest_cpu_ns = std::max(busiest_cpu_ns, worker_cpu[w]);
+    }
+  }
+
+  // Session totals (results.json summary): one batch in flight from first send to last token.
+  long long unsent = 0;
+  for (const auto& r : results) {
+    unsent += WasSent(r) ? 0 : 1;
+  }
+  requests_ += st.sent;
+  failed_ += st.failed;
+  completion_tokens_ += st.tokens;
+  if (st.sent > 0 && st.last_token > st.first_send) {
+    wall_time_s_ += static_cast<double>(st.last_token - st.first_send) / 1e9;
+  }
+  if (st.estimated) {
+    Warn("Some completion token counts are estimated (the server sent no usage); "
+         "tok/s figures from those requests count streamed chunks, not tokens.");
+  }
+  if (wrong_length) {
+    Warn(fmt::format("rate asked for {} output tokens per request but some requests produced "
+                     "another count; TPOT and E2E are not comparable across them.",
+                     ro.tokens));
+  }
+
+  // The window runs from the first scheduled send to the end of the last response.
+  const std::int64_t window_ns = st.sent > 0 ? st.last_done - start_ns : 0;
+  const double window_s = static_cast<double>(window_ns) / 1e9;
+  auto per_s = [&](double count) { return window_ns > 0 ? json(count / window_s) : json(nullptr); };
+
+  json goodput = nullptr;
+  if (!ro.slo.empty()) {
+    const double fraction =
+        st.sent > 0 ? static_cast<double>(st.good) / static_cast<double>(st.sent) : 0.0;
+    goodput = {{"good", st.good},
+               {"fraction", st.sent > 0 ? json(fraction) : json(nullptr)},
+               {"goodput_rps", per_s(static_cast<double>(st.good))},
+               {"meets_slo", st.sent > 0 ? json(fraction >= ro.slo_fraction && unsent == 0)
+                                         : json(nullptr)}};
+  }
+
+  // Self-check: is the client keeping to the schedule?
+  const double cpu_pct = window_s > 0 ? 100.0 * static_cast<double>(cpu_ns) / 1e9 / window_s : 0;
+  const double busiest_pct =
+      window_s > 0 ? 100.0 * static_cast<double>(busiest_cpu_ns) / 1e9 / window_s : 0;
+  json reasons = json::array();
+  if (!st.lag.empty() && st.lag.ValueAtPercentile(99) > late_ns) {
+    reasons.push_back(fmt::format("schedule lag p99 {:.3f} ms is above {:g} ms",
+                                  Ms(st.lag.ValueAtPercentile(99)), ro.late_ms));
+  }
+  if (busiest_pct > kClientCpuLimitPct) {
+    reasons.push_back(fmt::format("a client thread used {:.0f}% of a core", busiest_pct));
+  }
+  if (!reasons.empty()) {
+    Warn(fmt::format("At {}, the client, not the server, may be the bottleneck ({}): sends left "
+                     "late and the lateness counts in the from-scheduled latencies. Run the "
+                     "client on its own cores or lower the rate.",
+                     RateLabel(rate_rps), reasons.front().get<std::string>()));
+  }
+  const json self_check = {
+      {"schedule_lag_us", PercentilesJson(st.lag, 1e3)},
+      {"event_delay_us", PercentilesJson(st.event_delay, 1e3)},
+      {"sample_cost_us",
+       st.sent > 0 ? json(static_cast<double>(st.sample_ns) / 1e3 / static_cast<double>(st.sent))
+                   : json(nullptr)},
+      {"client_cpu_s", static_cast<double>(cpu_ns) / 1e9},
+      {"client_cpu_pct", window_s > 0 ? json(cpu_pct) : json(nullptr)},
+      {"busiest_thread_cpu_pct", window_s > 0 ? json(busiest_pct) : json(nullptr)},
+      {"threads", threads},
+      {"client_bound", !reasons.empty()},
+      {"reasons", reasons}};
+
+  json requests = json::array();
+  for (auto& row : rows) {
+    if (!row.is_null()) {
+      requests.push_back(std::move(row));
+    }
+  }
+  const json achieved =
+      st.sent >= 2 && st.last_send > st.first_send
+          ? json(static_cast<double>(st.sent - 1) /
+                 (static_cast<double>(st.last_send - st.first_send) / 1e9))
+          : json(nullptr);
+  json point = {
+      {"phase", phase},
+      {"rate_rps", rate_rps},
+      {"scheduled", n},
+      {"offered_rate_rps", Optional(OfferedRate(offsets))},
+      {"achieved_rate_rps", achieved},
+      {"sent", st.sent},
+      {"ok", st.ok},
+      {"failed", st.failed},
+      {"unsent", unsent},
+      {"late_sends", st.late},
+      {"window_s", window_ns > 0 ? json(window_s) : json(nullptr)},
+      {"throughput_rps", per_s(static_cast<double>(st.ok))},
+      {"output_tok_s", per_s(static_cast<double>(st.tokens))},
+      {"from_scheduled",
+       {{"ttft_ms", PercentilesJson(st.ttft_sched, 1e6)},
+        {"e2e_ms", PercentilesJson(st.e2e_sched, 1e6)}}},
+      {"from_send",
+       {{"ttft_ms", PercentilesJson(st.ttft_send, 1e6)},
+        {"e2e_ms", PercentilesJson(st.e2e_send, 1e6)}}},
+      {"itl_ms", PercentilesJson(st.itl, 1e6)},
+      {"tpot_ms", PercentilesJson(st.tpot, 1e6)},
+      {"client_queue_ms", capped ? PercentilesJson(st.queue, 1e6) : json(nullptr)},
+      {"queued", capped ? json(st.waited) : json(nullptr)},
+      {"goodput", goodput},
+      {"self_check", self_check},
+      {"requests", std::move(requests)}};
+
+  if (on_progress_) {
+    const auto p = [](const Histogram& h, double q) {
+      return h.empty() ? std::string("n/a") : fmt::format("{:.1f}", Ms(h.ValueAtPercentile(q)));
+    };
+    std::string good;
+    if (!ro.slo.empty() && st.sent > 0) {
+      good = fmt::format(", good {:.1f}%", 100.0 * static_cast<double>(st.good) /
+                                               static_cast<double>(st.sent));
+    }
+    on_progress_(fmt::format("{}{}: {}/{} ok, TTFT p50/p99 {}/{} ms, E2E p99 {} ms (from "
+                             "scheduled){}, {} late send(s)",
+                             phase == "search" ? "search " : "", RateLabel(rate_rps), st.ok, n,
+                             p(st.ttft_sched, 50), p(st.ttft_sched, 99), p(st.e2e_sched, 99), good,
+                             st.late));
+  }
+  return point;
+}
+
+json Session::Rate(const ProfileOptions& options) {
+  const RateOptions& ro = options.rate;
+  WarmUp(options);
+  if (!client::CanForceLength(target_.kind)) {
+    Warn("This server cannot be told to ignore end-of-sequence; rate requests may stop early.");
+  }
+  json points = json::array();
+  for (double rate : ro.rates) {
+    if (stop_.stop_requested()) {
+      break;
+    }
+    points.push_back(RatePoint(options, rate, "sweep"));
+  }
+
+  json search = nullptr;
+  if (ro.search && !stop_.stop_requested()) {
+    json probes = json::array();
+    auto probe = [&](double rate) {
+      probes.push_back(RatePoint(options, rate, "search"));
+      return MeetsSlo(probes.back());
+    };
+    double lo = ro.search->first;
+    double hi = ro.search->second;
+    std::string result = "found";
+    std::optional<double> best;
+    bool bisected = false;
+    const bool lo_ok = probe(lo);
+    if (lo_ok) {
+      best = lo;
+    }
+    if (stop_.stop_requested()) {
+      result = "interrupted";
+    } else if (!lo_ok) {
+      result = "below_min";
+    } else if (probe(hi)) {
+      best = hi;
+      result = stop_.stop_requested() ? "interrupted" : "above_max";
+    } else if (stop_.stop_requested()) {
+      result = "interrupted";
+    } else {
+      // Geometric bisection: each step halves the bracket's ratio (its width in log space), so
+      // the relative resolution is (max/min)^(1/2^steps) whatever the scale.
+      bisected = true;
+      for (int s = 0; s < ro.search_steps && !stop_.stop_requested(); ++s) {
+        const double mid = std::sqrt(lo * hi);
+        if (probe(mid)) {
+          lo = mid;
+        } else {
+          hi = mid;
+        }
+      }
+      best = lo;
+      if (stop_.stop_requested()) {
+        result = "interrupted";
+      }
+    }
+    search = {{"min_rps", ro.search->first},
+              {"max_rps", ro.search->second},
+              {"steps", ro.search_steps},
+              {"result", result},
+              {"best_rps", Optional(best)},
+              {"bracket_rps", bisected ? json::array({lo, hi}) : json(nullptr)},
+              {"points", probes}};
+    if (on_progress_) {
+      on_progress_(best ? fmt::format("search: highest rate meeting the SLOs {:.4g} req/s ({})",
+                                      *best, result)
+                        : fmt::format("search: no rate in [{:g}, {:g}] meets the SLOs ({})",
+                                      ro.search->first, ro.search->second, result));
+    }
+  }
+
+  return json{{"arrival", std::string(ArrivalName(ro.arrival))},
+              {"burstiness", ro.burstiness},
+              {"seed", ro.seed},
+              {"requests", ro.duration_s > 0 ? json(nullptr) : json(ro.requests)},
+              {"duration_s", ro.duration_s > 0 ? json(ro.duration_s) : json(nullptr)},
+              {"tokens", ro.tokens},
+              {"late_ms", ro.late_ms},
+              {"max_concurrency", ro.max_concurrency > 0 ? json(ro.max_concurrency) : json(nullptr)},
+              {"slo", SloJson(ro.slo)},
+              {"slo_fraction", ro.slo_fraction},
+              {"rates", points},
+              {"search", search}};
+}
+
+}  // namespace sb::perf
