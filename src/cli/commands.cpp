@@ -326,7 +326,14 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
   auto write_results = [&](const char* status) -> Result<void> {
     results["status"] = status;
     results["summary"] = session.Summary();
-    results["warnings"] = session.warnings();
+    json warnings = session.warnings();
+    const json& sum = results["summary"];
+    if (sum.value("failed_requests", 0) > 0) {
+      warnings.push_back(fmt::format("{} of {} measured requests failed: see the Errors section "
+                                     "(their figures are left out, never counted as zero).",
+                                     sum.value("failed_requests", 0), sum.value("requests", 0)));
+    }
+    results["warnings"] = warnings;
     results["spec_decode"] = session.SpecDecode();
     if (std::string(status) != "running") {
       results["finished_at"] = UtcTimestamp();

@@ -93,7 +93,7 @@ bool ContainsNumber(const std::string& text, const std::string& number) {
 json Session::Context(const ProfileOptions& options) {
   WarmUp(options);
   json rows = json::array();
-  if (stop_.stop_requested()) {
+  if (Halted()) {
     return json{{"rows", rows}};
   }
   // Choose how to count: the server's chat tokenizer, its plain tokenizer plus the template's
@@ -134,7 +134,7 @@ json Session::Context(const ProfileOptions& options) {
   int index = 0;
   for (int size : options.sizes) {
     ++index;
-    if (stop_.stop_requested()) {
+    if (Halted()) {
       break;
     }
     if (limit > 0 && size + options.context_max_tokens > limit) {

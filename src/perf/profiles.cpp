@@ -92,7 +92,7 @@ json StatsJson(const std::vector<double>& values) {
   sb::Summary s = Summarize(values);
   return json{{"n", s.n},       {"min", s.min}, {"median", s.median}, {"mean", s.mean},
               {"max", s.max},   {"p50", s.p50}, {"p90", s.p90},       {"p99", s.p99},
-              {"stddev", s.stddev}, {"values", values}};
+              {"stddev", s.n > 1 ? json(s.stddev) : json()}, {"values", values}};
 }
 
 std::string FillerText(int words, std::uint64_t seed) {
@@ -131,7 +131,8 @@ Session::Session(client::Client& client, SessionTarget target, SampleSink on_sam
       on_sample_(std::move(on_sample)),
       on_progress_(std::move(on_progress)),
       stop_(std::move(stop)),
-      t0_ns_(t0_ns) {}
+      t0_ns_(t0_ns),
+      session_nonce_(std::random_device{}() & 0xffffffU) {}
 
 void Session::Warn(const std::string& text) {
   if (std::find(warnings_.begin(), warnings_.end(), text) == warnings_.end()) {
@@ -145,7 +146,7 @@ client::ChatParams Session::Params(const ProfileOptions& options, const std::str
   p.model = target_.model;
   // A unique first line per request: a server's prefix cache cannot turn a repeated prompt into
   // a fake prefill speed.
-  p.messages.push_back({"user", fmt::format("[request {}] {}", ++nonce_, prompt), ""});
+  p.messages.push_back({"user", fmt::format("[request {:x}-{}] {}", session_nonce_, ++nonce_, prompt), ""});
   p.max_tokens = max_tokens;
   p.force_length = force;
   p.temperature = options.temperature;
@@ -162,6 +163,13 @@ client::ChatParams Session::Params(const ProfileOptions& options, const std::str
 json Session::Record(const client::ChatResponse& r, const std::string& profile,
                      const std::string& label, bool warmup) const {
   RequestMetrics m = ComputeMetrics(r);
+  const bool ok = r.outcome == client::Outcome::kOk;
+  if (!ok) {
+    // A request that failed has no speed: its partial stream would make one up.
+    m.decode_tok_s.reset();
+    m.tpot_ms.reset();
+    m.wall_tok_s.reset();
+  }
   json rec = {
       {"id", r.id},
       {"profile", profile},
@@ -177,9 +185,9 @@ json Session::Record(const client::ChatResponse& r, const std::string& profile,
       {"decode_tok_s", Opt(m.decode_tok_s)},
       {"tpot_ms", Opt(m.tpot_ms)},
       {"prompt_tokens", OptInt(r.usage.prompt_tokens)},
-      {"completion_tokens", m.completion_tokens},
+      {"completion_tokens", ok || !m.tokens_estimated ? json(m.completion_tokens) : json()},
       {"reasoning_tokens", OptInt(r.usage.reasoning_tokens)},
-      {"tokens_estimated", m.tokens_estimated},
+      {"tokens_estimated", ok && m.tokens_estimated},
       {"chunks", m.chunks},
       {"finish_reason", r.finish_reason.empty() ? json(nullptr) : json(r.finish_reason)},
   };
@@ -264,7 +272,15 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
       ++requests_;
       if (r.outcome != client::Outcome::kOk) {
         ++failed_;
+        // Only a server that accepts no connection at all counts as gone; a reset stream from
+        // a live server is an ordinary failure.
+        consecutive_transport_failures_ =
+            r.outcome == client::Outcome::kTransport && r.first_byte_ns == 0
+                ? consecutive_transport_failures_ + 1
+                : 0;
+        continue;  // a failed request contributes no tokens and no time
       }
+      consecutive_transport_failures_ = 0;
       completion_tokens_ += m.completion_tokens;
       if (first_send == 0 || r.send_ns < first_send) {
         first_send = r.send_ns;
@@ -279,6 +295,12 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
     }
     if (last_token > first_send && first_send != 0) {
       wall_time_s_ += static_cast<double>(last_token - first_send) / 1e9;
+    }
+    if (consecutive_transport_failures_ >= 3 && !server_gone_) {
+      server_gone_ = true;
+      Warn(fmt::format("The server stopped answering ({} connection failures in a row, last: {}); "
+                       "the remaining requests were not sent.",
+                       consecutive_transport_failures_, out.back().reason));
     }
   }
   return out;
@@ -309,7 +331,7 @@ std::optional<SpecCounters> Session::ScrapeSpec() {
 json Session::SpecDecode() const { return SpecJson(spec_total_); }
 
 void Session::WarmUp(const ProfileOptions& options) {
-  while (warmups_done_ < options.warmup && !stop_.stop_requested()) {
+  while (warmups_done_ < options.warmup && !Halted()) {
     ++warmups_done_;
     auto r = Execute({Params(options, "Say hello.", 16, false)}, "warmup",
                      {fmt::format("warm-up {}", warmups_done_)});
@@ -338,7 +360,9 @@ int CollectRows(const std::vector<client::ChatResponse>& rs, json& rows,
 }
 
 std::string FailureNote(const client::ChatResponse& r) {
-  return fmt::format("{}: {}", client::OutcomeName(r.outcome), r.reason);
+  std::string_view name = client::OutcomeName(r.outcome);
+  return r.reason.empty() || r.reason == name ? std::string(name)
+                                               : fmt::format("{}: {}", name, r.reason);
 }
 
 }  // namespace
@@ -352,7 +376,7 @@ json Session::Decode(const ProfileOptions& options) {
   std::vector<double> tok_s, ttft, e2e, itl;
   std::map<int, long long> tokens_per_chunk;  // only when the server reports per-chunk counts
   int errors = 0;
-  for (int i = 0; i < options.runs && !stop_.stop_requested(); ++i) {
+  for (int i = 0; i < options.runs && !Halted(); ++i) {
     std::string label = fmt::format("run {}", i + 1);
     auto rs = Execute({Params(options, kDecodePrompt, options.tokens, true)}, "decode", {label});
     const auto& r = rs.front();
@@ -405,7 +429,7 @@ json Session::Concurrency(const ProfileOptions& options) {
   WarmUp(options);
   json levels = json::array();
   for (int n : options.levels) {
-    if (stop_.stop_requested()) {
+    if (Halted()) {
       break;
     }
     std::vector<client::ChatParams> params;
@@ -468,13 +492,13 @@ json Session::MaxTokens(const ProfileOptions& options) {
   WarmUp(options);
   json lengths = json::array();
   for (int len : options.lengths) {
-    if (stop_.stop_requested()) {
+    if (Halted()) {
       break;
     }
     json runs = json::array();
     std::vector<double> wall, tok_s, decode;
     int errors = 0;
-    for (int i = 0; i < options.length_runs && !stop_.stop_requested(); ++i) {
+    for (int i = 0; i < options.length_runs && !Halted(); ++i) {
       std::string label = fmt::format("{} tokens run {}", len, i + 1);
       auto rs = Execute({Params(options, kDecodePrompt, len, true)}, "max_tokens", {label});
       errors +=
@@ -483,6 +507,11 @@ json Session::MaxTokens(const ProfileOptions& options) {
         runs.back()["spec_decode"] = SpecJson(last_window_);
       }
       RequestMetrics m = ComputeMetrics(rs.front());
+      if (rs.front().outcome == client::Outcome::kOk && m.completion_tokens != len) {
+        Warn(fmt::format("max-tokens asked for {} tokens but a run produced {} (finish reason "
+                         "\"{}\"): that row is not the requested length.",
+                         len, m.completion_tokens, rs.front().finish_reason));
+      }
       if (rs.front().outcome == client::Outcome::kOk && m.e2e_ms) {
         wall.push_back(*m.e2e_ms / 1e3);
         if (m.wall_tok_s) {
@@ -511,7 +540,7 @@ json Session::Ttft(const ProfileOptions& options) {
   WarmUp(options);
   json prompts = json::array();
   for (const auto& tp : kTtftPrompts) {
-    if (stop_.stop_requested()) {
+    if (Halted()) {
       break;
     }
     std::string text = tp.filler_words > 0
@@ -521,7 +550,7 @@ json Session::Ttft(const ProfileOptions& options) {
     std::vector<double> ttft;
     int errors = 0;
     int prompt_tokens = -1;
-    for (int i = 0; i < options.runs && !stop_.stop_requested(); ++i) {
+    for (int i = 0; i < options.runs && !Halted(); ++i) {
       std::string label = fmt::format("{} run {}", tp.name, i + 1);
       auto rs = Execute({Params(options, text, options.ttft_max_tokens, false)}, "ttft", {label});
       errors += CollectRows(rs, runs, [&](const auto& x) { return Record(x, "ttft", label, false); });

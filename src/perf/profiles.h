@@ -128,6 +128,9 @@ class Session {
 
   bool interrupted() const { return stop_.stop_requested(); }
 
+  // True once the user stopped the run or the server stopped answering: no more requests.
+  bool Halted() const { return stop_.stop_requested() || server_gone_; }
+
   // Speculative-decoding acceptance over every measurement window so far (results.json
   // "spec_decode"), null when the server exposes no such counters.
   nlohmann::json SpecDecode() const;
@@ -155,7 +158,10 @@ class Session {
   std::stop_token stop_;
   std::int64_t t0_ns_;
   std::uint64_t next_id_ = 1;
-  std::uint64_t nonce_ = 0;  // makes every prompt unique (defeats prefix caching)
+  std::uint64_t nonce_ = 0;  // makes every prompt unique (defeats prefix caching) ...
+  std::uint64_t session_nonce_;  // ... across invocations too (random per session)
+  int consecutive_transport_failures_ = 0;
+  bool server_gone_ = false;
   int warmups_done_ = 0;
   // Totals over measured requests, for Summary().
   long long requests_ = 0, failed_ = 0, completion_tokens_ = 0;

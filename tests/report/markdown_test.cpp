@@ -175,8 +175,28 @@ TEST(MarkdownTest, SpecDecodeOnlyWhenMeasured) {
 
 TEST(MarkdownTest, UnknownProfilesAreNamed) {
   json doc = MinimalRun();
-  doc["perf"]["context"] = {{"sizes", json::array()}};
-  EXPECT_TRUE(Contains(RenderMarkdown(doc), "`perf.context`"));
+  doc["perf"]["warp"] = {{"sizes", json::array()}};
+  EXPECT_TRUE(Contains(RenderMarkdown(doc), "`perf.warp`"));
+}
+
+TEST(MarkdownTest, ContextRowsShowSizesCorrectnessAndSkips) {
+  json doc = MinimalRun();
+  doc["perf"]["context"] = {
+      {"counted_by", "tokenize"},
+      {"rows",
+       {{{"size", 2000}, {"prompt_tokens", 2000}, {"correct", true}, {"ttft_ms", 81.2},
+         {"prefill_tok_s", 24630.5}, {"decode_tok_s", 241.7}, {"status", "ok"},
+         {"expected", "56"}, {"answer", " 56"}},
+        {{"size", 8000}, {"prompt_tokens", 8000}, {"correct", false}, {"ttft_ms", 201.0},
+         {"prefill_tok_s", 39800.0}, {"decode_tok_s", 240.0}, {"status", "ok"},
+         {"expected", "42"}, {"answer", " 41"}},
+        {{"size", 128000}, {"skipped", "over the server's max model length (32768 tokens)"}}}}};
+  std::string md = RenderMarkdown(doc);
+  EXPECT_TRUE(Contains(md, "### Context length scaling")) << md;
+  EXPECT_TRUE(Contains(md, "| ~2,000 | 2,000 | ✅ | 81 | 24,630.5 | 241.7 |")) << md;
+  EXPECT_TRUE(Contains(md, "expected 42, answered \" 41\"")) << md;
+  EXPECT_TRUE(Contains(md, "skipped: over the server's max model length")) << md;
+  EXPECT_FALSE(Contains(md, "`perf.context`")) << md;
 }
 
 TEST(MarkdownTest, OddInputNeverThrows) {
