@@ -10,18 +10,18 @@
 //   decode error     client decode tok/s / simulator decode tok/s − 1 (same definition, both sides)
 //   client CPU       CPU time of the client thread per 1,000 streamed tokens
 // Simulator and client share the machine; the simulator runs on its own thread.
-#include <pthread.h>
-#include <sys/resource.h>
-#include <time.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include "client/http_client.h"
 #include "core/stats.h"
@@ -118,14 +118,13 @@ Row Measure(int concurrency, int tokens) {
     json truth = json::parse(r.sim_json);
     row.tokens += m.completion_tokens;
     ttft_err.push_back(*m.ttft_ms - truth["ttft_ms"].get<double>());
-    lag.push_back(static_cast<double>(r.events.front().t_ns -
-                                      truth["first_token_ns"].get<std::int64_t>()) /
-                  1e6);
+    lag.push_back(
+        static_cast<double>(r.events.front().t_ns - truth["first_token_ns"].get<std::int64_t>()) /
+        1e6);
     if (m.decode_tok_s) {
       derr.push_back(100.0 * (*m.decode_tok_s / truth["decode_tok_s"].get<double>() - 1.0));
     }
-    row.max_emit_lag_us =
-        std::max(row.max_emit_lag_us, truth.value("max_emit_lag_us", 0.0));
+    row.max_emit_lag_us = std::max(row.max_emit_lag_us, truth.value("max_emit_lag_us", 0.0));
   }
   row.ttft_err_ms = sb::Summarize(ttft_err);
   row.lag_ms = sb::Summarize(lag);
@@ -134,7 +133,8 @@ Row Measure(int concurrency, int tokens) {
     abs_derr.push_back(std::fabs(d));
   }
   row.decode_err_pct = sb::Summarize(abs_derr);
-  row.cpu_ms_per_1k_tokens = row.tokens > 0 ? cpu * 1e3 / (static_cast<double>(row.tokens) / 1e3) : 0;
+  row.cpu_ms_per_1k_tokens =
+      row.tokens > 0 ? cpu * 1e3 / (static_cast<double>(row.tokens) / 1e3) : 0;
   return row;
 }
 
@@ -155,17 +155,18 @@ int main(int argc, char** argv) {
   lim.rlim_cur = lim.rlim_max;
   setrlimit(RLIMIT_NOFILE, &lim);
 
-  std::printf("| Streams | ITL (ms) | OK | TTFT error median / p99 / max (ms) | "
-              "first-token delivery lag median / p99 (ms) | |decode error| median / max (%%) | "
-              "client CPU per 1k tokens (ms) | sim max emit lag (µs) |\n");
+  std::printf(
+      "| Streams | ITL (ms) | OK | TTFT error median / p99 / max (ms) | "
+      "first-token delivery lag median / p99 (ms) | |decode error| median / max (%%) | "
+      "client CPU per 1k tokens (ms) | sim max emit lag (µs) |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
   for (int c : levels) {
     Row r = Measure(c, tokens);
-    std::printf("| %d | %.0f | %d/%d | %.3f / %.3f / %.3f | %.3f / %.3f | %.3f / %.3f | %.2f | %.0f |\n",
-                r.concurrency, r.itl_ms, r.ok, r.ok + r.failed, r.ttft_err_ms.median,
-                r.ttft_err_ms.p99, r.ttft_err_ms.max, r.lag_ms.median, r.lag_ms.p99,
-                r.decode_err_pct.median, r.decode_err_pct.max, r.cpu_ms_per_1k_tokens,
-                r.max_emit_lag_us);
+    std::printf(
+        "| %d | %.0f | %d/%d | %.3f / %.3f / %.3f | %.3f / %.3f | %.3f / %.3f | %.2f | %.0f |\n",
+        r.concurrency, r.itl_ms, r.ok, r.ok + r.failed, r.ttft_err_ms.median, r.ttft_err_ms.p99,
+        r.ttft_err_ms.max, r.lag_ms.median, r.lag_ms.p99, r.decode_err_pct.median,
+        r.decode_err_pct.max, r.cpu_ms_per_1k_tokens, r.max_emit_lag_us);
     std::fflush(stdout);
   }
   return 0;

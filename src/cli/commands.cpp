@@ -1,7 +1,5 @@
 #include "cli/commands.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "cli/roofline_command.h"
 #include "cli/signals.h"
@@ -164,15 +163,15 @@ Result<Target> OpenTarget(const TargetOptions& o) {
 }
 
 json TargetJson(const Target& t) {
-  return json{{"endpoint", t.endpoint},
-              {"model", t.model},
-              {"simulated", t.sim != nullptr},
-              {"server",
-               {{"kind", std::string(client::ServerKindName(t.info.kind))},
-                {"version", t.info.version.empty() ? json(nullptr) : json(t.info.version)}}},
-              {"models", t.info.models},
-              {"max_model_len", t.info.max_model_len > 0 ? json(t.info.max_model_len)
-                                                          : json(nullptr)}};
+  return json{
+      {"endpoint", t.endpoint},
+      {"model", t.model},
+      {"simulated", t.sim != nullptr},
+      {"server",
+       {{"kind", std::string(client::ServerKindName(t.info.kind))},
+        {"version", t.info.version.empty() ? json(nullptr) : json(t.info.version)}}},
+      {"models", t.info.models},
+      {"max_model_len", t.info.max_model_len > 0 ? json(t.info.max_model_len) : json(nullptr)}};
 }
 
 std::string CommandLine(int argc, char** argv) {
@@ -272,10 +271,9 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
     return Fail(target.error());
   }
   Target& t = target.value();
-  std::fprintf(stderr, "target: %s %s, model %s\n",
-               std::string(client::ServerKindName(t.info.kind)).c_str(),
-               t.info.version.empty() ? "(version unknown)" : t.info.version.c_str(),
-               t.model.c_str());
+  std::fprintf(
+      stderr, "target: %s %s, model %s\n", std::string(client::ServerKindName(t.info.kind)).c_str(),
+      t.info.version.empty() ? "(version unknown)" : t.info.version.c_str(), t.model.c_str());
 
   std::filesystem::path out =
       c.out.empty() ? std::filesystem::path("runs") / report::DefaultRunDirName(compact, t.model)
@@ -316,12 +314,9 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
       std::fprintf(stderr, "servebench: warning: %s\n", sample_error.c_str());
     }
   };
-  auto on_progress = [](const std::string& line) {
-    std::fprintf(stderr, "  %s\n", line.c_str());
-  };
+  auto on_progress = [](const std::string& line) { std::fprintf(stderr, "  %s\n", line.c_str()); };
   perf::Session session(*t.client, {t.model, t.info.kind, t.info.max_model_len}, on_sample,
-                        on_progress,
-                        stop.get_token(), ToNanos(std::chrono::steady_clock::now()));
+                        on_progress, stop.get_token(), ToNanos(std::chrono::steady_clock::now()));
 
   auto write_results = [&](const char* status) -> Result<void> {
     results["status"] = status;
@@ -329,9 +324,10 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
     json warnings = session.warnings();
     const json& sum = results["summary"];
     if (sum.value("failed_requests", 0) > 0) {
-      warnings.push_back(fmt::format("{} of {} measured requests failed: see the Errors section "
-                                     "(their figures are left out, never counted as zero).",
-                                     sum.value("failed_requests", 0), sum.value("requests", 0)));
+      warnings.push_back(
+          fmt::format("{} of {} measured requests failed: see the Errors section "
+                      "(their figures are left out, never counted as zero).",
+                      sum.value("failed_requests", 0), sum.value("requests", 0)));
     }
     results["warnings"] = warnings;
     results["spec_decode"] = session.SpecDecode();
@@ -398,8 +394,7 @@ void AddTargetOptions(CLI::App* cmd, TargetOptions& t) {
   cmd->add_option("--first-byte-timeout-s", t.first_byte_timeout_s,
                   "Limit from send to the first response byte")
       ->capture_default_str();
-  cmd->add_option("--idle-timeout-s", t.idle_timeout_s,
-                  "Longest silence allowed within a response")
+  cmd->add_option("--idle-timeout-s", t.idle_timeout_s, "Longest silence allowed within a response")
       ->capture_default_str();
 }
 
@@ -408,8 +403,9 @@ void AddSpeedOptions(CLI::App* cmd, SpeedCommand& c) {
   AddRooflineInputs(cmd, c.roofline, RooflineFlags::kSpeedCommand);
   cmd->add_option("--out", c.out, "Run directory (default: runs/<UTC time>-<model>)");
   cmd->add_flag("--overwrite", c.overwrite, "Replace the results in an existing run directory");
-  cmd->add_option("--tokens", c.profile.tokens, "Forced output tokens per request (decode, "
-                                                "concurrency)")
+  cmd->add_option("--tokens", c.profile.tokens,
+                  "Forced output tokens per request (decode, "
+                  "concurrency)")
       ->capture_default_str();
   cmd->add_option("--runs", c.profile.runs, "Repetitions (decode, ttft); the median is quoted")
       ->capture_default_str();
@@ -443,20 +439,18 @@ void AddSpeedOptions(CLI::App* cmd, SpeedCommand& c) {
   perf::RateOptions& rate = c.profile.rate;
   cmd->add_option("--rates", rate.rates, "rate: arrival rates in req/s, one open-loop run each")
       ->delimiter(',');
-  cmd->add_option("--arrival", rate.arrival, "rate: arrival process: poisson (default), constant, "
-                                             "gamma")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, perf::Arrival>{
-          {"constant", perf::Arrival::kConstant},
-          {"poisson", perf::Arrival::kPoisson},
-          {"gamma", perf::Arrival::kGamma}}));
+  cmd->add_option_function<std::string>(
+         "--arrival",
+         [&rate](const std::string& name) { rate.arrival = *perf::ParseArrival(name); },
+         "rate: arrival process: poisson (default), constant, gamma")
+      ->check(CLI::IsMember({"constant", "poisson", "gamma"}));
   cmd->add_option("--burstiness", rate.burstiness,
                   "rate: gamma shape (--arrival gamma): gaps' CV = 1/sqrt(X); < 1 burstier")
       ->capture_default_str();
   cmd->add_option("--requests", rate.requests, "rate: requests per rate")->capture_default_str();
   cmd->add_option("--duration-s", rate.duration_s,
                   "rate: arrivals during this many seconds per rate instead of --requests");
-  cmd->add_option("--seed", rate.seed, "rate: seed of the arrival schedule")
-      ->capture_default_str();
+  cmd->add_option("--seed", rate.seed, "rate: seed of the arrival schedule")->capture_default_str();
   cmd->add_option("--rate-tokens", rate.tokens, "rate: forced output tokens per request")
       ->capture_default_str();
   cmd->add_option_function<std::vector<std::string>>(
@@ -464,7 +458,7 @@ void AddSpeedOptions(CLI::App* cmd, SpeedCommand& c) {
          [&rate](const std::vector<std::string>& items) {
            auto slo = perf::ParseSlo(items);
            if (!slo) {
-             throw CLI::ValidationError("--slo", slo.error().message);
+             throw CLI::ValidationError(slo.error().message);
            }
            rate.slo = slo.value();
          },
@@ -478,7 +472,7 @@ void AddSpeedOptions(CLI::App* cmd, SpeedCommand& c) {
       [&rate](const std::string& text) {
         auto range = perf::ParseRateRange(text);
         if (!range) {
-          throw CLI::ValidationError("--search-rate", range.error().message);
+          throw CLI::ValidationError(range.error().message);
         }
         rate.search = range.value();
       },
@@ -607,7 +601,8 @@ void AddSimOptions(CLI::App* cmd, SimCommand& c) {
       ->check(CLI::IsMember({"image", "video", "audio"}));
   cmd->add_option("--fault-rate", o.fault_rate, "Probability of a fault per chat request")
       ->capture_default_str();
-  cmd->add_option("--fault-kinds", c.fault_kinds, "Faults to draw from: reset,stall,malformed,500,429")
+  cmd->add_option("--fault-kinds", c.fault_kinds,
+                  "Faults to draw from: reset,stall,malformed,500,429")
       ->delimiter(',')
       ->check(CLI::IsMember({"reset", "stall", "malformed", "500", "429"}));
 }
@@ -625,8 +620,9 @@ int Main(int argc, char** argv) {
 
   SpeedCommand run_cmd;
   run_cmd.profiles = perf::ProfileNames();
-  CLI::App* run = app.add_subcommand("run", "Run the quality suites and speed profiles, write a "
-                                            "run directory and print the summary");
+  CLI::App* run = app.add_subcommand("run",
+                                     "Run the quality suites and speed profiles, write a "
+                                     "run directory and print the summary");
   AddSpeedOptions(run, run_cmd);
   run->add_option("--suite", run_cmd.suites, "Quality suite name or file (repeatable)");
   run->add_option("--profiles", run_cmd.profiles, "Speed profiles to run")
@@ -634,11 +630,13 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
 
   SpeedCommand perf_cmd;
-  CLI::App* perf = app.add_subcommand("perf", "Run speed profiles: decode, concurrency, "
-                                              "max-tokens, ttft");
+  CLI::App* perf = app.add_subcommand("perf",
+                                      "Run speed profiles: decode, concurrency, "
+                                      "max-tokens, ttft, context, rate");
   AddSpeedOptions(perf, perf_cmd);
   perf->add_option("--profile", perf_cmd.profiles,
-                   "Profile(s): decode, concurrency, max-tokens, ttft (repeat or comma-separate)")
+                   "Profile(s): decode, concurrency, max-tokens, ttft, context, rate (repeat or "
+                   "comma-separate)")
       ->delimiter(',')
       ->required();
 

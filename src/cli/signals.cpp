@@ -1,11 +1,11 @@
 #include "cli/signals.h"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <csignal>
 #include <cstdio>
 #include <thread>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace sb::cli {
 
@@ -36,9 +36,10 @@ int WaitForStopSignal() {
 void WatchStopSignals(std::stop_source source) {
   std::thread([source]() mutable {
     WaitForStopSignal();
-    std::fputs("\nservebench: interrupted: stopping, writing what was measured "
-               "(Ctrl-C again to quit at once)\n",
-               stderr);
+    std::fputs(
+        "\nservebench: interrupted: stopping, writing what was measured "
+        "(Ctrl-C again to quit at once)\n",
+        stderr);
     source.request_stop();
     WaitForStopSignal();
     _exit(130);

@@ -26,6 +26,7 @@ class Clock {
 class SteadyClock final : public Clock {
  public:
   SteadyTime Now() const override { return std::chrono::steady_clock::now(); }
+
   bool SleepUntil(SteadyTime t, std::stop_token stop) override;
 };
 
@@ -33,6 +34,7 @@ class SteadyClock final : public Clock {
 class ManualClock final : public Clock {
  public:
   explicit ManualClock(SteadyTime start = SteadyTime{} + std::chrono::hours(1)) : now_(start) {}
+
   SteadyTime Now() const override;
   bool SleepUntil(SteadyTime t, std::stop_token stop) override;
   void Advance(Nanos d);
@@ -50,9 +52,13 @@ inline std::int64_t ToNanos(SteadyTime t) {
   return std::chrono::duration_cast<Nanos>(t.time_since_epoch()).count();
 }
 
-inline double ToMillis(Nanos d) { return static_cast<double>(d.count()) / 1e6; }
+inline double ToMillis(Nanos d) {
+  return static_cast<double>(d.count()) / 1e6;
+}
 
-inline double ToSeconds(Nanos d) { return static_cast<double>(d.count()) / 1e9; }
+inline double ToSeconds(Nanos d) {
+  return static_cast<double>(d.count()) / 1e9;
+}
 
 // "2026-12-02T09:00:00Z" for the current wall-clock time (labels only).
 std::string UtcTimestamp();

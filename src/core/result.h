@@ -11,15 +11,15 @@ namespace sb {
 
 // What kind of failure; cli maps these to exit codes (DESIGN.md §2).
 enum class ErrorCode {
-  kUsage,        // bad flags or arguments (exit 2)
-  kSetup,        // unreachable endpoint, unknown model, unreadable file (exit 3)
-  kIo,           // file system (exit 3)
-  kHttp,         // server answered with a non-2xx status
-  kTransport,    // connect refused, reset, TLS, DNS
-  kTimeout,      // a time limit fired
-  kProtocol,     // malformed stream, bad JSON
-  kCancelled,    // stop requested (Ctrl-C)
-  kInternal,     // a bug
+  kUsage,      // bad flags or arguments (exit 2)
+  kSetup,      // unreachable endpoint, unknown model, unreadable file (exit 3)
+  kIo,         // file system (exit 3)
+  kHttp,       // server answered with a non-2xx status
+  kTransport,  // connect refused, reset, TLS, DNS
+  kTimeout,    // a time limit fired
+  kProtocol,   // malformed stream, bad JSON
+  kCancelled,  // stop requested (Ctrl-C)
+  kInternal,   // a bug
 };
 
 struct Error {
@@ -35,18 +35,28 @@ struct Error {
 template <typename T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
-  Result(Error error) : v_(std::move(error)) {}      // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+
+  Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool has_value() const { return v_.index() == 0; }
+
   explicit operator bool() const { return has_value(); }
+
   T& value() & { return std::get<0>(v_); }
+
   const T& value() const& { return std::get<0>(v_); }
+
   T&& value() && { return std::get<0>(std::move(v_)); }
+
   T* operator->() { return &std::get<0>(v_); }
+
   const T* operator->() const { return &std::get<0>(v_); }
+
   T& operator*() & { return value(); }
+
   const T& operator*() const& { return value(); }
+
   const Error& error() const { return std::get<1>(v_); }
 
  private:
@@ -57,9 +67,14 @@ template <>
 class Result<void> {
  public:
   Result() = default;
-  Result(Error error) : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
+
+  Result(Error error)
+      : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
+
   bool has_value() const { return ok_; }
+
   explicit operator bool() const { return ok_; }
+
   const Error& error() const { return error_; }
 
  private:
@@ -67,6 +82,8 @@ class Result<void> {
   bool ok_ = true;
 };
 
-inline Error MakeError(ErrorCode code, std::string message) { return Error{code, std::move(message)}; }
+inline Error MakeError(ErrorCode code, std::string message) {
+  return Error{code, std::move(message)};
+}
 
 }  // namespace sb

@@ -27,7 +27,9 @@ double Percentile(std::span<const double> values, double q) {
   return PercentileSorted(sorted, std::clamp(q, 0.0, 100.0));
 }
 
-double Median(std::span<const double> values) { return Percentile(values, 50.0); }
+double Median(std::span<const double> values) {
+  return Percentile(values, 50.0);
+}
 
 Summary Summarize(std::span<const double> values) {
   Summary s;

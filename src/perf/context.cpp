@@ -62,12 +62,11 @@ std::optional<int> ContentTokenize(client::Client& c, const std::string& content
 }
 
 // The filler with the question inserted after `depth` of its words.
-std::string BuildBody(int words, double depth, const std::string& question,
-                      std::uint64_t seed) {
+std::string BuildBody(int words, double depth, const std::string& question, std::uint64_t seed) {
   std::string filler = FillerText(words, seed);
   // Insert at a sentence boundary at or after the depth point.
-  std::size_t target = static_cast<std::size_t>(std::clamp(depth, 0.0, 1.0) *
-                                                static_cast<double>(filler.size()));
+  std::size_t target =
+      static_cast<std::size_t>(std::clamp(depth, 0.0, 1.0) * static_cast<double>(filler.size()));
   std::size_t at = target == 0 ? 0 : filler.find(". ", target);
   at = at == std::string::npos ? filler.size() : (target == 0 ? 0 : at + 2);
   std::string body = filler.substr(0, at) + question + " " + filler.substr(at);
@@ -114,8 +113,9 @@ json Session::Context(const ProfileOptions& options) {
       template_overhead = rs.front().usage.prompt_tokens - *plain;
     }
   } else {
-    Warn("The server has no /tokenize endpoint: context prompt sizes are calibrated from "
-         "usage.prompt_tokens and may miss the requested size by a few tokens.");
+    Warn(
+        "The server has no /tokenize endpoint: context prompt sizes are calibrated from "
+        "usage.prompt_tokens and may miss the requested size by a few tokens.");
   }
   // Tokens per filler word, refined as counts come in.
   double tokens_per_word = 1.3;
@@ -191,26 +191,28 @@ json Session::Context(const ProfileOptions& options) {
     auto rs = Execute({params}, "context", {label});
     const auto& r = rs.front();
     RequestMetrics m = ComputeMetrics(r);
-    json row = {{"size", size},
-                {"prompt_tokens_requested", size},
-                {"prompt_tokens", r.usage.prompt_tokens >= 0 ? json(r.usage.prompt_tokens)
-                                                             : (tokens ? json(*tokens) : json())},
-                {"counted_by", CountModeName(mode)},
-                {"depth", options.depth},
-                {"expected", expected},
-                {"answer", r.answer.substr(0, 200)},
-                {"correct", r.outcome == client::Outcome::kOk && ContainsNumber(r.answer, expected)},
-                {"ttft_ms", m.ttft_ms ? json(*m.ttft_ms) : json()},
-                {"prefill_tok_s", m.ttft_ms && r.usage.prompt_tokens > 0
-                                      ? json(r.usage.prompt_tokens / (*m.ttft_ms / 1e3))
-                                      : json()},
-                {"decode_tok_s", m.decode_tok_s ? json(*m.decode_tok_s) : json()},
-                {"status", std::string(client::OutcomeName(r.outcome))},
-                {"request", Record(r, "context", label, false)}};
+    json row = {
+        {"size", size},
+        {"prompt_tokens_requested", size},
+        {"prompt_tokens", r.usage.prompt_tokens >= 0 ? json(r.usage.prompt_tokens)
+                                                     : (tokens ? json(*tokens) : json())},
+        {"counted_by", CountModeName(mode)},
+        {"depth", options.depth},
+        {"expected", expected},
+        {"answer", r.answer.substr(0, 200)},
+        {"correct", r.outcome == client::Outcome::kOk && ContainsNumber(r.answer, expected)},
+        {"ttft_ms", m.ttft_ms ? json(*m.ttft_ms) : json()},
+        {"prefill_tok_s", m.ttft_ms && r.usage.prompt_tokens > 0
+                              ? json(r.usage.prompt_tokens / (*m.ttft_ms / 1e3))
+                              : json()},
+        {"decode_tok_s", m.decode_tok_s ? json(*m.decode_tok_s) : json()},
+        {"status", std::string(client::OutcomeName(r.outcome))},
+        {"request", Record(r, "context", label, false)}};
     if (r.usage.prompt_tokens > 0 && tokens && *tokens != r.usage.prompt_tokens) {
-      Warn(fmt::format("context {}: the tokenizer counted {} prompt tokens but the server billed "
-                       "{}.",
-                       size, *tokens, r.usage.prompt_tokens));
+      Warn(
+          fmt::format("context {}: the tokenizer counted {} prompt tokens but the server billed "
+                      "{}.",
+                      size, *tokens, r.usage.prompt_tokens));
     }
     if (options.context_cached && r.outcome == client::Outcome::kOk) {
       // The same prompt again: what a warm prefix cache makes of it.
@@ -223,11 +225,11 @@ json Session::Context(const ProfileOptions& options) {
                        {"status", std::string(client::OutcomeName(again.front().outcome))}};
     }
     if (on_progress_) {
-      on_progress_(fmt::format("context {}: {} prompt tokens, {}, TTFT {}", size,
-                               row["prompt_tokens"].is_null() ? std::string("?")
-                                                              : row["prompt_tokens"].dump(),
-                               row["correct"].get<bool>() ? "correct" : "wrong",
-                               m.ttft_ms ? fmt::format("{:.0f} ms", *m.ttft_ms) : "n/a"));
+      on_progress_(fmt::format(
+          "context {}: {} prompt tokens, {}, TTFT {}", size,
+          row["prompt_tokens"].is_null() ? std::string("?") : row["prompt_tokens"].dump(),
+          row["correct"].get<bool>() ? "correct" : "wrong",
+          m.ttft_ms ? fmt::format("{:.0f} ms", *m.ttft_ms) : "n/a"));
     }
     rows.push_back(std::move(row));
   }

@@ -45,8 +45,8 @@ std::int64_t Histogram::ValueAt(std::size_t index) const {
 }
 
 std::int64_t Histogram::BucketSize(std::size_t index) const {
-  const std::int64_t bucket =
-      std::max<std::int64_t>(0, (static_cast<std::int64_t>(index) >> sub_bucket_half_count_magnitude_) - 1);
+  const std::int64_t bucket = std::max<std::int64_t>(
+      0, (static_cast<std::int64_t>(index) >> sub_bucket_half_count_magnitude_) - 1);
   return std::int64_t{1} << bucket;
 }
 

@@ -26,12 +26,16 @@ class Histogram {
   void Merge(const Histogram& other);
 
   std::int64_t count() const { return count_; }
+
   bool empty() const { return count_ == 0; }
+
   int significant_digits() const { return digits_; }
 
   // Exact smallest/largest recorded value; 0 when empty.
   std::int64_t Min() const { return count_ > 0 ? min_ : 0; }
+
   std::int64_t Max() const { return count_ > 0 ? max_ : 0; }
+
   // Exact arithmetic mean of the recorded values (the sum is kept, not estimated from buckets);
   // 0 when empty.
   double Mean() const;

@@ -7,7 +7,9 @@ namespace sb::perf {
 
 namespace {
 
-double Ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
+double Ms(std::int64_t ns) {
+  return static_cast<double>(ns) / 1e6;
+}
 
 int CompletionTokens(const client::ChatResponse& r, bool* estimated) {
   if (r.usage.completion_tokens >= 0) {

@@ -19,7 +19,7 @@ struct RequestMetrics {
   std::optional<double> wall_tok_s;    // completion_tokens / e2e (includes TTFT)
   int completion_tokens = 0;           // server usage, else token-bearing events (estimated)
   bool tokens_estimated = false;
-  int chunks = 0;                      // token-bearing events
+  int chunks = 0;  // token-bearing events
 };
 
 RequestMetrics ComputeMetrics(const client::ChatResponse& r);

@@ -18,9 +18,13 @@ using nlohmann::json;
 
 namespace {
 
-json Opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json Opt(const std::optional<double>& v) {
+  return v ? json(*v) : json(nullptr);
+}
 
-json OptInt(int v) { return v >= 0 ? json(v) : json(nullptr); }
+json OptInt(int v) {
+  return v >= 0 ? json(v) : json(nullptr);
+}
 
 json ParseOrNull(const std::string& text) {
   if (text.empty()) {
@@ -90,18 +94,19 @@ json StatsJson(const std::vector<double>& values) {
     return json{{"n", 0}};
   }
   sb::Summary s = Summarize(values);
-  return json{{"n", s.n},       {"min", s.min}, {"median", s.median}, {"mean", s.mean},
-              {"max", s.max},   {"p50", s.p50}, {"p90", s.p90},       {"p99", s.p99},
-              {"stddev", s.n > 1 ? json(s.stddev) : json()}, {"values", values}};
+  return json{{"n", s.n},        {"min", s.min}, {"median", s.median},
+              {"mean", s.mean},  {"max", s.max}, {"p50", s.p50},
+              {"p90", s.p90},    {"p99", s.p99}, {"stddev", s.n > 1 ? json(s.stddev) : json()},
+              {"values", values}};
 }
 
 std::string FillerText(int words, std::uint64_t seed) {
   static constexpr std::array<const char*, 48> kWords = {
-      "river",   "stone",  "market", "engine",  "garden", "signal", "window", "harbor",
-      "letter",  "forest", "bridge", "lantern", "orbit",  "copper", "meadow", "circuit",
-      "archive", "valley", "thread", "compass", "summer", "ladder", "canvas", "pocket",
-      "morning", "silver", "number", "station", "winter", "ribbon", "planet", "shadow",
-      "kitchen", "marble", "column", "feather", "island", "mirror", "tunnel", "velvet",
+      "river",   "stone",  "market", "engine",  "garden", "signal", "window",  "harbor",
+      "letter",  "forest", "bridge", "lantern", "orbit",  "copper", "meadow",  "circuit",
+      "archive", "valley", "thread", "compass", "summer", "ladder", "canvas",  "pocket",
+      "morning", "silver", "number", "station", "winter", "ribbon", "planet",  "shadow",
+      "kitchen", "marble", "column", "feather", "island", "mirror", "tunnel",  "velvet",
       "anchor",  "basket", "candle", "desert",  "echo",   "falcon", "glacier", "hollow"};
   std::mt19937_64 rng(seed);
   std::string out;
@@ -146,7 +151,8 @@ client::ChatParams Session::Params(const ProfileOptions& options, const std::str
   p.model = target_.model;
   // A unique first line per request: a server's prefix cache cannot turn a repeated prompt into
   // a fake prefill speed.
-  p.messages.push_back({"user", fmt::format("[request {:x}-{}] {}", session_nonce_, ++nonce_, prompt), ""});
+  p.messages.push_back(
+      {"user", fmt::format("[request {:x}-{}] {}", session_nonce_, ++nonce_, prompt), ""});
   p.max_tokens = max_tokens;
   p.force_length = force;
   p.temperature = options.temperature;
@@ -177,8 +183,8 @@ json Session::Record(const client::ChatResponse& r, const std::string& profile,
       {"status", std::string(client::OutcomeName(r.outcome))},
       {"reason", r.reason.empty() ? json(nullptr) : json(r.reason)},
       {"http_status", r.http_status},
-      {"sent_at_ms", r.send_ns != 0 ? json(static_cast<double>(r.send_ns - t0_ns_) / 1e6)
-                                    : json(nullptr)},
+      {"sent_at_ms",
+       r.send_ns != 0 ? json(static_cast<double>(r.send_ns - t0_ns_) / 1e6) : json(nullptr)},
       {"ttft_ms", Opt(m.ttft_ms)},
       {"ttfa_ms", Opt(m.ttfa_ms)},
       {"e2e_ms", Opt(m.e2e_ms)},
@@ -239,16 +245,18 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
       spec_total_.Add(*spec_before, *spec_after);
       // Traffic that is not ours makes every server-side counter (and speed) suspect.
       if (spec_before->requests_running.value_or(0) > 0) {
-        Warn(fmt::format("The server was already running {:.0f} request(s) that were not ours "
-                         "when a measurement began: speed and speculative-decoding figures may "
-                         "include other traffic.",
-                         *spec_before->requests_running));
+        Warn(
+            fmt::format("The server was already running {:.0f} request(s) that were not ours "
+                        "when a measurement began: speed and speculative-decoding figures may "
+                        "include other traffic.",
+                        *spec_before->requests_running));
       }
       if (spec_before->requests_finished && spec_after->requests_finished &&
           *spec_after->requests_finished - *spec_before->requests_finished >
               static_cast<double>(calls.size())) {
-        Warn("The server finished more requests during a measurement window than servebench "
-             "sent: speculative-decoding figures include other traffic.");
+        Warn(
+            "The server finished more requests during a measurement window than servebench "
+            "sent: speculative-decoding figures include other traffic.");
       }
     }
   }
@@ -289,8 +297,9 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
         last_token = std::max(last_token, r.events.back().t_ns);
       }
       if (m.tokens_estimated && !r.events.empty()) {
-        Warn("Some completion token counts are estimated (the server sent no usage); "
-             "tok/s figures from those requests count streamed chunks, not tokens.");
+        Warn(
+            "Some completion token counts are estimated (the server sent no usage); "
+            "tok/s figures from those requests count streamed chunks, not tokens.");
       }
     }
     if (last_token > first_send && first_send != 0) {
@@ -298,9 +307,10 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
     }
     if (consecutive_transport_failures_ >= 3 && !server_gone_) {
       server_gone_ = true;
-      Warn(fmt::format("The server stopped answering ({} connection failures in a row, last: {}); "
-                       "the remaining requests were not sent.",
-                       consecutive_transport_failures_, out.back().reason));
+      Warn(
+          fmt::format("The server stopped answering ({} connection failures in a row, last: {}); "
+                      "the remaining requests were not sent.",
+                      consecutive_transport_failures_, out.back().reason));
     }
   }
   return out;
@@ -328,7 +338,9 @@ std::optional<SpecCounters> Session::ScrapeSpec() {
   return counters;
 }
 
-json Session::SpecDecode() const { return SpecJson(spec_total_); }
+json Session::SpecDecode() const {
+  return SpecJson(spec_total_);
+}
 
 void Session::WarmUp(const ProfileOptions& options) {
   while (warmups_done_ < options.warmup && !Halted()) {
@@ -362,7 +374,7 @@ int CollectRows(const std::vector<client::ChatResponse>& rs, json& rows,
 std::string FailureNote(const client::ChatResponse& r) {
   std::string_view name = client::OutcomeName(r.outcome);
   return r.reason.empty() || r.reason == name ? std::string(name)
-                                               : fmt::format("{}: {}", name, r.reason);
+                                              : fmt::format("{}: {}", name, r.reason);
 }
 
 }  // namespace
@@ -380,7 +392,8 @@ json Session::Decode(const ProfileOptions& options) {
     std::string label = fmt::format("run {}", i + 1);
     auto rs = Execute({Params(options, kDecodePrompt, options.tokens, true)}, "decode", {label});
     const auto& r = rs.front();
-    errors += CollectRows(rs, runs, [&](const auto& x) { return Record(x, "decode", label, false); });
+    errors +=
+        CollectRows(rs, runs, [&](const auto& x) { return Record(x, "decode", label, false); });
     if (!last_window_.empty() && !runs.empty()) {
       runs.back()["spec_decode"] = SpecJson(last_window_);
     }
@@ -409,7 +422,7 @@ json Session::Decode(const ProfileOptions& options) {
                        : fmt::format("decode {}/{}: {}", i + 1, options.runs, FailureNote(r)));
     }
   }
-  json out = {{"tokens", options.tokens},       {"runs", runs},
+  json out = {{"tokens", options.tokens},         {"runs", runs},
               {"decode_tok_s", StatsJson(tok_s)}, {"ttft_ms", StatsJson(ttft)},
               {"e2e_ms", StatsJson(e2e)},         {"errors", errors}};
   if (!tokens_per_chunk.empty()) {
@@ -441,9 +454,8 @@ json Session::Concurrency(const ProfileOptions& options) {
     auto rs = Execute(std::move(params), "concurrency", labels);
     json rows = json::array();
     std::size_t idx = 0;
-    int errors = CollectRows(rs, rows, [&](const auto& x) {
-      return Record(x, "concurrency", labels[idx++], false);
-    });
+    int errors = CollectRows(
+        rs, rows, [&](const auto& x) { return Record(x, "concurrency", labels[idx++], false); });
     std::vector<double> per_stream, ttft;
     std::int64_t first_send = 0, last_token = 0;
     int ok = 0;
@@ -501,16 +513,17 @@ json Session::MaxTokens(const ProfileOptions& options) {
     for (int i = 0; i < options.length_runs && !Halted(); ++i) {
       std::string label = fmt::format("{} tokens run {}", len, i + 1);
       auto rs = Execute({Params(options, kDecodePrompt, len, true)}, "max_tokens", {label});
-      errors +=
-          CollectRows(rs, runs, [&](const auto& x) { return Record(x, "max_tokens", label, false); });
+      errors += CollectRows(rs, runs,
+                            [&](const auto& x) { return Record(x, "max_tokens", label, false); });
       if (!last_window_.empty() && !runs.empty()) {
         runs.back()["spec_decode"] = SpecJson(last_window_);
       }
       RequestMetrics m = ComputeMetrics(rs.front());
       if (rs.front().outcome == client::Outcome::kOk && m.completion_tokens != len) {
-        Warn(fmt::format("max-tokens asked for {} tokens but a run produced {} (finish reason "
-                         "\"{}\"): that row is not the requested length.",
-                         len, m.completion_tokens, rs.front().finish_reason));
+        Warn(
+            fmt::format("max-tokens asked for {} tokens but a run produced {} (finish reason "
+                        "\"{}\"): that row is not the requested length.",
+                        len, m.completion_tokens, rs.front().finish_reason));
       }
       if (rs.front().outcome == client::Outcome::kOk && m.e2e_ms) {
         wall.push_back(*m.e2e_ms / 1e3);
@@ -523,8 +536,8 @@ json Session::MaxTokens(const ProfileOptions& options) {
       }
     }
     if (on_progress_ && !tok_s.empty()) {
-      on_progress_(fmt::format("max_tokens {}: {:.2f} s, {:.1f} tok/s", len, Median(wall),
-                               Median(tok_s)));
+      on_progress_(
+          fmt::format("max_tokens {}: {:.2f} s, {:.1f} tok/s", len, Median(wall), Median(tok_s)));
     }
     lengths.push_back(json{{"max_tokens", len},
                            {"runs", runs},
@@ -543,9 +556,8 @@ json Session::Ttft(const ProfileOptions& options) {
     if (Halted()) {
       break;
     }
-    std::string text = tp.filler_words > 0
-                           ? FillerText(tp.filler_words, 42) + "\n\n" + tp.question
-                           : std::string(tp.question);
+    std::string text = tp.filler_words > 0 ? FillerText(tp.filler_words, 42) + "\n\n" + tp.question
+                                           : std::string(tp.question);
     json runs = json::array();
     std::vector<double> ttft;
     int errors = 0;
@@ -553,7 +565,8 @@ json Session::Ttft(const ProfileOptions& options) {
     for (int i = 0; i < options.runs && !Halted(); ++i) {
       std::string label = fmt::format("{} run {}", tp.name, i + 1);
       auto rs = Execute({Params(options, text, options.ttft_max_tokens, false)}, "ttft", {label});
-      errors += CollectRows(rs, runs, [&](const auto& x) { return Record(x, "ttft", label, false); });
+      errors +=
+          CollectRows(rs, runs, [&](const auto& x) { return Record(x, "ttft", label, false); });
       const auto& r = rs.front();
       RequestMetrics m = ComputeMetrics(r);
       if (r.outcome == client::Outcome::kOk && m.ttft_ms) {
@@ -564,8 +577,8 @@ json Session::Ttft(const ProfileOptions& options) {
       }
     }
     if (on_progress_ && !ttft.empty()) {
-      on_progress_(fmt::format("ttft {}: {:.1f} ms (median of {})", tp.name, Median(ttft),
-                               ttft.size()));
+      on_progress_(
+          fmt::format("ttft {}: {:.1f} ms (median of {})", tp.name, Median(ttft), ttft.size()));
     }
     prompts.push_back(json{{"name", tp.name},
                            {"prompt_tokens", OptInt(prompt_tokens)},
@@ -596,15 +609,23 @@ json Session::Run(const std::string& name, const ProfileOptions& options) {
 }
 
 json Session::Summary() const {
-  json s = {{"total", 0},         {"pass", 0},     {"fail", 0},    {"empty", 0},
-            {"loop", 0},          {"unsupported", 0}, {"error", 0}, {"timeout", 0},
-            {"pass_rate", nullptr}, {"effective_pass_rate", nullptr},
-            {"requests", requests_}, {"failed_requests", failed_},
-            {"completion_tokens", completion_tokens_},
-            {"wall_time_s", wall_time_s_},
-            {"avg_tok_s", wall_time_s_ > 0
-                              ? json(static_cast<double>(completion_tokens_) / wall_time_s_)
-                              : json(nullptr)}};
+  json s = {
+      {"total", 0},
+      {"pass", 0},
+      {"fail", 0},
+      {"empty", 0},
+      {"loop", 0},
+      {"unsupported", 0},
+      {"error", 0},
+      {"timeout", 0},
+      {"pass_rate", nullptr},
+      {"effective_pass_rate", nullptr},
+      {"requests", requests_},
+      {"failed_requests", failed_},
+      {"completion_tokens", completion_tokens_},
+      {"wall_time_s", wall_time_s_},
+      {"avg_tok_s", wall_time_s_ > 0 ? json(static_cast<double>(completion_tokens_) / wall_time_s_)
+                                     : json(nullptr)}};
   return s;
 }
 

@@ -31,23 +31,24 @@ struct Slo {
   std::optional<double> ttft_ms;
   std::optional<double> tpot_ms;
   std::optional<double> e2e_ms;
+
   bool empty() const { return !ttft_ms && !tpot_ms && !e2e_ms; }
 };
 
 // Open-loop load: the "rate" profile (docs/load.md).
 struct RateOptions {
-  std::vector<double> rates;           // req/s: one open-loop run per rate (the sweep)
+  std::vector<double> rates;  // req/s: one open-loop run per rate (the sweep)
   Arrival arrival = Arrival::kPoisson;
-  double burstiness = 1.0;             // gamma shape (--arrival gamma); 1 = Poisson
-  int requests = 100;                  // requests per rate (unless duration_s > 0)
-  double duration_s = 0;               // > 0: arrivals during this many seconds per rate
-  std::uint64_t seed = 1;              // arrival pattern (the same at every rate)
-  int tokens = 64;                     // forced output tokens per request
+  double burstiness = 1.0;  // gamma shape (--arrival gamma); 1 = Poisson
+  int requests = 100;       // requests per rate (unless duration_s > 0)
+  double duration_s = 0;    // > 0: arrivals during this many seconds per rate
+  std::uint64_t seed = 1;   // arrival pattern (the same at every rate)
+  int tokens = 64;          // forced output tokens per request
   Slo slo;
-  double slo_fraction = 0.99;          // a rate meets the SLOs iff good / sent >= this
+  double slo_fraction = 0.99;                       // a rate meets the SLOs iff good / sent >= this
   std::optional<std::pair<double, double>> search;  // highest rate meeting the SLOs in [min, max]
-  int search_steps = 6;                // bisection probes after the two ends
-  double late_ms = 1.0;                // a send this far behind its schedule counts as late
+  int search_steps = 6;                             // bisection probes after the two ends
+  double late_ms = 1.0;  // a send this far behind its schedule counts as late
   // > 0: at most this many requests in flight (vLLM's --max-concurrency); an arrival finding
   // them all busy waits in the client, and that wait counts from the scheduled time.
   int max_concurrency = 0;
@@ -63,17 +64,17 @@ Result<std::pair<double, double>> ParseRateRange(std::string_view text);
 Result<void> ValidateRateOptions(const RateOptions& options);
 
 struct ProfileOptions {
-  int tokens = 256;                                  // forced output tokens (decode, concurrency)
-  int runs = 3;                                      // repetitions (decode, ttft)
-  std::vector<int> levels = {1, 2, 4, 8};            // concurrency levels
+  int tokens = 256;                        // forced output tokens (decode, concurrency)
+  int runs = 3;                            // repetitions (decode, ttft)
+  std::vector<int> levels = {1, 2, 4, 8};  // concurrency levels
   std::vector<int> lengths = {64, 128, 256, 512, 1024};  // max-tokens profile
-  int length_runs = 1;                               // repetitions per max-tokens length
-  int ttft_max_tokens = 16;                          // output budget of a TTFT request
-  int warmup = 1;                                    // warm-up requests per session (excluded)
-  std::optional<bool> enable_thinking;               // chat_template_kwargs.enable_thinking
+  int length_runs = 1;                                   // repetitions per max-tokens length
+  int ttft_max_tokens = 16;                              // output budget of a TTFT request
+  int warmup = 1;                                        // warm-up requests per session (excluded)
+  std::optional<bool> enable_thinking;                   // chat_template_kwargs.enable_thinking
   std::optional<double> temperature;
-  std::chrono::milliseconds request_timeout{0};      // per request total limit (0 = none)
-  RateOptions rate;                                  // the rate profile
+  std::chrono::milliseconds request_timeout{0};  // per request total limit (0 = none)
+  RateOptions rate;                              // the rate profile
   // Context scaling (context.cpp): prompt sizes in the server's tokens, the depth of the
   // question in the filler (0 = start, 1 = end), the answer budget, and whether to measure the
   // prefix-cached case too (each prompt sent a second time).
@@ -158,7 +159,7 @@ class Session {
   std::stop_token stop_;
   std::int64_t t0_ns_;
   std::uint64_t next_id_ = 1;
-  std::uint64_t nonce_ = 0;  // makes every prompt unique (defeats prefix caching) ...
+  std::uint64_t nonce_ = 0;      // makes every prompt unique (defeats prefix caching) ...
   std::uint64_t session_nonce_;  // ... across invocations too (random per session)
   int consecutive_transport_failures_ = 0;
   bool server_gone_ = false;

@@ -31,11 +31,11 @@ std::optional<double> SumOf(const std::vector<PromSample>& samples, std::string_
 
 // Cumulative speculative-decoding counters at one instant (one scrape).
 struct SpecCounters {
-  std::string source;  // "vllm", "vllm-v0", "llama.cpp", "sglang"
-  std::optional<double> drafts;          // verification steps with a draft
-  std::optional<double> draft_tokens;    // tokens proposed
-  std::optional<double> accepted_tokens; // tokens accepted
-  std::vector<double> accepted_per_pos;  // [i] = steps that accepted at least i+1 tokens
+  std::string source;                     // "vllm", "vllm-v0", "llama.cpp", "sglang"
+  std::optional<double> drafts;           // verification steps with a draft
+  std::optional<double> draft_tokens;     // tokens proposed
+  std::optional<double> accepted_tokens;  // tokens accepted
+  std::vector<double> accepted_per_pos;   // [i] = steps that accepted at least i+1 tokens
   // SGLang exposes only last-batch gauges, not counters: reported as they are.
   std::optional<double> gauge_accept_length, gauge_accept_rate;
   // Server-wide request counters, to detect traffic that is not ours.
@@ -56,6 +56,7 @@ struct SpecWindow {
 
   // Adds after − before (counters only; gauges take `after`'s value).
   void Add(const SpecCounters& before, const SpecCounters& after);
+
   bool empty() const { return draft_tokens == 0 && !gauge_accept_length && !gauge_accept_rate; }
 };
 

@@ -3,8 +3,6 @@
 // percentiles from log-linear histograms (perf/histogram.h), goodput under SLOs, a sweep over
 // rates and a bisection search for the highest rate that meets the SLOs. docs/load.md is the
 // manual; docs/results-schema.md (perf.rate) the output.
-#include <time.h>
-
 #include <algorithm>
 #include <atomic>
 #include <charconv>
@@ -18,6 +16,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <time.h>
 
 #include "core/clock.h"
 #include "perf/histogram.h"
@@ -36,13 +35,13 @@ constexpr const char* kRatePrompt = "Tell me a story about a lighthouse keeper a
 // The first send is scheduled this long after the schedule is ready, so RunChats is waiting for
 // it rather than already late.
 constexpr std::int64_t kLeadNs = 20'000'000;
-// Above this share of one core, the client's own thread may be what limits the run.
-constexpr double kClientCpuLimitPct = 80.0;
 // Upper bound of requests in one point (memory: one response with its events each).
 constexpr double kMaxRequestsPerPoint = 1e6;
 constexpr int kMaxConcurrencyLimit = 4096;  // one thread per slot
 
-std::int64_t NowNs() { return ToNanos(std::chrono::steady_clock::now()); }
+std::int64_t NowNs() {
+  return ToNanos(std::chrono::steady_clock::now());
+}
 
 std::int64_t ThreadCpuNs() {
   timespec ts{};
@@ -50,9 +49,13 @@ std::int64_t ThreadCpuNs() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-double Ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
+double Ms(std::int64_t ns) {
+  return static_cast<double>(ns) / 1e6;
+}
 
-json Optional(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json Optional(const std::optional<double>& v) {
+  return v ? json(*v) : json(nullptr);
+}
 
 // Percentiles of a histogram of nanoseconds, in units of `unit_ns` (1e6: ms, 1e3: µs).
 json PercentilesJson(const Histogram& h, double unit_ns) {
@@ -115,10 +118,14 @@ RateFacts Facts(const client::ChatResponse& r, const RequestMetrics& m, std::int
 // Everything measured at one rate.
 struct PointStats {
   Histogram ttft_sched, ttft_send, e2e_sched, e2e_send, itl, tpot, lag, queue, event_delay;
-  long long sent = 0, ok = 0, failed = 0, late = 0, good = 0, waited = 0, tokens = 0;
+  long long sent = 0, ok = 0, failed = 0, late = 0, good = 0, waited = 0;
+  long long tokens = 0;       // completion tokens of successful requests
+  long long unreachable = 0;  // failed before any byte came back (connection refused ...)
   bool estimated = false;
   std::int64_t first_send = std::numeric_limits<std::int64_t>::max();
-  std::int64_t last_send = 0, last_done = 0, last_token = 0;
+  std::int64_t last_send = 0, last_done = 0;
+  // Successful requests only (a failed request contributes no tokens and no time).
+  std::int64_t ok_first_send = std::numeric_limits<std::int64_t>::max(), ok_last_token = 0;
   std::int64_t sample_ns = 0;  // time spent building records and handing them to the sink
 
   void Add(const client::ChatResponse& r, const RequestMetrics& m, const RateFacts& f,
@@ -135,16 +142,20 @@ struct PointStats {
       ++waited;
     }
     queue.Record(f.queue_ns);
-    tokens += m.completion_tokens;
-    if (!r.events.empty()) {
-      last_token = std::max(last_token, r.events.back().t_ns);
-      estimated = estimated || m.tokens_estimated;
-    }
     if (r.outcome != client::Outcome::kOk) {
       ++failed;
+      if (r.outcome == client::Outcome::kTransport && r.first_byte_ns == 0) {
+        ++unreachable;
+      }
       return;
     }
     ++ok;
+    tokens += m.completion_tokens;
+    estimated = estimated || m.tokens_estimated;
+    ok_first_send = std::min(ok_first_send, r.send_ns);
+    if (!r.events.empty()) {
+      ok_last_token = std::max(ok_last_token, r.events.back().t_ns);
+    }
     if (f.good) {
       ++good;
     }
@@ -171,15 +182,17 @@ SteadyTime FromNanos(std::int64_t ns) {
   return SteadyTime(std::chrono::duration_cast<SteadyTime::duration>(Nanos(ns)));
 }
 
-std::string RateLabel(double rate) { return fmt::format("{:g} req/s", rate); }
+std::string RateLabel(double rate) {
+  return fmt::format("{:g} req/s", rate);
+}
 
 Result<double> PositiveNumber(std::string_view text, std::string_view what) {
   double v = 0;
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, v);
   if (ec != std::errc() || ptr != end || !std::isfinite(v) || v <= 0) {
-    return MakeError(ErrorCode::kUsage, fmt::format("{}: '{}' is not a positive number", what,
-                                                    std::string(text)));
+    return MakeError(ErrorCode::kUsage,
+                     fmt::format("{}: '{}' is not a positive number", what, std::string(text)));
   }
   return v;
 }
@@ -324,9 +337,9 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
   const RateOptions& ro = options.rate;
   const ArrivalProcess process{ro.arrival, rate_rps, ro.burstiness, ro.seed};
   const std::vector<std::int64_t> offsets =
-      ro.duration_s > 0
-          ? ArrivalOffsetsWithin(process, std::chrono::nanoseconds(std::llround(ro.duration_s * 1e9)))
-          : ArrivalOffsets(process, static_cast<std::size_t>(ro.requests));
+      ro.duration_s > 0 ? ArrivalOffsetsWithin(
+                              process, std::chrono::nanoseconds(std::llround(ro.duration_s * 1e9)))
+                        : ArrivalOffsets(process, static_cast<std::size_t>(ro.requests));
   const std::size_t n = offsets.size();
   const std::string label_prefix =
       phase == "search" ? "search " + RateLabel(rate_rps) : RateLabel(rate_rps);
@@ -336,7 +349,8 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
   const std::uint64_t first_id = next_id_;
   for (std::size_t i = 0; i < n; ++i) {
     calls[i].id = next_id_++;
-    calls[i].body = client::BuildChatBody(Params(options, kRatePrompt, ro.tokens, true), target_.kind);
+    calls[i].body =
+        client::BuildChatBody(Params(options, kRatePrompt, ro.tokens, true), target_.kind);
     calls[i].stream = true;
     calls[i].total_timeout = options.request_timeout;
   }
@@ -349,8 +363,9 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
   const std::int64_t late_ns = std::llround(ro.late_ms * 1e6);
   const bool capped = ro.max_concurrency > 0 && ro.new_client != nullptr;
   if (ro.max_concurrency > 0 && !capped) {
-    Warn("--max-concurrency was ignored: no way to open the extra connections it needs (a "
-         "client factory) was given; the run was uncapped.");
+    Warn(
+        "--max-concurrency was ignored: no way to open the extra connections it needs (a "
+        "client factory) was given; the run was uncapped.");
   }
   std::vector<json> rows(n);
   bool wrong_length = false;
@@ -416,6 +431,7 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
     std::vector<Histogram> delays(workers);
     std::vector<std::int64_t> worker_cpu(workers, 0);
     std::atomic<std::size_t> next{0};
+    std::atomic<bool> no_client{false};
     std::mutex mu;
     std::condition_variable cv;
     std::deque<std::size_t> finished;  // guarded by mu
@@ -429,12 +445,15 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
         pool.emplace_back([&, w] {
           const std::int64_t c0 = ThreadCpuNs();
           std::unique_ptr<client::Client> cl = ro.new_client(root);
+          if (cl == nullptr) {
+            no_client = true;  // this slot sends nothing; its requests go to the others
+          }
           client::RunHooks hooks;
           hooks.on_event = [&](const client::ChatResponse& r) {
             delays[w].Record(NowNs() - r.events.back().t_ns);
             return true;
           };
-          while (!stop_.stop_requested()) {
+          while (cl != nullptr && !stop_.stop_requested()) {
             const std::size_t i = next.fetch_add(1);
             if (i >= n) {
               break;
@@ -471,6 +490,9 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
         }
       }
     }  // joins the pool
+    if (no_client) {
+      Warn("--max-concurrency: a client for a slot could not be made; fewer slots ran.");
+    }
     const std::int64_t main_cpu = ThreadCpuNs() - cpu0;
     cpu_ns = main_cpu;
     busiest_cpu_ns = main_cpu;
@@ -489,17 +511,27 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
   requests_ += st.sent;
   failed_ += st.failed;
   completion_tokens_ += st.tokens;
-  if (st.sent > 0 && st.last_token > st.first_send) {
-    wall_time_s_ += static_cast<double>(st.last_token - st.first_send) / 1e9;
+  if (st.ok > 0 && st.ok_last_token > st.ok_first_send) {
+    wall_time_s_ += static_cast<double>(st.ok_last_token - st.ok_first_send) / 1e9;
+  }
+  // As Execute does: a server that accepts no connection at all is gone; stop sending.
+  if (st.ok == 0 && st.unreachable >= 3 && !server_gone_) {
+    server_gone_ = true;
+    Warn(
+        fmt::format("The server stopped answering ({} connection failures at {}); the "
+                    "remaining rates were not run.",
+                    st.unreachable, RateLabel(rate_rps)));
   }
   if (st.estimated) {
-    Warn("Some completion token counts are estimated (the server sent no usage); "
-         "tok/s figures from those requests count streamed chunks, not tokens.");
+    Warn(
+        "Some completion token counts are estimated (the server sent no usage); "
+        "tok/s figures from those requests count streamed chunks, not tokens.");
   }
   if (wrong_length) {
-    Warn(fmt::format("rate asked for {} output tokens per request but some requests produced "
-                     "another count; TPOT and E2E are not comparable across them.",
-                     ro.tokens));
+    Warn(
+        fmt::format("rate asked for {} output tokens per request but some requests produced "
+                    "another count; TPOT and E2E are not comparable across them.",
+                    ro.tokens));
   }
 
   // The window runs from the first scheduled send to the end of the last response.
@@ -514,27 +546,34 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
     goodput = {{"good", st.good},
                {"fraction", st.sent > 0 ? json(fraction) : json(nullptr)},
                {"goodput_rps", per_s(static_cast<double>(st.good))},
-               {"meets_slo", st.sent > 0 ? json(fraction >= ro.slo_fraction && unsent == 0)
-                                         : json(nullptr)}};
+               {"meets_slo",
+                st.sent > 0 ? json(fraction >= ro.slo_fraction && unsent == 0) : json(nullptr)}};
   }
 
   // Self-check: is the client keeping to the schedule?
   const double cpu_pct = window_s > 0 ? 100.0 * static_cast<double>(cpu_ns) / 1e9 / window_s : 0;
   const double busiest_pct =
       window_s > 0 ? 100.0 * static_cast<double>(busiest_cpu_ns) / 1e9 / window_s : 0;
+  // The verdict rests on symptoms, not on CPU use: the client busy-waits up to 0.3 ms before
+  // each scheduled send (for precision), so above ~1,000 req/s its thread is near 100% of a
+  // core by design even when every send leaves on time.
   json reasons = json::array();
   if (!st.lag.empty() && st.lag.ValueAtPercentile(99) > late_ns) {
     reasons.push_back(fmt::format("schedule lag p99 {:.3f} ms is above {:g} ms",
                                   Ms(st.lag.ValueAtPercentile(99)), ro.late_ms));
   }
-  if (busiest_pct > kClientCpuLimitPct) {
-    reasons.push_back(fmt::format("a client thread used {:.0f}% of a core", busiest_pct));
+  if (!st.event_delay.empty() && st.event_delay.ValueAtPercentile(99) > late_ns) {
+    reasons.push_back(
+        fmt::format("events waited {:.3f} ms (p99) between arriving and being "
+                    "processed",
+                    Ms(st.event_delay.ValueAtPercentile(99))));
   }
   if (!reasons.empty()) {
-    Warn(fmt::format("At {}, the client, not the server, may be the bottleneck ({}): sends left "
-                     "late and the lateness counts in the from-scheduled latencies. Run the "
-                     "client on its own cores or lower the rate.",
-                     RateLabel(rate_rps), reasons.front().get<std::string>()));
+    Warn(
+        fmt::format("At {}, the client, not the server, may be the bottleneck ({}): the "
+                    "client's own delays are inside the measured latencies. Run the client on "
+                    "its own cores or lower the rate.",
+                    RateLabel(rate_rps), reasons.front().get<std::string>()));
   }
   const json self_check = {
       {"schedule_lag_us", PercentilesJson(st.lag, 1e3)},
@@ -555,38 +594,36 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
       requests.push_back(std::move(row));
     }
   }
-  const json achieved =
-      st.sent >= 2 && st.last_send > st.first_send
-          ? json(static_cast<double>(st.sent - 1) /
-                 (static_cast<double>(st.last_send - st.first_send) / 1e9))
-          : json(nullptr);
-  json point = {
-      {"phase", phase},
-      {"rate_rps", rate_rps},
-      {"scheduled", n},
-      {"offered_rate_rps", Optional(OfferedRate(offsets))},
-      {"achieved_rate_rps", achieved},
-      {"sent", st.sent},
-      {"ok", st.ok},
-      {"failed", st.failed},
-      {"unsent", unsent},
-      {"late_sends", st.late},
-      {"window_s", window_ns > 0 ? json(window_s) : json(nullptr)},
-      {"throughput_rps", per_s(static_cast<double>(st.ok))},
-      {"output_tok_s", per_s(static_cast<double>(st.tokens))},
-      {"from_scheduled",
-       {{"ttft_ms", PercentilesJson(st.ttft_sched, 1e6)},
-        {"e2e_ms", PercentilesJson(st.e2e_sched, 1e6)}}},
-      {"from_send",
-       {{"ttft_ms", PercentilesJson(st.ttft_send, 1e6)},
-        {"e2e_ms", PercentilesJson(st.e2e_send, 1e6)}}},
-      {"itl_ms", PercentilesJson(st.itl, 1e6)},
-      {"tpot_ms", PercentilesJson(st.tpot, 1e6)},
-      {"client_queue_ms", capped ? PercentilesJson(st.queue, 1e6) : json(nullptr)},
-      {"queued", capped ? json(st.waited) : json(nullptr)},
-      {"goodput", goodput},
-      {"self_check", self_check},
-      {"requests", std::move(requests)}};
+  const json achieved = st.sent >= 2 && st.last_send > st.first_send
+                            ? json(static_cast<double>(st.sent - 1) /
+                                   (static_cast<double>(st.last_send - st.first_send) / 1e9))
+                            : json(nullptr);
+  json point = {{"phase", phase},
+                {"rate_rps", rate_rps},
+                {"scheduled", n},
+                {"offered_rate_rps", Optional(OfferedRate(offsets))},
+                {"achieved_rate_rps", achieved},
+                {"sent", st.sent},
+                {"ok", st.ok},
+                {"failed", st.failed},
+                {"unsent", unsent},
+                {"late_sends", st.late},
+                {"window_s", window_ns > 0 ? json(window_s) : json(nullptr)},
+                {"throughput_rps", per_s(static_cast<double>(st.ok))},
+                {"output_tok_s", per_s(static_cast<double>(st.tokens))},
+                {"from_scheduled",
+                 {{"ttft_ms", PercentilesJson(st.ttft_sched, 1e6)},
+                  {"e2e_ms", PercentilesJson(st.e2e_sched, 1e6)}}},
+                {"from_send",
+                 {{"ttft_ms", PercentilesJson(st.ttft_send, 1e6)},
+                  {"e2e_ms", PercentilesJson(st.e2e_send, 1e6)}}},
+                {"itl_ms", PercentilesJson(st.itl, 1e6)},
+                {"tpot_ms", PercentilesJson(st.tpot, 1e6)},
+                {"client_queue_ms", capped ? PercentilesJson(st.queue, 1e6) : json(nullptr)},
+                {"queued", capped ? json(st.waited) : json(nullptr)},
+                {"goodput", goodput},
+                {"self_check", self_check},
+                {"requests", std::move(requests)}};
 
   if (on_progress_) {
     const auto p = [](const Histogram& h, double q) {
@@ -594,14 +631,14 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
     };
     std::string good;
     if (!ro.slo.empty() && st.sent > 0) {
-      good = fmt::format(", good {:.1f}%", 100.0 * static_cast<double>(st.good) /
-                                               static_cast<double>(st.sent));
+      good = fmt::format(", good {:.1f}%",
+                         100.0 * static_cast<double>(st.good) / static_cast<double>(st.sent));
     }
-    on_progress_(fmt::format("{}{}: {}/{} ok, TTFT p50/p99 {}/{} ms, E2E p99 {} ms (from "
-                             "scheduled){}, {} late send(s)",
-                             phase == "search" ? "search " : "", RateLabel(rate_rps), st.ok, n,
-                             p(st.ttft_sched, 50), p(st.ttft_sched, 99), p(st.e2e_sched, 99), good,
-                             st.late));
+    on_progress_(fmt::format(
+        "{}{}: {}/{} ok, TTFT p50/p99 {}/{} ms, E2E p99 {} ms (from "
+        "scheduled){}, {} late send(s)",
+        phase == "search" ? "search " : "", RateLabel(rate_rps), st.ok, n, p(st.ttft_sched, 50),
+        p(st.ttft_sched, 99), p(st.e2e_sched, 99), good, st.late));
   }
   return point;
 }
@@ -614,14 +651,14 @@ json Session::Rate(const ProfileOptions& options) {
   }
   json points = json::array();
   for (double rate : ro.rates) {
-    if (stop_.stop_requested()) {
+    if (Halted()) {
       break;
     }
     points.push_back(RatePoint(options, rate, "sweep"));
   }
 
   json search = nullptr;
-  if (ro.search && !stop_.stop_requested()) {
+  if (ro.search && !Halted()) {
     json probes = json::array();
     auto probe = [&](double rate) {
       probes.push_back(RatePoint(options, rate, "search"));
@@ -636,20 +673,20 @@ json Session::Rate(const ProfileOptions& options) {
     if (lo_ok) {
       best = lo;
     }
-    if (stop_.stop_requested()) {
+    if (Halted()) {
       result = "interrupted";
     } else if (!lo_ok) {
       result = "below_min";
     } else if (probe(hi)) {
       best = hi;
-      result = stop_.stop_requested() ? "interrupted" : "above_max";
-    } else if (stop_.stop_requested()) {
+      result = Halted() ? "interrupted" : "above_max";
+    } else if (Halted()) {
       result = "interrupted";
     } else {
       // Geometric bisection: each step halves the bracket's ratio (its width in log space), so
       // the relative resolution is (max/min)^(1/2^steps) whatever the scale.
       bisected = true;
-      for (int s = 0; s < ro.search_steps && !stop_.stop_requested(); ++s) {
+      for (int s = 0; s < ro.search_steps && !Halted(); ++s) {
         const double mid = std::sqrt(lo * hi);
         if (probe(mid)) {
           lo = mid;
@@ -658,7 +695,7 @@ json Session::Rate(const ProfileOptions& options) {
         }
       }
       best = lo;
-      if (stop_.stop_requested()) {
+      if (Halted()) {
         result = "interrupted";
       }
     }
@@ -677,18 +714,19 @@ json Session::Rate(const ProfileOptions& options) {
     }
   }
 
-  return json{{"arrival", std::string(ArrivalName(ro.arrival))},
-              {"burstiness", ro.burstiness},
-              {"seed", ro.seed},
-              {"requests", ro.duration_s > 0 ? json(nullptr) : json(ro.requests)},
-              {"duration_s", ro.duration_s > 0 ? json(ro.duration_s) : json(nullptr)},
-              {"tokens", ro.tokens},
-              {"late_ms", ro.late_ms},
-              {"max_concurrency", ro.max_concurrency > 0 ? json(ro.max_concurrency) : json(nullptr)},
-              {"slo", SloJson(ro.slo)},
-              {"slo_fraction", ro.slo_fraction},
-              {"rates", points},
-              {"search", search}};
+  return json{
+      {"arrival", std::string(ArrivalName(ro.arrival))},
+      {"burstiness", ro.burstiness},
+      {"seed", ro.seed},
+      {"requests", ro.duration_s > 0 ? json(nullptr) : json(ro.requests)},
+      {"duration_s", ro.duration_s > 0 ? json(ro.duration_s) : json(nullptr)},
+      {"tokens", ro.tokens},
+      {"late_ms", ro.late_ms},
+      {"max_concurrency", ro.max_concurrency > 0 ? json(ro.max_concurrency) : json(nullptr)},
+      {"slo", SloJson(ro.slo)},
+      {"slo_fraction", ro.slo_fraction},
+      {"rates", points},
+      {"search", search}};
 }
 
 }  // namespace sb::perf

@@ -44,6 +44,7 @@ class Generator {
 
  private:
   static std::uint64_t Rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
   std::uint64_t s_[4] = {};
 };
 

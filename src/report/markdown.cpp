@@ -26,8 +26,8 @@ constexpr std::array<std::string_view, 6> kNonPassStatuses = {"FAIL",        "EM
                                                               "UNSUPPORTED", "ERROR", "TIMEOUT"};
 
 // The perf profiles this report version renders, in report order.
-constexpr std::array<std::string_view, 5> kKnownProfiles = {"decode", "concurrency", "max_tokens",
-                                                            "ttft", "context"};
+constexpr std::array<std::string_view, 6> kKnownProfiles = {"decode", "concurrency", "max_tokens",
+                                                            "ttft",   "context",     "rate"};
 
 std::string Upper(std::string s) {
   for (char& c : s) {
@@ -479,9 +479,12 @@ void RenderContext(const json& ctx, std::string& out) {
   for (const json* r : rows) {
     cached = cached || Find(*r, {"cached"}) != nullptr;
   }
-  std::vector<Column> cols = {{"Input size", Align::kRight},   {"Prompt tokens", Align::kRight},
-                              {"Correct"},                     {"TTFT (ms)", Align::kRight},
-                              {"Prefill tok/s", Align::kRight}, {"Decode tok/s", Align::kRight}};
+  std::vector<Column> cols = {{"Input size", Align::kRight},
+                              {"Prompt tokens", Align::kRight},
+                              {"Correct"},
+                              {"TTFT (ms)", Align::kRight},
+                              {"Prefill tok/s", Align::kRight},
+                              {"Decode tok/s", Align::kRight}};
   if (cached) {
     cols.push_back({"Cached TTFT (ms)", Align::kRight});
   }
@@ -491,8 +494,12 @@ void RenderContext(const json& ctx, std::string& out) {
     std::string size = "~" + FormatCount(NumberAt(*r, {"size"}));
     std::vector<std::string> row;
     if (auto skipped = StringAt(*r, {"skipped"})) {
-      row = {size, std::string(kMissing), std::string(kMissing), std::string(kMissing),
-             std::string(kMissing), std::string(kMissing)};
+      row = {size,
+             std::string(kMissing),
+             std::string(kMissing),
+             std::string(kMissing),
+             std::string(kMissing),
+             std::string(kMissing)};
       if (cached) {
         row.push_back(std::string(kMissing));
       }
@@ -512,8 +519,8 @@ void RenderContext(const json& ctx, std::string& out) {
     row = {size,
            FormatCount(NumberAt(*r, {"prompt_tokens"})),
            correct == nullptr || !correct->is_boolean() ? std::string(kMissing)
-           : correct->get<bool>()                        ? std::string("✅")
-                                                         : std::string("❌"),
+           : correct->get<bool>()                       ? std::string("✅")
+                                                        : std::string("❌"),
            FormatMs(NumberAt(*r, {"ttft_ms"})),
            FormatFixed1(NumberAt(*r, {"prefill_tok_s"})),
            FormatFixed1(NumberAt(*r, {"decode_tok_s"}))};
@@ -524,6 +531,67 @@ void RenderContext(const json& ctx, std::string& out) {
     t.AddRow(std::move(row));
   }
   out += t.Render() + "\n";
+}
+
+void RenderRatePoints(const std::vector<const json*>& points, bool slo, std::string& out) {
+  std::vector<Column> cols = {
+      {"Rate (req/s)", Align::kRight}, {"Achieved", Align::kRight},
+      {"OK", Align::kRight},           {"Failed", Align::kRight},
+      {"Late sends", Align::kRight},   {"TTFT p50 / p99 (ms)", Align::kRight},
+      {"E2E p99 (ms)", Align::kRight}, {"E2E p99 from send (ms)", Align::kRight},
+      {"Output tok/s", Align::kRight}};
+  if (slo) {
+    cols.push_back({"Good", Align::kRight});
+    cols.push_back({"Meets SLO"});
+  }
+  MarkdownTable t(cols);
+  for (const json* p : points) {
+    std::vector<std::string> row = {
+        FormatFixed1(NumberAt(*p, {"rate_rps"})),
+        FormatFixed1(NumberAt(*p, {"achieved_rate_rps"})),
+        FormatCount(NumberAt(*p, {"ok"})),
+        ErrorCount(NumberAt(*p, {"failed"})),
+        FormatCount(NumberAt(*p, {"late_sends"})),
+        FormatMs(NumberAt(*p, {"from_scheduled", "ttft_ms", "p50"})) + " / " +
+            FormatMs(NumberAt(*p, {"from_scheduled", "ttft_ms", "p99"})),
+        FormatMs(NumberAt(*p, {"from_scheduled", "e2e_ms", "p99"})),
+        FormatMs(NumberAt(*p, {"from_send", "e2e_ms", "p99"})),
+        FormatFixed1(NumberAt(*p, {"output_tok_s"}))};
+    if (slo) {
+      auto frac = NumberAt(*p, {"goodput", "fraction"});
+      row.push_back(frac ? FormatFixed1(*frac * 100) + "%" : std::string(kMissing));
+      const json* meets = Find(*p, {"goodput", "meets_slo"});
+      row.push_back(meets != nullptr && meets->is_boolean() ? (meets->get<bool>() ? "yes" : "no")
+                                                            : std::string(kMissing));
+    }
+    t.AddRow(std::move(row));
+  }
+  out += t.Render() + "\n";
+}
+
+void RenderRate(const json& rate, std::string& out) {
+  auto points = ArrayAt(rate, {"rates"});
+  auto search = ArrayAt(rate, {"search", "points"});
+  if (points.empty() && search.empty()) {
+    return;
+  }
+  const json* slo_obj = Find(rate, {"slo"});
+  bool slo = slo_obj != nullptr && slo_obj->is_object() && !slo_obj->empty();
+  out += "### Open-loop load\n\n";
+  out += fmt::format(
+      "{} arrivals; latency counted from the scheduled send (no coordinated omission), the "
+      "from-send figure beside it. Percentiles over successful requests.\n\n",
+      Cell(StringAt(rate, {"arrival"}).value_or("?")));
+  if (!points.empty()) {
+    RenderRatePoints(points, slo, out);
+  }
+  if (!search.empty()) {
+    auto best = NumberAt(rate, {"search", "best_rps"});
+    out += fmt::format("Highest rate meeting the SLOs: **{}** req/s ({}).\n\n",
+                       best ? FormatFixed1(*best) : std::string(kMissing),
+                       Cell(StringAt(rate, {"search", "result"}).value_or("?")));
+    RenderRatePoints(search, slo, out);
+  }
 }
 
 void RenderSpecDecode(const json& s, std::string& out) {
@@ -592,6 +660,9 @@ void RenderSpeed(const json& r, std::string& out) {
     }
     if (const json* c = Find(*perf, {"context"}); c != nullptr && c->is_object()) {
       RenderContext(*c, out);
+    }
+    if (const json* rt = Find(*perf, {"rate"}); rt != nullptr && rt->is_object()) {
+      RenderRate(*rt, out);
     }
   }
   if (HasSpecDecode(r)) {

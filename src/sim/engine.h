@@ -57,7 +57,7 @@ struct ChatRequest {
   // The answer's first words (each with its leading space), e.g. {" 56"} for a prompt asking
   // "What is 7 × 8?"; filler words follow. See ArithmeticAnswer.
   std::vector<std::string> answer_words;
-  std::uint64_t text_hash = 0;        // FNV-1a over the message text; seeds length and words
+  std::uint64_t text_hash = 0;  // FNV-1a over the message text; seeds length and words
 };
 
 // What one chat request will produce.

@@ -1012,10 +1012,9 @@ void SimServer::Impl::OnStep(Stream& s) {
   content_scratch.clear();
   for (int i = begin; i < end; ++i) {
     const std::size_t answer_index = static_cast<std::size_t>(i - reasoning_end);
-    const std::string_view word =
-        i >= reasoning_end && answer_index < s.request.answer_words.size()
-            ? std::string_view(s.request.answer_words[answer_index])
-            : TokenText(s.plan.text_seed, i, s.request.loop);
+    const std::string_view word = i >= reasoning_end && answer_index < s.request.answer_words.size()
+                                      ? std::string_view(s.request.answer_words[answer_index])
+                                      : TokenText(s.plan.text_seed, i, s.request.loop);
     (i < reasoning_end ? reasoning_scratch : content_scratch) += word;
   }
   s.emitted = end;

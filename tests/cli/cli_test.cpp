@@ -1,16 +1,16 @@
 // End-to-end tests of the servebench binary: real processes, real HTTP on loopback, real files.
-#include <gtest/gtest.h>
-#include <signal.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <signal.h>
 
 #include "support/subprocess.h"
 
@@ -52,7 +52,9 @@ class TempDir {
     char tmpl[] = "/tmp/servebench-cli-XXXXXX";
     path_ = mkdtemp(tmpl);
   }
+
   ~TempDir() { fs::remove_all(path_); }
+
   const fs::path& path() const { return path_; }
 
  private:
@@ -75,7 +77,9 @@ class SimProcess {
       url_ = line.substr(prefix.size());
     }
   }
+
   const std::string& url() const { return url_; }
+
   Child& child() { return *child_; }
 
  private:
@@ -137,16 +141,16 @@ TEST(CliTest, UnknownModelNamesTheServedOnes) {
 }
 
 TEST(CliTest, UnreadableApiKeyFileIsASetupError) {
-  ProcessResult r = RunProcess({kBin, "perf", "--profile", "decode", "--api-key-file",
-                                "/nonexistent/key"});
+  ProcessResult r =
+      RunProcess({kBin, "perf", "--profile", "decode", "--api-key-file", "/nonexistent/key"});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("/nonexistent/key"), std::string::npos) << r.err;
 }
 
 TEST(CliTest, CompareOfUnreadableRunIsASetupError) {
   TempDir dir;
-  ProcessResult r = RunProcess({kBin, "compare", (dir.path() / "a").string(),
-                                (dir.path() / "b").string()});
+  ProcessResult r =
+      RunProcess({kBin, "compare", (dir.path() / "a").string(), (dir.path() / "b").string()});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(CountLines(r.err), 1) << r.err;
 }
@@ -204,9 +208,8 @@ TEST(CliTest, ServerFaultsAreRecordedAndTheRunGoesOn) {
   ASSERT_FALSE(sim.url().empty());
   TempDir dir;
   fs::path out = dir.path() / "run";
-  ProcessResult r = RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile",
-                                "decode,ttft", "--tokens", "16", "--runs", "2", "--out",
-                                out.string()});
+  ProcessResult r = RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "decode,ttft",
+                                "--tokens", "16", "--runs", "2", "--out", out.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json res = json::parse(ReadFile(out / "results.json"));
   EXPECT_EQ(res["perf"]["decode"]["errors"], 2);
@@ -279,8 +282,7 @@ TEST(CliTest, SimPrintsItsAddressFirstAndStopsOnSigterm) {
 }
 
 TEST(CliTest, SimRejectsInconsistentSpeculativeSettings) {
-  ProcessResult r =
-      RunProcess({kBin, "sim", "--spec-tokens", "3", "--spec-accept", "0.9,0.5"});
+  ProcessResult r = RunProcess({kBin, "sim", "--spec-tokens", "3", "--spec-accept", "0.9,0.5"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(CountLines(r.err), 1) << r.err;
 }

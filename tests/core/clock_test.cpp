@@ -1,9 +1,9 @@
 #include "core/clock.h"
 
-#include <gtest/gtest.h>
-
 #include <regex>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 namespace sb {
 namespace {

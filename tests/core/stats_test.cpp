@@ -1,8 +1,8 @@
 #include "core/stats.h"
 
-#include <gtest/gtest.h>
-
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace sb {
 namespace {

@@ -1,8 +1,8 @@
 // The context-scaling profile against the simulator: exact prompt sizes by the server's own
 // tokenizer, the buried question answered, sizes over the context window skipped.
-#include <gtest/gtest.h>
-
 #include <memory>
+
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "client/http_client.h"

@@ -3,14 +3,14 @@
 // against recording everything into one histogram.
 #include "perf/histogram.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace sb::perf {
 namespace {
@@ -20,8 +20,8 @@ std::int64_t ExactPercentile(const std::vector<std::int64_t>& sorted, double p) 
   if (p <= 0) {
     return sorted.front();
   }
-  auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size()) -
-                                                 1e-9));
+  auto rank =
+      static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size()) - 1e-9));
   rank = std::clamp<std::size_t>(rank, 1, sorted.size());
   return sorted[rank - 1];
 }
@@ -51,8 +51,8 @@ std::vector<std::int64_t> RandomValues(std::uint64_t seed, std::size_t n) {
   return v;
 }
 
-const std::vector<double> kPercentiles = {0,  0.1, 1,    5,     10,     25,    50,   75,
-                                          90, 95,  99,   99.5,  99.9,   99.99, 99.999, 100};
+const std::vector<double> kPercentiles = {0,  0.1, 1,  5,    10,   25,    50,     75,
+                                          90, 95,  99, 99.5, 99.9, 99.99, 99.999, 100};
 
 TEST(HistogramTest, PercentilesAreWithinTheRelativeErrorBoundOfTheExactValues) {
   for (int digits = 1; digits <= 4; ++digits) {
@@ -134,9 +134,9 @@ TEST(HistogramTest, SmallValuesAreExactAndMinMaxMeanAreExact) {
 
 TEST(HistogramTest, BucketsCoverTheWholeInt64RangeWithTheirPrecision) {
   Histogram h;
-  for (std::int64_t v : {std::int64_t{0}, std::int64_t{1}, std::int64_t{2047},
-                         std::int64_t{2048}, std::int64_t{4095}, std::int64_t{1} << 40,
-                         std::numeric_limits<std::int64_t>::max()}) {
+  for (std::int64_t v :
+       {std::int64_t{0}, std::int64_t{1}, std::int64_t{2047}, std::int64_t{2048},
+        std::int64_t{4095}, std::int64_t{1} << 40, std::numeric_limits<std::int64_t>::max()}) {
     const std::int64_t lo = h.LowestEquivalent(v);
     const std::int64_t hi = h.HighestEquivalent(v);
     EXPECT_LE(lo, v);

@@ -1,9 +1,9 @@
 // Pins every per-request definition of docs/metrics.md on hand-built responses.
 #include "perf/metrics.h"
 
-#include <gtest/gtest.h>
-
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace sb::perf {
 namespace {

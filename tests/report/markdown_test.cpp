@@ -179,17 +179,57 @@ TEST(MarkdownTest, UnknownProfilesAreNamed) {
   EXPECT_TRUE(Contains(RenderMarkdown(doc), "`perf.warp`"));
 }
 
+TEST(MarkdownTest, RateRowsShowScheduledAndFromSendLatency) {
+  json doc = MinimalRun();
+  json pct_s = {{"n", 10}, {"p50", 41.0}, {"p99", 900.0}};
+  json pct_e = {{"n", 10}, {"p50", 300.0}, {"p99", 1500.0}};
+  json pct_e_send = {{"n", 10}, {"p50", 300.0}, {"p99", 420.0}};
+  json point = {{"rate_rps", 8},
+                {"achieved_rate_rps", 7.9},
+                {"ok", 10},
+                {"failed", 0},
+                {"late_sends", 1},
+                {"from_scheduled", {{"ttft_ms", pct_s}, {"e2e_ms", pct_e}}},
+                {"from_send", {{"ttft_ms", pct_s}, {"e2e_ms", pct_e_send}}},
+                {"output_tok_s", 512.0},
+                {"goodput", {{"fraction", 0.9}, {"meets_slo", false}}}};
+  json rate = json::object();
+  rate["arrival"] = "poisson";
+  rate["slo"] = {{"ttft_ms", 500}};
+  rate["rates"] = json::array({point});
+  rate["search"] = nullptr;
+  doc["perf"]["rate"] = rate;
+  std::string md = RenderMarkdown(doc);
+  EXPECT_TRUE(Contains(md, "### Open-loop load")) << md;
+  EXPECT_TRUE(
+      Contains(md, "| 8.0 | 7.9 | 10 | 0 | 1 | 41 / 900 | 1,500 | 420 | 512.0 | 90.0% | no |"))
+      << md;
+  EXPECT_FALSE(Contains(md, "`perf.rate`")) << md;
+}
+
 TEST(MarkdownTest, ContextRowsShowSizesCorrectnessAndSkips) {
   json doc = MinimalRun();
   doc["perf"]["context"] = {
       {"counted_by", "tokenize"},
       {"rows",
-       {{{"size", 2000}, {"prompt_tokens", 2000}, {"correct", true}, {"ttft_ms", 81.2},
-         {"prefill_tok_s", 24630.5}, {"decode_tok_s", 241.7}, {"status", "ok"},
-         {"expected", "56"}, {"answer", " 56"}},
-        {{"size", 8000}, {"prompt_tokens", 8000}, {"correct", false}, {"ttft_ms", 201.0},
-         {"prefill_tok_s", 39800.0}, {"decode_tok_s", 240.0}, {"status", "ok"},
-         {"expected", "42"}, {"answer", " 41"}},
+       {{{"size", 2000},
+         {"prompt_tokens", 2000},
+         {"correct", true},
+         {"ttft_ms", 81.2},
+         {"prefill_tok_s", 24630.5},
+         {"decode_tok_s", 241.7},
+         {"status", "ok"},
+         {"expected", "56"},
+         {"answer", " 56"}},
+        {{"size", 8000},
+         {"prompt_tokens", 8000},
+         {"correct", false},
+         {"ttft_ms", 201.0},
+         {"prefill_tok_s", 39800.0},
+         {"decode_tok_s", 240.0},
+         {"status", "ok"},
+         {"expected", "42"},
+         {"answer", " 41"}},
         {{"size", 128000}, {"skipped", "over the server's max model length (32768 tokens)"}}}}};
   std::string md = RenderMarkdown(doc);
   EXPECT_TRUE(Contains(md, "### Context length scaling")) << md;
