@@ -23,9 +23,10 @@ function(sb_module name)
   sb_target_defaults(sb_${name})
 endfunction()
 
-# sb_test(NAME SOURCES ... LIBS ... [LABELS ...])
+# sb_test(NAME SOURCES ... LIBS ... [LABELS ...] [SERIAL])
+# SERIAL: timing-sensitive tests that ctest must not run beside others (ctest -j).
 function(sb_test name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
@@ -37,7 +38,11 @@ function(sb_test name)
   include(GoogleTest)
   # A list value must reach the generated ctest script with its ';' escaped.
   string(REPLACE ";" "\\;" labels "${ARG_LABELS}")
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}")
+  if(ARG_SERIAL)
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}" RUN_SERIAL TRUE)
+  else()
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}")
+  endif()
 endfunction()
 
 # Where the captured server traffic lives (../shared/fixtures next to the checkout).
