@@ -216,8 +216,9 @@ Result<void> CheckSpeedOptions(SpeedCommand& c) {
   if (c.profile.tokens < 2 || c.profile.runs < 1 || c.profile.length_runs < 1 ||
       !positive(c.profile.levels) || !positive(c.profile.lengths) || !positive(c.profile.sizes) ||
       c.profile.warmup < 0) {
-    return MakeError(ErrorCode::kUsage,
-                     "--tokens must be >= 2; --runs, --levels and --lengths must be positive");
+    return MakeError(
+        ErrorCode::kUsage,
+        "--tokens must be >= 2; --runs, --levels, --lengths and --sizes must be positive");
   }
   if (c.thinking == "on") {
     c.profile.enable_thinking = true;

@@ -167,7 +167,6 @@ class Session {
   // Totals over measured requests, for Summary().
   long long requests_ = 0, failed_ = 0, completion_tokens_ = 0;
   double wall_time_s_ = 0;
-  bool any_estimated_ = false;
   // Speculative decoding: scraped around every measured batch (docs/metrics.md).
   bool scrape_spec_ = true;
   SpecWindow spec_total_;
