@@ -17,6 +17,7 @@
 
 #include "cli/roofline_command.h"
 #include "cli/signals.h"
+#include "cli/suite_command.h"
 #include "client/http_client.h"
 #include "client/server_info.h"
 #include "core/clock.h"
@@ -27,6 +28,8 @@
 #include "report/run_dir.h"
 #include "roofline/roofline.h"
 #include "sim/sim_server.h"
+#include "suite/runner.h"
+#include "suite/suite.h"
 
 namespace sb::cli {
 
@@ -117,11 +120,13 @@ sim::SimOptions EmbeddedSimOptions() {
   return o;
 }
 
-Result<Target> OpenTarget(const TargetOptions& o) {
+// `embedded`: the simulator to start when no --endpoint is given; `what` says what it plays.
+Result<Target> OpenTarget(const TargetOptions& o, const sim::SimOptions& embedded,
+                          const std::string& what) {
   Target t;
   std::string endpoint = o.endpoint;
   if (endpoint.empty()) {
-    auto started = sim::SimServer::Start(EmbeddedSimOptions());
+    auto started = sim::SimServer::Start(embedded);
     if (!started) {
       return started.error().WithContext("starting the built-in simulator");
     }
@@ -129,8 +134,8 @@ Result<Target> OpenTarget(const TargetOptions& o) {
     endpoint = t.sim->base_url();
     std::printf(
         "servebench: no --endpoint given: running against the built-in simulator at %s "
-        "(figures show the harness, not a model)\n",
-        endpoint.c_str());
+        "(figures show the harness, not a model%s)\n",
+        endpoint.c_str(), what.c_str());
     std::fflush(stdout);
   }
   auto key = ResolveApiKey(o);
@@ -192,7 +197,9 @@ struct SpeedCommand {
   std::string out;
   bool overwrite = false;
   std::vector<std::string> profiles;
-  std::vector<std::string> suites;
+  bool profiles_given = false;  // --profiles on the command line (run)
+  bool is_run = false;          // `run` (suites + profiles) rather than `perf`
+  SuiteArgs suite;
   perf::ProfileOptions profile;
   std::string thinking;  // "", "on", "off"
   double temperature = -1;
@@ -250,15 +257,130 @@ Result<void> CheckSpeedOptions(SpeedCommand& c) {
   return {};
 }
 
+// The run's summary: the test counts of the suites, and the speed totals of every measured
+// request (speed profiles and suite requests together).
+json MergedSummary(const perf::Session& session, const suite::SuiteRunner& runner) {
+  json s = session.Summary();
+  const json tests = runner.StatusSummary();
+  for (auto it = tests.begin(); it != tests.end(); ++it) {
+    s[it.key()] = *it;
+  }
+  s["requests"] = s.value("requests", 0LL) + runner.requests();
+  s["failed_requests"] = s.value("failed_requests", 0LL) + runner.failed_requests();
+  const long long tokens = s.value("completion_tokens", 0LL) + runner.completion_tokens();
+  const double wall = s.value("wall_time_s", 0.0) + runner.wall_time_s();
+  s["completion_tokens"] = tokens;
+  s["wall_time_s"] = wall;
+  s["avg_tok_s"] = wall > 0 ? json(static_cast<double>(tokens) / wall) : json(nullptr);
+  return s;
+}
+
+// What the embedded simulator was told to do, for the report.
+json DemoDescription(const std::vector<suite::Suite>& suites,
+                     const std::map<std::string, double>& timeouts) {
+  auto present = [&](const std::string& id) {
+    for (const auto& s : suites) {
+      for (const auto& t : s.tests) {
+        if (t.id == id) {
+          return true;
+        }
+      }
+    }
+    return false;
+  };
+  const AnswerTweaks tw = DemoTweaks();
+  json lines = json::array();
+  lines.push_back(
+      "The simulator answers every test with its reference answer, except where listed here.");
+  lines.push_back("It refuses audio input (vLLM's \"At most 0 audio(s)\"): audio tests are "
+                  "UNSUPPORTED after one probe request.");
+  for (const auto& id : tw.loop) {
+    if (present(id)) {
+      lines.push_back(fmt::format("{}: the output loops (LOOP, cancelled early).", id));
+    }
+  }
+  for (const auto& [id, n] : tw.reasoning) {
+    if (present(id)) {
+      lines.push_back(fmt::format("{}: thinks for {} tokens before answering (EMPTY when the "
+                                  "budget is smaller; --rerun-empty retries).",
+                                  id, n));
+    }
+  }
+  for (const auto& id : tw.bad) {
+    if (present(id)) {
+      lines.push_back(fmt::format("{}: gives a wrong answer (FAIL).", id));
+    }
+  }
+  for (const auto& [id, fault] : tw.fault) {
+    if (!present(id)) {
+      continue;
+    }
+    if (fault == "stall") {
+      const auto t = timeouts.find(id);
+      lines.push_back(fmt::format("{}: the stream stalls for 10 s; the test's time limit is {} s "
+                                  "(TIMEOUT).",
+                                  id, t != timeouts.end() ? t->second : 0));
+    } else {
+      lines.push_back(fmt::format("{}: the server answers HTTP {} (ERROR).", id, fault));
+    }
+  }
+  return lines;
+}
+
+// --min-pass-rate / --min-effective-pass-rate: exit 1 below the threshold.
+int CheckGates(const SuiteArgs& a, const json& summary) {
+  auto rate = [&](const char* key) -> std::optional<double> {
+    if (summary.contains(key) && summary[key].is_number()) {
+      return summary[key].get<double>();
+    }
+    return std::nullopt;
+  };
+  int code = kExitOk;
+  if (a.min_pass_rate >= 0) {
+    auto r = rate("pass_rate");
+    if (!r || *r < a.min_pass_rate) {
+      std::fprintf(stderr, "servebench: gate failed: pass rate %s is below --min-pass-rate %.3g\n",
+                   r ? fmt::format("{:.3g}", *r).c_str() : "(no tests)", a.min_pass_rate);
+      code = kExitGate;
+    }
+  }
+  if (a.min_effective_pass_rate >= 0) {
+    auto r = rate("effective_pass_rate");
+    if (!r || *r < a.min_effective_pass_rate) {
+      std::fprintf(stderr,
+                   "servebench: gate failed: effective pass rate %s is below "
+                   "--min-effective-pass-rate %.3g\n",
+                   r ? fmt::format("{:.3g}", *r).c_str() : "(no tests)",
+                   a.min_effective_pass_rate);
+      code = kExitGate;
+    }
+  }
+  return code;
+}
+
 int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source& stop) {
   if (auto ok = CheckSpeedOptions(c); !ok) {
     return Fail(ok.error());
   }
-  if (!c.suites.empty()) {
-    return Fail(MakeError(ErrorCode::kUsage,
-                          fmt::format("no quality suite named '{}': this build has no quality "
-                                      "suites yet (speed profiles run without --suite)",
-                                      c.suites.front())));
+  // `run`: the standard suite and the default profiles; with --suite, only what is asked.
+  if (c.is_run) {
+    if (c.suite.suites.empty() && !c.profiles_given) {
+      c.suite.suites = {"standard"};
+    } else if (!c.suite.suites.empty() && !c.profiles_given) {
+      c.profiles.clear();
+    }
+  }
+  auto loaded = LoadSuites(c.suite.suites);
+  if (!loaded) {
+    return Fail(loaded.error());
+  }
+  const std::vector<suite::Suite>& suites = loaded.value();
+  auto run_options = MakeRunOptions(c.suite, c.profile);
+  if (!run_options) {
+    return Fail(run_options.error());
+  }
+  if (suites.empty() && c.profiles.empty()) {
+    return Fail(MakeError(ErrorCode::kUsage, "nothing to run: no suite and no profile"));
   }
   if (!c.roofline.model_config.empty()) {
     if (auto roof = RooflineResultsJson(c.roofline, std::nullopt); !roof) {
@@ -267,11 +389,20 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
   }
   std::string started_at = UtcTimestamp();
   std::string compact = UtcTimestampCompact();
-  auto target = OpenTarget(c.target);
+  sim::SimOptions embedded = EmbeddedSimOptions();
+  std::string embedded_what;
+  if (!suites.empty()) {
+    embedded = DemoSimOptions(suites, run_options->timeout_by_test);
+    embedded_what = "; it plays a demo scenario that shows every test status";
+  }
+  auto target = OpenTarget(c.target, embedded, embedded_what);
   if (!target) {
     return Fail(target.error());
   }
   Target& t = target.value();
+  if (!t.sim) {
+    run_options->timeout_by_test.clear();
+  }
   std::fprintf(
       stderr, "target: %s %s, model %s\n", std::string(client::ServerKindName(t.info.kind)).c_str(),
       t.info.version.empty() ? "(version unknown)" : t.info.version.c_str(), t.model.c_str());
@@ -301,7 +432,14 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
                     {"lengths", c.profile.lengths},
                     {"length_runs", c.profile.length_runs},
                     {"warmup", c.profile.warmup},
-                    {"thinking", c.thinking.empty() ? json(nullptr) : json(c.thinking)}}},
+                    {"thinking", c.thinking.empty() ? json(nullptr) : json(c.thinking)},
+                    {"suites", c.suite.suites},
+                    {"tests", c.suite.tests},
+                    {"repeat", c.suite.repeat},
+                    {"rerun_budgets", run_options->rerun_budgets},
+                    {"test_timeout_s",
+                     c.suite.test_timeout_s > 0 ? json(c.suite.test_timeout_s) : json(nullptr)},
+                    {"video_transport", c.suite.video_transport}}},
                   {"summary", json::object()},
                   {"tests", json::array()},
                   {"perf", json::object()},
@@ -316,13 +454,30 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
     }
   };
   auto on_progress = [](const std::string& line) { std::fprintf(stderr, "  %s\n", line.c_str()); };
+  const std::int64_t t0_ns = ToNanos(std::chrono::steady_clock::now());
   perf::Session session(*t.client, {t.model, t.info.kind, t.info.max_model_len}, on_sample,
-                        on_progress, stop.get_token(), ToNanos(std::chrono::steady_clock::now()));
+                        on_progress, stop.get_token(), t0_ns);
+  suite::SuiteRunner runner(*t.client, {t.model, t.info.kind, t.info.max_model_len},
+                            run_options.value(), session, on_sample, on_progress,
+                            stop.get_token(), t0_ns);
+  if (t.sim && !suites.empty()) {
+    results["demo"] = DemoDescription(suites, run_options->timeout_by_test);
+  }
 
   auto write_results = [&](const char* status) -> Result<void> {
     results["status"] = status;
-    results["summary"] = session.Summary();
+    results["summary"] = MergedSummary(session, runner);
+    if (!suites.empty()) {
+      results["tests"] = runner.tests();
+      results["suite"] = runner.SuiteJson();
+      for (const auto& [key, value] : runner.perf_results()) {
+        results["perf"][key] = value;
+      }
+    }
     json warnings = session.warnings();
+    for (const auto& w : runner.warnings()) {
+      warnings.push_back(w);
+    }
     const json& sum = results["summary"];
     if (sum.value("failed_requests", 0) > 0) {
       warnings.push_back(
@@ -339,6 +494,16 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
   };
   if (auto ok = write_results("running"); !ok) {
     return Fail(ok.error());
+  }
+  for (const suite::Suite& s : suites) {
+    if (stop.stop_requested() || session.Halted()) {
+      break;
+    }
+    std::fprintf(stderr, "suite %s (%zu tests):\n", s.name.c_str(), s.tests.size());
+    runner.Run(s);
+    if (auto ok = write_results("running"); !ok) {
+      return Fail(ok.error());
+    }
   }
   for (const auto& name : c.profiles) {
     if (stop.stop_requested()) {
@@ -376,7 +541,10 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
     std::printf("%s", roofline::RenderRooflineConsole(results).c_str());
   }
   std::printf("results: %s/ (report.md, results.json, samples.jsonl)\n", rd.path().c_str());
-  return interrupted ? kExitInterrupted : kExitOk;
+  if (interrupted) {
+    return kExitInterrupted;
+  }
+  return CheckGates(c.suite, results["summary"]);
 }
 
 void AddTargetOptions(CLI::App* cmd, TargetOptions& t) {
@@ -547,12 +715,51 @@ struct SimCommand {
   std::vector<double> spec_accept;
   std::vector<std::string> reject;
   std::vector<std::string> fault_kinds;
+  std::vector<std::string> answers;  // suites whose reference answers it gives
+  std::vector<std::string> answer_loop, answer_bad, answer_fault, answer_reasoning;
+  bool demo = false;
 };
 
 int RunSim(SimCommand& c) {
   c.options.spec_accept = c.spec_accept;
   c.options.reject = c.reject;
   c.options.fault_kinds = c.fault_kinds;
+  if (!c.answers.empty()) {
+    auto suites = LoadSuites(c.answers);
+    if (!suites) {
+      return Fail(suites.error());
+    }
+    AnswerTweaks tweaks = c.demo ? DemoTweaks() : AnswerTweaks{};
+    if (c.demo && c.reject.empty()) {
+      c.options.reject = {"audio"};
+    }
+    tweaks.loop.insert(tweaks.loop.end(), c.answer_loop.begin(), c.answer_loop.end());
+    tweaks.bad.insert(tweaks.bad.end(), c.answer_bad.begin(), c.answer_bad.end());
+    auto faults = ParseAssignments(c.answer_fault, "--answer-fault");
+    auto reasoning = ParseAssignments(c.answer_reasoning, "--answer-reasoning");
+    if (!faults) {
+      return Fail(faults.error());
+    }
+    if (!reasoning) {
+      return Fail(reasoning.error());
+    }
+    for (const auto& [id, kind] : faults.value()) {
+      tweaks.fault[id] = kind;
+    }
+    for (const auto& [id, n] : reasoning.value()) {
+      try {
+        tweaks.reasoning[id] = std::stoi(n);
+      } catch (...) {
+        return Fail(MakeError(ErrorCode::kUsage,
+                              fmt::format("--answer-reasoning {}={}: not a number", id, n)));
+      }
+    }
+    c.options.answers = SimAnswers(suites.value(), tweaks);
+  } else if (c.demo || !c.answer_loop.empty() || !c.answer_bad.empty() ||
+             !c.answer_fault.empty() || !c.answer_reasoning.empty()) {
+    return Fail(MakeError(ErrorCode::kUsage,
+                          "--demo and --answer-* need --answers SUITE (the suite to answer)"));
+  }
   if (auto ok = sim::Validate(c.options); !ok) {
     return Fail(MakeError(ErrorCode::kUsage, ok.error().message));
   }
@@ -606,6 +813,28 @@ void AddSimOptions(CLI::App* cmd, SimCommand& c) {
                   "Faults to draw from: reset,stall,malformed,500,429")
       ->delimiter(',')
       ->check(CLI::IsMember({"reset", "stall", "malformed", "500", "429"}));
+  cmd->add_option("--stall-ms", o.stall_ms, "How long the stall fault stops the stream")
+      ->capture_default_str();
+  cmd->add_option("--max-model-len", o.max_model_len, "Context window in tokens")
+      ->capture_default_str();
+  cmd->add_option("--answers", c.answers,
+                  "Answer the tests of these suites (names or files) with their reference "
+                  "answers, matched by prompt text")
+      ->delimiter(',');
+  cmd->add_option("--answer-loop", c.answer_loop, "With --answers: these test ids loop")
+      ->delimiter(',');
+  cmd->add_option("--answer-bad", c.answer_bad,
+                  "With --answers: these test ids get their first bad answer")
+      ->delimiter(',');
+  cmd->add_option("--answer-fault", c.answer_fault,
+                  "With --answers: TEST_ID=KIND (reset, stall, malformed, 500, 429)")
+      ->delimiter(',');
+  cmd->add_option("--answer-reasoning", c.answer_reasoning,
+                  "With --answers: TEST_ID=N reasoning tokens before the answer (thinking on)")
+      ->delimiter(',');
+  cmd->add_flag("--demo", c.demo,
+                "With --answers: the demo scenario of `servebench run` (audio refused, a loop, "
+                "an exhausted budget, a wrong answer, a 500, a stall)");
 }
 
 }  // namespace
@@ -624,11 +853,14 @@ int Main(int argc, char** argv) {
   CLI::App* run = app.add_subcommand("run",
                                      "Run the quality suites and speed profiles, write a "
                                      "run directory and print the summary");
+  run_cmd.is_run = true;
   AddSpeedOptions(run, run_cmd);
-  run->add_option("--suite", run_cmd.suites, "Quality suite name or file (repeatable)");
-  run->add_option("--profiles", run_cmd.profiles, "Speed profiles to run")
-      ->delimiter(',')
-      ->capture_default_str();
+  AddSuiteOptions(run, run_cmd.suite);
+  CLI::Option* profiles_opt =
+      run->add_option("--profiles", run_cmd.profiles,
+                      "Speed profiles to run (default: decode, concurrency, max-tokens, ttft, "
+                      "context when no --suite is given; none with --suite)")
+          ->delimiter(',');
 
   SpeedCommand perf_cmd;
   CLI::App* perf = app.add_subcommand("perf",
@@ -654,6 +886,11 @@ int Main(int argc, char** argv) {
   RooflineArgs roof_cmd;
   CLI::App* roof = AddRooflineCommand(app, roof_cmd);
 
+  SuitesCommand suites_list;
+  CLI::App* suites_cmd = AddSuitesCommand(app, suites_list);
+  AssetsCommand assets;
+  CLI::App* assets_cmd = AddAssetsCommand(app, assets);
+
   SimCommand sim_cmd;
   CLI::App* simc = app.add_subcommand(
       "sim", "Serve the simulator: an OpenAI-compatible server with known ground truth");
@@ -675,8 +912,15 @@ int Main(int argc, char** argv) {
   std::stop_source stop;
   std::string command_line = CommandLine(argc, argv);
   if (run->parsed()) {
+    run_cmd.profiles_given = profiles_opt->count() > 0;
     WatchStopSignals(stop);
     return RunSpeed(run_cmd, command_line, stop);
+  }
+  if (suites_cmd->parsed()) {
+    return RunSuitesCommand(suites_list);
+  }
+  if (assets_cmd->parsed()) {
+    return RunAssetsCommand(assets);
   }
   if (perf->parsed()) {
     WatchStopSignals(stop);

@@ -358,6 +358,18 @@ std::string BuildChatBody(const ChatParams& params, ServerKind kind) {
     }
     body["stream_options"] = std::move(opts);
   }
+  if (!Trim(params.tools_json).empty()) {
+    ordered_json tools = ordered_json::parse(params.tools_json, nullptr, false);
+    if (!tools.is_discarded()) {
+      body["tools"] = std::move(tools);
+    }
+  }
+  if (!Trim(params.tool_choice_json).empty()) {
+    ordered_json choice = ordered_json::parse(params.tool_choice_json, nullptr, false);
+    if (!choice.is_discarded()) {
+      body["tool_choice"] = std::move(choice);
+    }
+  }
   if (params.enable_thinking) {
     body["chat_template_kwargs"] = ordered_json{{"enable_thinking", *params.enable_thinking}};
   }

@@ -38,6 +38,11 @@ struct ChatParams {
   // stream_options.continuous_usage_stats: usage on every chunk, so each event's token count is
   // exact (vLLM, SGLang). Off by default: it makes every chunk larger.
   bool continuous_usage = false;
+  // OpenAI function-calling fields, as JSON text: `tools` (an array of tool definitions) and
+  // `tool_choice` ("auto", "none", "required" or an object). Empty = not sent; text that is not
+  // valid JSON is not sent either.
+  std::string tools_json;
+  std::string tool_choice_json;
   // Extra fields merged into the body last (a JSON object as text) with JSON merge-patch rules
   // (RFC 7396): objects merge key by key, other values replace, null deletes a field.
   std::string extra_body_json;

@@ -166,8 +166,8 @@ client::ChatParams Session::Params(const ProfileOptions& options, const std::str
   return p;
 }
 
-json Session::Record(const client::ChatResponse& r, const std::string& profile,
-                     const std::string& label, bool warmup) const {
+json RequestRecord(const client::ChatResponse& r, const std::string& profile,
+                   const std::string& label, std::int64_t t0_ns, bool warmup) {
   RequestMetrics m = ComputeMetrics(r);
   const bool ok = r.outcome == client::Outcome::kOk;
   if (!ok) {
@@ -184,7 +184,7 @@ json Session::Record(const client::ChatResponse& r, const std::string& profile,
       {"reason", r.reason.empty() ? json(nullptr) : json(r.reason)},
       {"http_status", r.http_status},
       {"sent_at_ms",
-       r.send_ns != 0 ? json(static_cast<double>(r.send_ns - t0_ns_) / 1e6) : json(nullptr)},
+       r.send_ns != 0 ? json(static_cast<double>(r.send_ns - t0_ns) / 1e6) : json(nullptr)},
       {"ttft_ms", Opt(m.ttft_ms)},
       {"ttfa_ms", Opt(m.ttfa_ms)},
       {"e2e_ms", Opt(m.e2e_ms)},
@@ -198,7 +198,7 @@ json Session::Record(const client::ChatResponse& r, const std::string& profile,
       {"finish_reason", r.finish_reason.empty() ? json(nullptr) : json(r.finish_reason)},
   };
   if (r.scheduled_ns != 0) {
-    rec["scheduled_at_ms"] = static_cast<double>(r.scheduled_ns - t0_ns_) / 1e6;
+    rec["scheduled_at_ms"] = static_cast<double>(r.scheduled_ns - t0_ns) / 1e6;
   }
   json server = json::object();
   if (!r.sim_json.empty()) {
@@ -214,6 +214,11 @@ json Session::Record(const client::ChatResponse& r, const std::string& profile,
     rec["warmup"] = true;
   }
   return rec;
+}
+
+json Session::Record(const client::ChatResponse& r, const std::string& profile,
+                     const std::string& label, bool warmup) const {
+  return RequestRecord(r, profile, label, t0_ns_, warmup);
 }
 
 std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParams> params,

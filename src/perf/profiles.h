@@ -174,6 +174,11 @@ class Session {
   std::vector<std::string> warnings_;
 };
 
+// The request record of docs/results-schema.md (a profile row and a samples.jsonl line): status,
+// reason, times relative to t0_ns, metrics (none for a failed request), tokens, server truth.
+nlohmann::json RequestRecord(const client::ChatResponse& r, const std::string& profile,
+                             const std::string& label, std::int64_t t0_ns, bool warmup = false);
+
 // Serialises a statistics object {"n","min","median","mean","max","p50","p90","p99","stddev",
 // "values"}; an empty series is {"n": 0}.
 nlohmann::json StatsJson(const std::vector<double>& values);

@@ -20,13 +20,13 @@
 namespace sb::sandbox {
 
 struct Limits {
-  double cpu_s = 10.0;                          // RLIMIT_CPU of each process
-  double wall_s = 20.0;                         // the whole run, then SIGKILL to every process
-  std::uint64_t memory_bytes = 1ull << 30;      // RLIMIT_AS of each process
-  int processes = 32;                           // processes and threads at once
-  std::uint64_t file_bytes = 16ull << 20;       // RLIMIT_FSIZE: largest file it may write
-  std::uint64_t output_bytes = 1ull << 20;      // stdout and stderr kept, each; the rest dropped
-  int open_files = 64;                          // RLIMIT_NOFILE
+  double cpu_s = 10.0;                      // RLIMIT_CPU of each process
+  double wall_s = 20.0;                     // the whole run, then SIGKILL to every process
+  std::uint64_t memory_bytes = 1ull << 30;  // RLIMIT_AS of each process
+  int processes = 32;                       // processes and threads at once
+  std::uint64_t file_bytes = 16ull << 20;   // RLIMIT_FSIZE: largest file it may write
+  std::uint64_t output_bytes = 1ull << 20;  // stdout and stderr kept, each; the rest dropped
+  int open_files = 64;                      // RLIMIT_NOFILE
 };
 
 struct File {
@@ -36,9 +36,11 @@ struct File {
 };
 
 struct Program {
-  std::vector<std::string> argv;  // argv[0] is an absolute path to the executable
-  std::string stdin_data;         // written to its stdin, then closed
-  std::vector<File> files;        // created in the fresh working directory before the start
+  // argv[0] is an absolute path to the executable, or "./NAME" for one of files (the working
+  // directory's path is not known before the run).
+  std::vector<std::string> argv;
+  std::string stdin_data;   // written to its stdin, then closed
+  std::vector<File> files;  // created in the fresh working directory before the start
   // Files to read back from the working directory after the run (e.g. a compiled binary).
   std::vector<std::string> collect;
 };
@@ -49,7 +51,7 @@ enum class Verdict {
   kCpuLimit,       // CPU time limit (SIGXCPU/SIGKILL from RLIMIT_CPU)
   kWallTimeout,    // wall-clock limit: we killed it
   kOutputLimit,    // wrote more than output_bytes to stdout or stderr: we killed it
-  kFileSizeLimit,  // tried to write a file larger than file_bytes (SIGXFSZ)
+  kFileSizeLimit,  // tried to write a file larger than file_bytes (SIGXFSZ; Python: EFBIG)
   kMemoryLimit,    // ran out of address space (detected from the exit: MemoryError, bad_alloc..)
   kCompileError,   // RunCode only: the compiler rejected the source (stderr holds its message)
 };
@@ -60,8 +62,8 @@ std::string_view VerdictName(Verdict verdict);
 
 struct RunResult {
   Verdict verdict = Verdict::kExited;
-  int exit_code = -1;  // when kExited
-  int signal = 0;      // when killed by a signal
+  int exit_code = -1;                    // when it exited by itself (kExited, ...)
+  int signal = 0;                        // when killed by a signal
   std::string stdout_data, stderr_data;  // at most output_bytes each
   bool output_truncated = false;
   double wall_s = 0, cpu_s = 0;  // cpu_s: user + system of the whole tree
@@ -79,7 +81,7 @@ struct Isolation {
   bool landlock_net = false;       // TCP connect/bind denied (Landlock ABI >= 4)
   bool seccomp = false;            // socket() for anything but AF_UNIX denied
   bool uid_drop = false;           // runs as an unprivileged uid of its own (root only)
-  // "netns, pidns, landlock, seccomp, uid" of those applied, for reports.
+  // "netns, pidns, landlock, landlock-net, seccomp, uid" of those applied ("none"), for reports.
   std::string Describe() const;
 };
 

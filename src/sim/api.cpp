@@ -238,6 +238,64 @@ std::optional<Reply> ReadMarkers(const std::vector<std::string_view>& texts, Cha
   return std::nullopt;
 }
 
+// The scripted answer whose key equals the text parts joined by "\n", or nullptr.
+const SimAnswer* FindAnswer(const std::vector<std::string_view>& texts, const SimOptions& options) {
+  if (options.answers.empty()) {
+    return nullptr;
+  }
+  std::size_t size = texts.empty() ? 0 : texts.size() - 1;
+  for (const std::string_view t : texts) {
+    size += t.size();
+  }
+  for (const SimAnswer& a : options.answers) {
+    if (a.key.size() != size) {
+      continue;
+    }
+    std::size_t pos = 0;
+    bool equal = true;
+    for (std::size_t i = 0; i < texts.size() && equal; ++i) {
+      if (i > 0) {
+        equal = a.key[pos++] == '\n';
+      }
+      equal = equal && a.key.compare(pos, texts[i].size(), texts[i]) == 0;
+      pos += texts[i].size();
+    }
+    if (equal) {
+      return &a;
+    }
+  }
+  return nullptr;
+}
+
+void ApplyAnswer(const SimAnswer& a, ChatRequest& req) {
+  req.scripted = true;
+  req.answer_words = AnswerPieces(a.content);
+  int call_index = 0;
+  for (const SimToolCall& call : a.tool_calls) {
+    ChatRequest::ToolToken first;
+    first.call = call_index;
+    first.name = call.name;
+    first.id = "call_" + std::to_string(call_index) + "_" +
+               std::to_string(Fnv1a64(call.name + call.arguments) % 100000000ULL);
+    req.tool_tokens.push_back(std::move(first));
+    for (std::string& piece : AnswerPieces(call.arguments)) {
+      req.tool_tokens.push_back({call_index, "", "", std::move(piece)});
+    }
+    ++call_index;
+  }
+  if (!req.forced_tokens) {
+    req.forced_tokens =
+        std::max<int>(1, static_cast<int>(req.answer_words.size() + req.tool_tokens.size()));
+  }
+  if (a.reasoning_tokens >= 0) {
+    req.reasoning_tokens = a.reasoning_tokens;
+  }
+  req.loop = req.loop || a.loop;
+  if (!a.fault.empty() && !req.forced_fault) {
+    req.forced_fault = ParseFault(a.fault);
+  }
+}
+
 std::optional<Reply> CheckModel(const json& j, const SimOptions& options) {
   const auto it = j.find("model");
   if (it == j.end() || it->is_null()) {
@@ -316,10 +374,14 @@ std::variant<ChatRequest, Reply> ParseChatRequest(std::string_view body,
   if (auto err = ReadMarkers(scan.texts, req)) {
     return std::move(*err);
   }
-  for (auto it = scan.texts.rbegin(); it != scan.texts.rend(); ++it) {
-    if (auto product = ArithmeticAnswer(*it)) {
-      req.answer_words = {" " + std::to_string(*product)};
-      break;
+  if (const SimAnswer* answer = FindAnswer(scan.texts, options)) {
+    ApplyAnswer(*answer, req);
+  } else {
+    for (auto it = scan.texts.rbegin(); it != scan.texts.rend(); ++it) {
+      if (auto product = ArithmeticAnswer(*it)) {
+        req.answer_words = {" " + std::to_string(*product)};
+        break;
+      }
     }
   }
 
@@ -609,11 +671,21 @@ std::string TruthJson(const Truth& t) {
 
 std::string CompletionBody(std::string_view id, std::int64_t created, const SimOptions& options,
                            std::string_view reasoning, std::string_view content,
-                           std::string_view finish_reason, const Truth& truth) {
+                           std::string_view finish_reason, const Truth& truth,
+                           const std::vector<SimToolCall>& tool_calls,
+                           const std::vector<std::string>& tool_ids) {
   ojson message = {{"role", "assistant"}};
-  message["content"] = content.empty() && !reasoning.empty() ? ojson(nullptr) : ojson(content);
+  message["content"] = content.empty() && (!reasoning.empty() || !tool_calls.empty())
+                           ? ojson(nullptr)
+                           : ojson(content);
   message[options.reasoning_field] = reasoning.empty() ? ojson(nullptr) : ojson(reasoning);
   message["tool_calls"] = ojson::array();
+  for (std::size_t i = 0; i < tool_calls.size(); ++i) {
+    message["tool_calls"].push_back(
+        ojson{{"id", i < tool_ids.size() ? tool_ids[i] : "call_" + std::to_string(i)},
+              {"type", "function"},
+              {"function", {{"name", tool_calls[i].name}, {"arguments", tool_calls[i].arguments}}}});
+  }
   ojson choice = {{"index", 0},
                   {"message", std::move(message)},
                   {"logprobs", nullptr},

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 #include <variant>
 
 #include "sim/engine.h"
@@ -78,6 +79,8 @@ std::string TruthJson(const Truth& truth);
 // The non-streaming chat.completion body.
 std::string CompletionBody(std::string_view id, std::int64_t created, const SimOptions& options,
                            std::string_view reasoning, std::string_view content,
-                           std::string_view finish_reason, const Truth& truth);
+                           std::string_view finish_reason, const Truth& truth,
+                           const std::vector<SimToolCall>& tool_calls = {},
+                           const std::vector<std::string>& tool_ids = {});
 
 }  // namespace sb::sim

@@ -79,7 +79,7 @@ void ChunkBuilder::AppendRole(std::string& out) const {
 void ChunkBuilder::AppendDelta(std::string& out, std::string_view reasoning,
                                std::string_view content, std::string_view finish_reason,
                                int completion_tokens, int reasoning_tokens,
-                               std::string_view sim_json) const {
+                               std::string_view sim_json, std::string_view tool_calls) const {
   out += head_;
   out += "\"choices\":[{\"index\":0,\"delta\":{";
   if (!reasoning.empty()) {
@@ -91,10 +91,18 @@ void ChunkBuilder::AppendDelta(std::string& out, std::string_view reasoning,
       out += ',';
     }
   }
-  if (!content.empty() || reasoning.empty()) {
+  if (!content.empty() || (reasoning.empty() && tool_calls.empty())) {
     out += "\"content\":\"";
     out += content;
     out += '"';
+  }
+  if (!tool_calls.empty()) {
+    if (!reasoning.empty() || !content.empty()) {
+      out += ',';
+    }
+    out += "\"tool_calls\":[";
+    out += tool_calls;
+    out += ']';
   }
   out += "},\"logprobs\":null,\"finish_reason\":";
   if (finish_reason.empty()) {

@@ -28,9 +28,10 @@ class ChunkBuilder {
   // One decode step: delta with the reasoning text and/or the answer text (either may be
   // empty), finish_reason (empty = null), cumulative usage when continuous_usage is on, and
   // the ground-truth object `sim_json` at the top level when non-empty.
+  // `tool_calls` (items of the delta's tool_calls array, already JSON) is added when not empty.
   void AppendDelta(std::string& out, std::string_view reasoning, std::string_view content,
                    std::string_view finish_reason, int completion_tokens, int reasoning_tokens,
-                   std::string_view sim_json) const;
+                   std::string_view sim_json, std::string_view tool_calls = {}) const;
 
   // The trailing usage chunk ("choices":[]), with `sim_json` when non-empty.
   void AppendUsageChunk(std::string& out, int completion_tokens, int reasoning_tokens,

@@ -118,7 +118,9 @@ Plan PlanChat(const ChatRequest& request, const SimOptions& options, Rng& rng) {
   plan.text_seed = Mix64(text_key ^ 0x5bd1e995ULL);
 
   int natural_answer = 0;
-  if (request.forced_tokens) {
+  if (request.loop && request.scripted) {
+    natural_answer = 1 << 30;  // a scripted loop never ends by itself
+  } else if (request.forced_tokens) {
     natural_answer = std::max(1, *request.forced_tokens);
   } else {
     const int hi = std::max(1, options.default_output_tokens);
@@ -126,7 +128,11 @@ Plan PlanChat(const ChatRequest& request, const SimOptions& options, Rng& rng) {
     Rng length_rng(text_key);
     natural_answer = static_cast<int>(length_rng.Between(lo, hi));
   }
-  const int reasoning_budget = request.thinking ? std::max(0, options.thinking_tokens) : 0;
+  int reasoning_budget =
+      request.thinking ? std::max(0, request.reasoning_tokens.value_or(options.thinking_tokens)) : 0;
+  if (request.thinking && request.loop && request.scripted) {
+    reasoning_budget = 1 << 30;  // the thinking loops
+  }
   const long long natural_total = static_cast<long long>(reasoning_budget) + natural_answer;
 
   // The context window bounds everything; vLLM's default max_tokens is the room left.
@@ -142,7 +148,7 @@ Plan PlanChat(const ChatRequest& request, const SimOptions& options, Rng& rng) {
       plan.finish_reason = "length";
     } else {
       plan.completion_tokens = static_cast<int>(wanted);
-      plan.finish_reason = "stop";
+      plan.finish_reason = request.tool_tokens.empty() ? "stop" : "tool_calls";
     }
   }
   plan.reasoning_tokens = std::min(reasoning_budget, plan.completion_tokens);

@@ -112,6 +112,12 @@ Result<void> Validate(const SimOptions& o) {
     return Bad("reasoning_field must be reasoning_content or reasoning, got '" + o.reasoning_field +
                "'");
   }
+  for (const SimAnswer& a : o.answers) {
+    if (!a.fault.empty() && !ParseFault(a.fault)) {
+      return Bad("answer fault must be reset, stall, malformed, 500 or 429, got '" + a.fault +
+                 "'");
+    }
+  }
   return {};
 }
 

@@ -217,6 +217,8 @@ struct Stream {
   Truth truth;
   std::string reasoning_text;  // non-streaming: accumulated text
   std::string content_text;
+  std::vector<SimToolCall> tool_calls;  // non-streaming: accumulated scripted tool calls
+  std::vector<std::string> tool_ids;
 };
 
 struct TimerEntry {
@@ -315,6 +317,8 @@ struct SimServer::Impl {
   std::string events;  // scratch: SSE events before chunk framing
   std::string reasoning_scratch;
   std::string content_scratch;
+  std::string escaped_scratch;  // scripted answers: content_scratch JSON-escaped
+  std::string tool_scratch;     // scripted tool-call deltas of one step (JSON array items)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1007,15 +1011,48 @@ void SimServer::Impl::OnStep(Stream& s) {
   const int reasoning_end = s.plan.reasoning_tokens;
   ++s.truth.steps;
 
-  // Text of this step, split at the reasoning/answer boundary.
+  // Text of this step, split at the reasoning/answer boundary; scripted tool calls follow the
+  // answer words.
   reasoning_scratch.clear();
   content_scratch.clear();
+  tool_scratch.clear();
+  const std::vector<std::string>& words = s.request.answer_words;
+  const auto& tools = s.request.tool_tokens;
   for (int i = begin; i < end; ++i) {
+    if (i < reasoning_end) {
+      reasoning_scratch += TokenText(s.plan.text_seed, i, s.request.loop);
+      continue;
+    }
     const std::size_t answer_index = static_cast<std::size_t>(i - reasoning_end);
-    const std::string_view word = i >= reasoning_end && answer_index < s.request.answer_words.size()
-                                      ? std::string_view(s.request.answer_words[answer_index])
-                                      : TokenText(s.plan.text_seed, i, s.request.loop);
-    (i < reasoning_end ? reasoning_scratch : content_scratch) += word;
+    if (answer_index < words.size()) {
+      content_scratch += words[answer_index];
+    } else if (answer_index - words.size() < tools.size()) {
+      const ChatRequest::ToolToken& t = tools[answer_index - words.size()];
+      if (!tool_scratch.empty()) {
+        tool_scratch += ',';
+      }
+      tool_scratch += "{\"index\":" + std::to_string(t.call);
+      if (!t.name.empty()) {
+        tool_scratch += ",\"id\":";
+        AppendJsonString(tool_scratch, t.id);
+        tool_scratch += ",\"type\":\"function\",\"function\":{\"name\":";
+        AppendJsonString(tool_scratch, t.name);
+        tool_scratch += ",\"arguments\":\"\"}}";
+        if (!s.chunks) {
+          s.tool_calls.push_back({t.name, ""});
+          s.tool_ids.push_back(t.id);
+        }
+      } else {
+        tool_scratch += ",\"function\":{\"arguments\":";
+        AppendJsonString(tool_scratch, t.arguments);
+        tool_scratch += "}}";
+        if (!s.chunks && !s.tool_calls.empty()) {
+          s.tool_calls.back().arguments += t.arguments;
+        }
+      }
+    } else {
+      content_scratch += TokenText(s.plan.text_seed, i, s.request.loop);
+    }
   }
   s.emitted = end;
   s.truth.completion_tokens = end;
@@ -1065,9 +1102,16 @@ void SimServer::Impl::OnStep(Stream& s) {
     }
     const bool usage_chunk = last && s.request.include_usage;
     const std::string sim_json = last && !usage_chunk ? TruthJson(s.truth) : std::string();
-    s.chunks->AppendDelta(events, reasoning_scratch, content_scratch,
+    std::string_view content = content_scratch;
+    if (s.request.scripted) {
+      escaped_scratch.clear();
+      AppendJsonString(escaped_scratch, content_scratch);
+      content = std::string_view(escaped_scratch).substr(1, escaped_scratch.size() - 2);
+    }
+    s.chunks->AppendDelta(events, reasoning_scratch, content,
                           last ? s.plan.finish_reason : std::string_view(),
-                          s.truth.completion_tokens, s.truth.reasoning_tokens, sim_json);
+                          s.truth.completion_tokens, s.truth.reasoning_tokens, sim_json,
+                          tool_scratch);
     if (usage_chunk) {
       s.chunks->AppendUsageChunk(events, s.truth.completion_tokens, s.truth.reasoning_tokens,
                                  TruthJson(s.truth));
@@ -1096,7 +1140,8 @@ void SimServer::Impl::OnStep(Stream& s) {
     if (last || (cut && s.plan.fault == Fault::kMalformed)) {
       std::string body = cut ? std::string("{\"choices\": [")
                              : CompletionBody(s.chat_id, s.created, options, s.reasoning_text,
-                                              s.content_text, s.plan.finish_reason, s.truth);
+                                              s.content_text, s.plan.finish_reason, s.truth,
+                                              s.tool_calls, s.tool_ids);
       if (!Send(*c, Response(200, "application/json", body, c->keep_alive))) {
         return;
       }

@@ -15,6 +15,22 @@
 
 namespace sb::sim {
 
+struct SimToolCall {
+  std::string name;
+  std::string arguments;  // JSON text, streamed in pieces
+};
+
+// A scripted answer (`servebench sim --answers SUITE`): a request whose text parts, joined by
+// "\n", equal `key` gets this answer instead of filler words (docs/simulator.md "Answers").
+struct SimAnswer {
+  std::string key;
+  std::string content;                  // the answer text, streamed in token-sized pieces
+  std::vector<SimToolCall> tool_calls;  // after the content; finish_reason "tool_calls"
+  int reasoning_tokens = -1;            // with thinking: reasoning tokens first (-1: default)
+  bool loop = false;  // the reasoning (with thinking) or the answer repeats one phrase forever
+  std::string fault;  // "" or a fault kind struck on this request (reset, stall, malformed, ...)
+};
+
 struct SimOptions {
   std::string host = "127.0.0.1";
   int port = 0;  // 0 = an ephemeral port
@@ -45,6 +61,8 @@ struct SimOptions {
   // Busy-wait up to this long before a deadline instead of sleeping through it: timer wake-ups
   // run late by tens of microseconds on virtual machines. Costs CPU; 0 = always sleep.
   double spin_us = 0.0;
+  // Scripted answers, matched by the request's text (see SimAnswer). The first match wins.
+  std::vector<SimAnswer> answers;
 };
 
 // Checks every option; the message names the option and the offending value, e.g.

@@ -73,6 +73,24 @@ std::vector<std::string_view> SplitTokens(std::string_view text) {
   return tokens;
 }
 
+std::vector<std::string> AnswerPieces(std::string_view text) {
+  std::vector<std::string> pieces;
+  std::size_t consumed = 0;
+  ForEachToken(text, [&](std::string_view t) {
+    const std::size_t end = static_cast<std::size_t>(t.data() - text.data()) + t.size();
+    pieces.emplace_back(text.substr(consumed, end - consumed));
+    consumed = end;
+  });
+  if (consumed < text.size()) {
+    if (pieces.empty()) {
+      pieces.emplace_back(text.substr(consumed));
+    } else {
+      pieces.back().append(text.substr(consumed));
+    }
+  }
+  return pieces;
+}
+
 std::uint64_t Fnv1a64(std::string_view bytes, std::uint64_t seed) {
   std::uint64_t h = seed;
   for (const char c : bytes) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -41,6 +42,11 @@ int CountTokens(std::string_view text);
 
 // The tokens of text, as views into it.
 std::vector<std::string_view> SplitTokens(std::string_view text);
+
+// text cut into one piece per token, each with the whitespace before it (trailing whitespace
+// joins the last piece), so the pieces concatenate to text exactly. Scripted answers stream
+// one piece per token.
+std::vector<std::string> AnswerPieces(std::string_view text);
 
 // The id of one token's text: kFirstTextId + a 30-bit FNV-1a hash, so ids are >= kFirstTextId.
 std::int64_t TokenId(std::string_view token);

@@ -131,6 +131,22 @@ TEST(BuildChatBody, NonStreamingAndOptionalFields) {
   EXPECT_EQ(Body(p, ServerKind::kVllm)["stream_options"]["continuous_usage_stats"], true);
 }
 
+TEST(BuildChatBody, ToolsAndToolChoiceAreSentAsJson) {
+  ChatParams p = Params();
+  EXPECT_FALSE(Body(p, ServerKind::kVllm).contains("tools"));
+  p.tools_json = R"([{"type":"function","function":{"name":"get_weather","parameters":{}}}])";
+  p.tool_choice_json = R"("auto")";
+  json b = Body(p, ServerKind::kVllm);
+  ASSERT_TRUE(b["tools"].is_array());
+  EXPECT_EQ(b["tools"][0]["function"]["name"], "get_weather");
+  EXPECT_EQ(b["tool_choice"], "auto");
+  p.tools_json = "[not json";
+  p.tool_choice_json = "";
+  b = Body(p, ServerKind::kVllm);
+  EXPECT_FALSE(b.contains("tools"));
+  EXPECT_FALSE(b.contains("tool_choice"));
+}
+
 TEST(BuildChatBody, MaxTokensNamesPerServer) {
   // llama.cpp b4748 ignores max_completion_tokens (fixture err_max_completion_tokens.txt ran
   // past the limit), so max_tokens is always sent; only OpenAI-style servers get both.

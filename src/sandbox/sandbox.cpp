@@ -1,0 +1,670 @@
+#include "sandbox/sandbox.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox/host.h"
+#include "sandbox/internal.h"
+#include "sandbox/spawn.h"
+#include "sandbox/unique_fd.h"
+#include "sandbox/workdir.h"
+
+namespace sb::sandbox {
+
+std::string_view VerdictName(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kExited:
+      return "exited";
+    case Verdict::kSignaled:
+      return "signaled";
+    case Verdict::kCpuLimit:
+      return "cpu_limit";
+    case Verdict::kWallTimeout:
+      return "wall_timeout";
+    case Verdict::kOutputLimit:
+      return "output_limit";
+    case Verdict::kFileSizeLimit:
+      return "file_size_limit";
+    case Verdict::kMemoryLimit:
+      return "memory_limit";
+    case Verdict::kCompileError:
+      return "compile_error";
+  }
+  return "unknown";
+}
+
+// ---- Verdicts and reasons -----------------------------------------------------------------
+
+long CpuLimitSeconds(const Limits& limits) {
+  return std::max(1L, static_cast<long>(std::ceil(limits.cpu_s)));
+}
+
+std::optional<std::string_view> MemoryErrorPattern(std::string_view stderr_data) {
+  static constexpr std::string_view kPatterns[] = {
+      "MemoryError",             // Python
+      "std::bad_alloc",          // C++ (libstdc++'s terminate message)
+      "Cannot allocate memory",  // strerror(ENOMEM)
+      "out of memory",           // cc1plus, glibc
+  };
+  for (std::string_view p : kPatterns) {
+    if (stderr_data.find(p) != std::string_view::npos) {
+      return p;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string FormatBytes(std::uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  while (v >= 1024 && unit + 1 < std::size(kUnits)) {
+    v /= 1024;
+    ++unit;
+  }
+  return fmt::format("{:g} {}", std::round(v * 10) / 10, kUnits[unit]);
+}
+
+std::string SignalName(int signal) {
+  const char* abbrev = sigabbrev_np(signal);
+  return abbrev != nullptr ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", signal);
+}
+
+void Classify(const Ending& ending, const Limits& limits, RunResult& result) {
+  const int status = ending.status;
+  if (ending.program_ended) {
+    if (WIFEXITED(status)) {
+      result.exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+      result.signal = WTERMSIG(status);
+    }
+  }
+  auto memory = [&](std::optional<std::string_view> pattern) {
+    result.verdict = Verdict::kMemoryLimit;
+    result.reason = fmt::format("memory limit ({})", FormatBytes(limits.memory_bytes));
+    if (pattern) {
+      result.reason += fmt::format(": {}", *pattern);
+    }
+  };
+  if (ending.killed) {
+    result.verdict = *ending.killed;
+    if (*ending.killed == Verdict::kOutputLimit) {
+      result.reason = fmt::format("wrote over {} of output", FormatBytes(limits.output_bytes));
+    } else {
+      result.verdict = Verdict::kWallTimeout;
+      result.reason = fmt::format("killed after {:g} s wall time", limits.wall_s);
+    }
+    return;
+  }
+  const std::optional<std::string_view> pattern = MemoryErrorPattern(result.stderr_data);
+  if (WIFEXITED(status)) {
+    result.verdict = Verdict::kExited;
+    result.reason = fmt::format("exit code {}", result.exit_code);
+    if (result.exit_code != 0 && pattern) {
+      memory(pattern);
+    } else if (result.exit_code != 0 &&
+               result.stderr_data.find("File too large") != std::string::npos) {
+      // Python ignores SIGXFSZ, so the write fails with EFBIG and it exits with the OSError.
+      result.verdict = Verdict::kFileSizeLimit;
+      result.reason = fmt::format("file size limit ({})", FormatBytes(limits.file_bytes));
+    }
+    return;
+  }
+  const int sig = result.signal;
+  const long cpu_limit = CpuLimitSeconds(limits);
+  const bool big = static_cast<double>(ending.maxrss_kib) * 1024.0 >=
+                   0.5 * static_cast<double>(limits.memory_bytes);
+  if (sig == SIGXCPU ||
+      (sig == SIGKILL && ending.program_cpu_s >= static_cast<double>(cpu_limit) - 0.05)) {
+    result.verdict = Verdict::kCpuLimit;
+    result.reason = fmt::format("CPU time limit ({} s)", cpu_limit);
+  } else if (sig == SIGXFSZ) {
+    result.verdict = Verdict::kFileSizeLimit;
+    result.reason = fmt::format("file size limit ({})", FormatBytes(limits.file_bytes));
+  } else if ((sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS || sig == SIGKILL) && pattern) {
+    memory(pattern);
+  } else if ((sig == SIGSEGV || sig == SIGBUS || sig == SIGKILL) && big) {
+    memory(std::nullopt);
+  } else {
+    result.verdict = Verdict::kSignaled;
+    result.reason = SignalName(sig);
+  }
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr double kKillGraceS = 1.0;      // after a stop request, the supervisor's time to exit
+constexpr long kBackstopGraceMs = 5000;  // the supervisor kills by itself at wall_s + this
+constexpr std::size_t kChunk = 65536;
+
+Error SetupError(std::string message) {
+  return MakeError(ErrorCode::kSetup, "sandbox: " + std::move(message));
+}
+
+Result<void> CheckLimits(const Limits& l) {
+  if (!(l.cpu_s > 0) || !std::isfinite(l.cpu_s) || !(l.wall_s > 0) || !std::isfinite(l.wall_s) ||
+      l.wall_s > 1e6 || l.memory_bytes == 0 || l.processes < 1 || l.open_files < 3) {
+    return MakeError(ErrorCode::kUsage,
+                     "sandbox: limits need cpu_s > 0, wall_s > 0, memory_bytes > 0, "
+                     "processes >= 1 and open_files >= 3");
+  }
+  return {};
+}
+
+// pipe2 with both ends close-on-exec and moved to kFirstParentFd or above.
+Result<std::pair<UniqueFd, UniqueFd>> MakePipe() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    return SetupError(fmt::format("pipe: {}", std::strerror(errno)));
+  }
+  std::array<UniqueFd, 2> ends{UniqueFd(fds[0]), UniqueFd(fds[1])};
+  for (UniqueFd& end : ends) {
+    if (end.get() < kFirstParentFd) {
+      int high = fcntl(end.get(), F_DUPFD_CLOEXEC, kFirstParentFd);
+      if (high < 0) {
+        return SetupError(fmt::format("fcntl: {}", std::strerror(errno)));
+      }
+      end.Reset(high);
+    }
+  }
+  return std::make_pair(std::move(ends[0]), std::move(ends[1]));
+}
+
+void SetNonBlocking(int fd) {
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+// write(2) to a pipe whose reader may be gone, without a SIGPIPE reaching this process.
+ssize_t WriteNoSigpipe(int fd, const char* data, std::size_t n) {
+  sigset_t pipe_set, pending, old;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  sigpending(&pending);
+  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  ssize_t r = write(fd, data, n);
+  int err = errno;
+  if (r < 0 && err == EPIPE && !was_pending) {
+    struct timespec zero {};
+
+    sigtimedwait(&pipe_set, nullptr, &zero);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  errno = err;
+  return r;
+}
+
+// Tasks (processes and threads) whose real uid is uid, from /proc.
+long CountTasksOfUid(uid_t uid) {
+  long total = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    std::ifstream in(entry.path() / "status");
+    std::string line;
+    bool mine = false;
+    long threads = 1;
+    while (std::getline(in, line)) {
+      if (line.rfind("Uid:", 0) == 0) {
+        mine = std::strtoul(line.c_str() + 4, nullptr, 10) == uid;
+      } else if (line.rfind("Threads:", 0) == 0) {
+        threads = std::strtol(line.c_str() + 8, nullptr, 10);
+      }
+    }
+    if (mine) {
+      total += threads;
+    }
+  }
+  return total;
+}
+
+RlimitSetting Rlimit(int resource, rlim_t soft, rlim_t hard) {
+  struct rlimit cur {};
+
+  if (getrlimit(static_cast<__rlimit_resource_t>(resource), &cur) == 0 &&
+      cur.rlim_max != RLIM_INFINITY) {
+    hard = std::min(hard, cur.rlim_max);  // only root could raise it
+    soft = std::min(soft, hard);
+  }
+  return RlimitSetting{resource, soft, hard};
+}
+
+// The supervisor is killed and reaped however Run leaves.
+class SupervisorGuard {
+ public:
+  explicit SupervisorGuard(pid_t pid) : pid_(pid) {}
+
+  SupervisorGuard(const SupervisorGuard&) = delete;
+  SupervisorGuard& operator=(const SupervisorGuard&) = delete;
+
+  ~SupervisorGuard() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      while (waitpid(pid_, nullptr, __WALL) < 0 && errno == EINTR) {
+      }
+    }
+  }
+
+  void Reaped() { pid_ = -1; }
+
+ private:
+  pid_t pid_;
+};
+
+struct Capture {
+  std::string data;
+  std::uint64_t seen = 0;
+};
+
+enum class ReadState { kData, kAgain, kEof };
+
+ReadState ReadChunk(int fd, Capture& c, std::uint64_t cap) {
+  char buf[kChunk];
+  ssize_t n = read(fd, buf, sizeof buf);
+  if (n < 0) {
+    return errno == EAGAIN || errno == EINTR ? ReadState::kAgain : ReadState::kEof;
+  }
+  if (n == 0) {
+    return ReadState::kEof;
+  }
+  if (c.data.size() < cap) {
+    c.data.append(buf, std::min<std::uint64_t>(static_cast<std::uint64_t>(n), cap - c.data.size()));
+  }
+  c.seen += static_cast<std::uint64_t>(n);
+  return ReadState::kData;
+}
+
+// Reads the report pipe into messages; false at end of file.
+bool ReadReport(int fd, std::string& pending, std::vector<Message>& out) {
+  char buf[4096];
+  ssize_t n = read(fd, buf, sizeof buf);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+    return false;
+  }
+  if (n > 0) {
+    pending.append(buf, static_cast<std::size_t>(n));
+    while (pending.size() >= sizeof(Message)) {
+      Message m;
+      std::memcpy(&m, pending.data(), sizeof m);
+      out.push_back(m);
+      pending.erase(0, sizeof m);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<RunResult> RunWith(const Program& program, const Limits& limits, const HostCaps& host) {
+  if (auto ok = CheckLimits(limits); !ok) {
+    return ok.error();
+  }
+  if (program.argv.empty() || program.argv[0].empty()) {
+    return MakeError(ErrorCode::kUsage, "sandbox: empty argv");
+  }
+  for (const std::string& arg : program.argv) {
+    if (arg.find('\0') != std::string::npos) {
+      return MakeError(ErrorCode::kUsage, "sandbox: NUL in an argument");
+    }
+  }
+  for (const File& f : program.files) {
+    if (!ValidRelativeName(f.name)) {
+      return MakeError(ErrorCode::kUsage, fmt::format("sandbox: bad file name '{}'", f.name));
+    }
+  }
+  for (const std::string& name : program.collect) {
+    if (!ValidRelativeName(name)) {
+      return MakeError(ErrorCode::kUsage, fmt::format("sandbox: bad file name '{}'", name));
+    }
+  }
+  const std::string& arg0 = program.argv[0];
+  const bool in_workdir = arg0.rfind("./", 0) == 0;
+  if (in_workdir ? !ValidRelativeName(arg0.substr(2)) : arg0[0] != '/') {
+    return MakeError(
+        ErrorCode::kUsage,
+        fmt::format("sandbox: argv[0] must be an absolute path or ./NAME: '{}'", arg0));
+  }
+  if (!in_workdir && access(arg0.c_str(), X_OK) != 0) {
+    return SetupError(fmt::format("cannot execute {}: {}", arg0, std::strerror(errno)));
+  }
+
+  const Isolation& iso = host.isolation;
+  const uid_t sb_uid = iso.uid_drop ? kSandboxUidBase + static_cast<uid_t>(gettid()) : host.uid;
+  const gid_t sb_gid = iso.uid_drop ? static_cast<gid_t>(sb_uid) : host.gid;
+  auto dir =
+      WorkDir::Create(iso.uid_drop ? std::optional(std::make_pair(sb_uid, sb_gid)) : std::nullopt);
+  if (!dir) {
+    return dir.error().WithContext("sandbox");
+  }
+  for (const File& f : program.files) {
+    if (auto w = dir->Write(f); !w) {
+      return w.error().WithContext("sandbox");
+    }
+  }
+  const std::string exe = in_workdir ? dir->path() + "/" + arg0.substr(2) : arg0;
+  if (in_workdir && !dir->HasRegularFile(arg0.substr(2))) {
+    return SetupError(fmt::format("cannot execute {}: not a file of the program", arg0));
+  }
+
+  // Everything the child reads, prepared before the clone.
+  std::vector<std::string> args = program.argv;
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=" + dir->path(),
+                                  "TMPDIR=" + dir->path(), "LANG=C.UTF-8"};
+  std::vector<char*> argv_ptrs, env_ptrs;
+  for (std::string& a : args) {
+    argv_ptrs.push_back(a.data());
+  }
+  argv_ptrs.push_back(nullptr);
+  for (std::string& e : env) {
+    env_ptrs.push_back(e.data());
+  }
+  env_ptrs.push_back(nullptr);
+  const std::string uid_map = fmt::format("{} {} 1\n", host.uid, host.uid);
+  const std::string gid_map = fmt::format("{} {} 1\n", host.gid, host.gid);
+  const std::string shm_options = fmt::format("size={},mode=1777", limits.file_bytes);
+
+  auto in_pipe = MakePipe();
+  auto out_pipe = MakePipe();
+  auto err_pipe = MakePipe();
+  auto report_pipe = MakePipe();
+  for (auto* p : {&in_pipe, &out_pipe, &err_pipe, &report_pipe}) {
+    if (!*p) {
+      return p->error();
+    }
+  }
+  UniqueFd in_w = std::move(in_pipe->second), out_r = std::move(out_pipe->first),
+           err_r = std::move(err_pipe->first), report_r = std::move(report_pipe->first);
+  for (const UniqueFd* fd : {&in_w, &out_r, &err_r, &report_r}) {
+    SetNonBlocking(fd->get());
+  }
+
+  if (iso.uid_drop) {
+    // The program may reopen its stdio by name (/dev/stdout is /proc/self/fd/1): a pipe created
+    // by root is mode 0600 root, so it has to belong to the sandbox uid.
+    for (const UniqueFd* fd : {&in_pipe->first, &out_pipe->second, &err_pipe->second}) {
+      if (fchown(fd->get(), sb_uid, sb_gid) != 0) {
+        return SetupError(fmt::format("fchown: {}", std::strerror(errno)));
+      }
+    }
+  }
+
+  ChildPlan plan;
+  plan.stdin_fd = in_pipe->first.get();
+  plan.stdout_fd = out_pipe->second.get();
+  plan.stderr_fd = err_pipe->second.get();
+  plan.report_fd = report_pipe->second.get();
+  plan.clone_flags = host.clone_flags;
+  plan.user_namespace = host.user_namespace;
+  plan.uid_map = uid_map.c_str();
+  plan.gid_map = gid_map.c_str();
+  plan.private_mounts = host.private_mounts;
+  plan.shm_options = shm_options.c_str();
+  plan.drop_uid = iso.uid_drop;
+  plan.uid = sb_uid;
+  plan.gid = sb_gid;
+  plan.workdir = dir->path().c_str();
+  plan.exe = exe.c_str();
+  plan.argv = argv_ptrs.data();
+  plan.envp = env_ptrs.data();
+  // RLIMIT_NPROC counts the tasks of the uid: our own uid when we drop to it (the supervisor
+  // stays root and does not count); inside a user namespace, the supervisor and the program's
+  // tree; with neither, every task of this user, so the limit is what exists now plus ours.
+  long nproc = limits.processes;
+  if (!iso.uid_drop && host.user_namespace) {
+    nproc += 1;
+  } else if (!iso.uid_drop && !host.root) {
+    nproc += 1 + CountTasksOfUid(host.uid);
+  }
+  const long cpu = CpuLimitSeconds(limits);
+  const RlimitSetting rlimits[] = {
+      Rlimit(RLIMIT_CPU, static_cast<rlim_t>(cpu), static_cast<rlim_t>(cpu + 1)),
+      Rlimit(RLIMIT_NPROC, static_cast<rlim_t>(nproc), static_cast<rlim_t>(nproc)),
+      Rlimit(RLIMIT_FSIZE, limits.file_bytes, limits.file_bytes),
+      Rlimit(RLIMIT_NOFILE, static_cast<rlim_t>(limits.open_files),
+             static_cast<rlim_t>(limits.open_files)),
+      Rlimit(RLIMIT_CORE, 0, 0),
+  };
+  for (const RlimitSetting& r : rlimits) {
+    plan.rlimits[plan.rlimit_count++] = r;
+  }
+  plan.address_space = Rlimit(RLIMIT_AS, limits.memory_bytes, limits.memory_bytes).hard;
+  plan.landlock = iso.landlock ? landlock::MakePolicy(host.landlock_abi) : landlock::Policy{};
+  sock_fprog seccomp_prog{};
+  seccomp_prog.len = static_cast<unsigned short>(host.seccomp.size());
+  seccomp_prog.filter = const_cast<sock_filter*>(host.seccomp.data());
+  plan.seccomp = iso.seccomp && !host.seccomp.empty() ? &seccomp_prog : nullptr;
+  plan.backstop_ms = static_cast<long>(limits.wall_s * 1000) + kBackstopGraceMs;
+
+  // ---- Start ----
+  const auto start = Clock::now();
+  const pid_t pid = SpawnSupervisor(plan);
+  if (pid < 0) {
+    return SetupError(fmt::format("cannot start the sandbox: {}", std::strerror(errno)));
+  }
+  SupervisorGuard guard(pid);
+  in_pipe->first.Reset();
+  out_pipe->second.Reset();
+  err_pipe->second.Reset();
+  report_pipe->second.Reset();
+  UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0u)));
+
+  // ---- Pump: stdin in, stdout/stderr/report out, until the supervisor exits ----
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(limits.wall_s));
+  Capture out, err;
+  std::size_t stdin_done = 0;
+  if (program.stdin_data.empty()) {
+    in_w.Reset();
+  }
+  std::string report_pending;
+  std::vector<Message> messages;
+  Ending ending;
+  Clock::time_point killed_at{};
+  bool hard_killed = false;
+  pid_t program_pid = 0;
+  bool reaped = false;
+  int sup_status = 0;
+
+  struct rusage sup_usage {};
+
+  auto kill_tree = [&](Verdict why) {
+    if (ending.killed) {
+      return;
+    }
+    ending.killed = why;
+    killed_at = Clock::now();
+    // The supervisor kills and reaps everything (so their CPU time is counted) and reports;
+    // SIGKILL after kKillGraceS if it does not.
+    kill(pid, kStopSignal);
+  };
+  auto take_messages = [&]() {
+    for (const Message& m : messages) {
+      if (m.kind == MessageKind::kProgramPid && !iso.pid_namespace) {
+        program_pid = static_cast<pid_t>(m.pid);
+      }
+    }
+  };
+  auto check_output = [&]() {
+    if (out.seen > limits.output_bytes || err.seen > limits.output_bytes) {
+      kill_tree(Verdict::kOutputLimit);
+    }
+  };
+
+  const auto kill_grace =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kKillGraceS));
+  while (!reaped) {
+    const auto now = Clock::now();
+    if (!ending.killed && now >= deadline) {
+      kill_tree(Verdict::kWallTimeout);
+    }
+    if (ending.killed && !hard_killed && now >= killed_at + kill_grace) {
+      kill(pid, SIGKILL);
+      hard_killed = true;
+    }
+    pollfd fds[5];
+    nfds_t n = 0;
+    int i_out = -1, i_err = -1, i_in = -1, i_rep = -1, i_pid = -1;
+    auto add = [&](const UniqueFd& fd, short events, int& index) {
+      if (fd.valid()) {
+        index = static_cast<int>(n);
+        fds[n++] = pollfd{fd.get(), events, 0};
+      }
+    };
+    add(out_r, POLLIN, i_out);
+    add(err_r, POLLIN, i_err);
+    add(report_r, POLLIN, i_rep);
+    add(in_w, POLLOUT, i_in);
+    add(pidfd, POLLIN, i_pid);
+    auto until = !ending.killed ? deadline
+                 : hard_killed  ? Clock::now() + std::chrono::milliseconds(50)
+                                : killed_at + kill_grace;
+    long timeout_ms = std::chrono::ceil<std::chrono::milliseconds>(until - Clock::now()).count();
+    timeout_ms = std::clamp(timeout_ms, 1L, 1000L);
+    if (!pidfd.valid()) {
+      timeout_ms = std::min(timeout_ms, 10L);
+    }
+    int ready = poll(fds, n, static_cast<int>(timeout_ms));
+    if (ready < 0 && errno != EINTR) {
+      kill_tree(Verdict::kWallTimeout);  // cannot watch it: stop it
+    }
+    auto readable = [&](int index) {
+      return ready > 0 && index >= 0 && (fds[index].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+    };
+    if (readable(i_out) && ReadChunk(out_r.get(), out, limits.output_bytes) == ReadState::kEof) {
+      out_r.Reset();
+    }
+    if (readable(i_err) && ReadChunk(err_r.get(), err, limits.output_bytes) == ReadState::kEof) {
+      err_r.Reset();
+    }
+    check_output();
+    if (readable(i_rep)) {
+      if (!ReadReport(report_r.get(), report_pending, messages)) {
+        report_r.Reset();
+      }
+      take_messages();
+    }
+    if (ready > 0 && i_in >= 0 && (fds[i_in].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
+      std::size_t len = std::min(kChunk, program.stdin_data.size() - stdin_done);
+      ssize_t w = WriteNoSigpipe(in_w.get(), program.stdin_data.data() + stdin_done, len);
+      if (w > 0) {
+        stdin_done += static_cast<std::size_t>(w);
+      }
+      if ((w < 0 && errno != EAGAIN && errno != EINTR) || stdin_done == program.stdin_data.size()) {
+        in_w.Reset();  // all written (EOF for the program), or it closed its stdin
+      }
+    }
+    if (!pidfd.valid() || readable(i_pid)) {
+      pid_t w = wait4(pid, &sup_status, WNOHANG | __WALL, &sup_usage);
+      if (w == pid || (w < 0 && errno == ECHILD)) {
+        reaped = true;
+        guard.Reaped();
+      }
+    }
+  }
+  const auto ended = Clock::now();
+
+  // Whatever is still buffered in the pipes (every writer is gone in a pid namespace; without
+  // one a leaked process could keep writing, so this is bounded in time).
+  const auto drain_end = ended + std::chrono::milliseconds(100);
+  for (UniqueFd* fd : {&out_r, &err_r}) {
+    Capture& c = fd == &out_r ? out : err;
+    while (fd->valid() && Clock::now() < drain_end) {
+      if (ReadChunk(fd->get(), c, limits.output_bytes) != ReadState::kData) {
+        break;
+      }
+    }
+  }
+  check_output();
+  while (report_r.valid()) {
+    pollfd p{report_r.get(), POLLIN, 0};
+    if (poll(&p, 1, 0) <= 0 || !ReadReport(report_r.get(), report_pending, messages)) {
+      break;
+    }
+  }
+
+  RunResult result;
+  result.stdout_data = std::move(out.data);
+  result.stderr_data = std::move(err.data);
+  result.output_truncated = out.seen > limits.output_bytes || err.seen > limits.output_bytes;
+  result.wall_s = std::chrono::duration<double>(ended - start).count();
+  result.cpu_s = static_cast<double>(sup_usage.ru_utime.tv_sec + sup_usage.ru_stime.tv_sec) +
+                 static_cast<double>(sup_usage.ru_utime.tv_usec + sup_usage.ru_stime.tv_usec) / 1e6;
+
+  for (const Message& m : messages) {
+    switch (m.kind) {
+      case MessageKind::kSetupFailed:
+        return SetupError(
+            fmt::format("setup failed at {}: {}", StageName(m.stage), std::strerror(m.err)));
+      case MessageKind::kExecFailed:
+        return SetupError(fmt::format("cannot execute {}{}: {}", exe,
+                                      iso.uid_drop ? fmt::format(" as uid {}", sb_uid) : "",
+                                      std::strerror(m.err)));
+      case MessageKind::kProgramEnded:
+        ending.program_ended = true;
+        ending.status = m.status;
+        ending.program_cpu_s = static_cast<double>(m.cpu_us) / 1e6;
+        ending.maxrss_kib = m.maxrss_kib;
+        break;
+      case MessageKind::kBackstop:
+        if (!ending.killed) {
+          ending.killed = Verdict::kWallTimeout;
+        }
+        break;
+      case MessageKind::kProgramPid:
+        break;
+    }
+  }
+  if (!ending.program_ended && !ending.killed) {
+    // The supervisor died without a word: only possible when the program could reach it (no
+    // pid namespace, no Landlock signal scope). Whatever is left of its tree goes too.
+    if (program_pid > 0) {
+      kill(-program_pid, SIGKILL);
+    }
+    result.verdict = Verdict::kSignaled;
+    result.signal = WIFSIGNALED(sup_status) ? WTERMSIG(sup_status) : 0;
+    result.reason = fmt::format("the sandbox supervisor was killed ({})",
+                                WIFSIGNALED(sup_status) ? SignalName(WTERMSIG(sup_status))
+                                                        : fmt::format("status {}", sup_status));
+  } else {
+    Classify(ending, limits, result);
+  }
+
+  for (const std::string& name : program.collect) {
+    if (auto content = dir->Read(name, limits.file_bytes)) {
+      result.collected.emplace_back(name, std::move(*content));
+    }
+  }
+  if (auto removed = dir->Remove(); !removed) {
+    return removed.error().WithContext("sandbox");
+  }
+  return result;
+}
+
+Result<RunResult> Run(const Program& program, const Limits& limits) {
+  return RunWith(program, limits, Host());
+}
+
+}  // namespace sb::sandbox

@@ -1,0 +1,1111 @@
+#include "suite/runner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/stats.h"
+#include "perf/metrics.h"
+#include "suite/checkers.h"
+#include "suite/loop.h"
+#include "suite/text.h"
+
+namespace sb::suite {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kAnswerCap = 16 * 1024;  // answer text kept in results.json (code points)
+constexpr const char* kProbePrompt = "Reply with the word OK.";
+
+json Opt(const std::optional<double>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+json OptInt(int v) {
+  return v >= 0 ? json(v) : json(nullptr);
+}
+
+std::string Thousands(long long v) {
+  std::string digits = std::to_string(v < 0 ? -v : v);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) {
+      out.push_back(',');
+    }
+    out.push_back(digits[i]);
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+std::string Seconds(double s) {
+  return s >= 10 ? fmt::format("{:.0f}", s) : fmt::format("{:.3g}", s);
+}
+
+json ToolCallsJson(const std::vector<client::ToolCall>& calls) {
+  json out = json::array();
+  for (const auto& c : calls) {
+    json args = json::parse(c.arguments, nullptr, false);
+    out.push_back(json{{"name", c.name},
+                       {"arguments", args.is_discarded() ? json(c.arguments) : args}});
+  }
+  return out;
+}
+
+// Wilson score interval (95%) for k successes out of n.
+std::pair<double, double> Wilson(double k, double n) {
+  if (n <= 0) {
+    return {0, 0};
+  }
+  const double z = 1.959963984540054;
+  const double p = k / n;
+  const double denom = 1 + z * z / n;
+  const double centre = (p + z * z / (2 * n)) / denom;
+  const double half = z * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom;
+  return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
+}
+
+std::string InputKind(const TestSpec& t) {
+  const auto mods = t.Modalities();
+  for (const char* m : {"video", "image", "audio"}) {
+    if (std::find(mods.begin(), mods.end(), m) != mods.end()) {
+      return m;
+    }
+  }
+  return "text";
+}
+
+bool Selected(const TestSpec& t, const std::vector<std::string>& only) {
+  if (only.empty()) {
+    return true;
+  }
+  for (const std::string& o : only) {
+    if (o == t.id || o == t.category || (!t.section.empty() && o == t.section) ||
+        t.id.rfind(o + ".", 0) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string AudioFormat(const media::Asset& a) {
+  if (a.extension == "mp3") {
+    return "mp3";
+  }
+  return a.extension.empty() ? "wav" : a.extension;
+}
+
+}  // namespace
+
+std::string_view StatusName(Status status) {
+  switch (status) {
+    case Status::kPass:
+      return "PASS";
+    case Status::kFail:
+      return "FAIL";
+    case Status::kEmpty:
+      return "EMPTY";
+    case Status::kLoop:
+      return "LOOP";
+    case Status::kUnsupported:
+      return "UNSUPPORTED";
+    case Status::kError:
+      return "ERROR";
+    case Status::kTimeout:
+      return "TIMEOUT";
+  }
+  return "ERROR";
+}
+
+bool IsUnsupportedError(int http_status, std::string_view text) {
+  if (http_status != 0 && (http_status < 400 || http_status > 501)) {
+    return false;
+  }
+  static const std::regex kPatterns(
+      "at most \\d+ (image|video|audio)|"
+      "(image|video|audio|vision|multimodal) (input )?(is |are )?not supported|"
+      "not a multimodal model|"
+      "does not support (image|video|audio|vision|multimodal|multi-modal|tool|function)|"
+      "(doesn't|do not|cannot|can't) (support|accept|process) (image|video|audio|tool)|"
+      "only supported by certain models|"
+      "unsupported (content|part|message) type|"
+      "unknown (content|part) type|"
+      "invalid content type|"
+      "mmproj|"
+      "tool choice requires|"
+      "enable-auto-tool-choice|"
+      "tools? (is|are) not supported|"
+      "tools? param requires|"
+      "requires --jinja|"
+      "(image|video|audio|tool)s? (are|is) (disabled|not enabled)",
+      std::regex::ECMAScript | std::regex::icase);
+  std::string t(text.substr(0, 4096));
+  return std::regex_search(t, kPatterns);
+}
+
+// ---- per-run state ---------------------------------------------------------------------------
+
+struct SuiteRunner::Probe {
+  bool supported = false;
+  bool unknown = false;  // the probe itself failed (transport, 5xx): tests run anyway
+  std::string reason;
+  int http_status = 0;
+  double ms = 0;
+};
+
+struct SuiteRunner::Prepared {
+  std::vector<client::ChatMessage> messages;
+  std::string unsupported;  // reason, when a modality is refused
+  std::string input_kind;
+  std::map<std::string, std::string> transports;  // modality -> transport used
+};
+
+struct SuiteRunner::Attempt {
+  Status status = Status::kError;
+  std::string reason;
+  bool interrupted = false;
+  client::ChatResponse response;
+  perf::RequestMetrics metrics;
+  std::string answer;
+  std::string reasoning;
+  int reasoning_tokens = -1;
+  bool reasoning_estimated = false;
+  std::optional<double> reasoning_ms;
+  int max_tokens = 0;
+  std::string check_detail;
+};
+
+SuiteRunner::SuiteRunner(client::Client& client, SuiteTarget target, RunOptions options,
+                         perf::Session& session, perf::SampleSink on_sample,
+                         perf::ProgressSink on_progress, std::stop_token stop,
+                         std::int64_t t0_ns)
+    : client_(client),
+      target_(std::move(target)),
+      options_(std::move(options)),
+      session_(session),
+      on_sample_(std::move(on_sample)),
+      on_progress_(std::move(on_progress)),
+      stop_(std::move(stop)),
+      t0_ns_(t0_ns) {}
+
+void SuiteRunner::Warn(const std::string& text) {
+  if (std::find(warnings_.begin(), warnings_.end(), text) == warnings_.end()) {
+    warnings_.push_back(text);
+  }
+}
+
+std::optional<perf::SpecCounters> SuiteRunner::Scrape() {
+  if (!scrape_) {
+    return std::nullopt;
+  }
+  auto resp = client_.Get("/metrics");
+  if (!resp || resp->status != 200) {
+    scrape_ = false;
+    return std::nullopt;
+  }
+  auto samples = perf::ParsePrometheus(resp->body);
+  if (!samples) {
+    scrape_ = false;
+    return std::nullopt;
+  }
+  auto counters = perf::ReadSpecCounters(*samples);
+  if (!counters) {
+    scrape_ = false;
+  }
+  return counters;
+}
+
+Result<std::string> SuiteRunner::MediaParts(const MediaRef& ref) {
+  const std::string key = fmt::format("{}:{}:{}", static_cast<int>(ref.kind), ref.name,
+                                      transport_.count("video") ? transport_["video"] : "");
+  if (auto it = part_cache_.find(key); it != part_cache_.end()) {
+    return it->second;
+  }
+  auto asset = ref.is_file ? media::LoadFile(ref.name) : media::Generate(ref.name);
+  if (!asset) {
+    return asset.error();
+  }
+  json parts = json::array();
+  switch (ref.kind) {
+    case media::Kind::kImage:
+      parts.push_back(
+          json{{"type", "image_url"}, {"image_url", {{"url", media::DataUri(*asset)}}}});
+      break;
+    case media::Kind::kVideo: {
+      const std::string how = transport_.count("video") ? transport_["video"] : "video_url";
+      if (how == "frames") {
+        if (ref.is_file) {
+          return MakeError(ErrorCode::kSetup,
+                           fmt::format("{} is a video file: frames can be sent only for "
+                                       "catalogue videos (the server refuses video_url)",
+                                       ref.name));
+        }
+        auto frames = media::VideoFrames(ref.name, options_.video_frames);
+        if (!frames) {
+          return frames.error();
+        }
+        for (const auto& f : *frames) {
+          parts.push_back(
+              json{{"type", "image_url"}, {"image_url", {{"url", media::DataUri(f)}}}});
+        }
+      } else {
+        parts.push_back(
+            json{{"type", "video_url"}, {"video_url", {{"url", media::DataUri(*asset)}}}});
+      }
+      break;
+    }
+    case media::Kind::kAudio:
+      parts.push_back(json{
+          {"type", "input_audio"},
+          {"input_audio", {{"data", media::Base64(asset->bytes)}, {"format", AudioFormat(*asset)}}}});
+      break;
+  }
+  std::string text = parts.dump();
+  part_cache_[key] = text;
+  return text;
+}
+
+SuiteRunner::Probe SuiteRunner::ProbeOne(const std::string& modality, const std::string& how) {
+  Probe p;
+  json parts = json::array();
+  if (modality == "image" || how == "frames") {
+    auto a = media::Generate("probe_image");
+    if (!a) {
+      p.unknown = true;
+      p.reason = a.error().message;
+      return p;
+    }
+    parts.push_back(json{{"type", "image_url"}, {"image_url", {{"url", media::DataUri(*a)}}}});
+  } else if (modality == "video") {
+    auto a = media::Generate("probe_video");
+    if (!a) {
+      p.unknown = true;
+      p.reason = a.error().message;
+      return p;
+    }
+    parts.push_back(json{{"type", "video_url"}, {"video_url", {{"url", media::DataUri(*a)}}}});
+  } else {
+    auto a = media::Generate("probe_audio");
+    if (!a) {
+      p.unknown = true;
+      p.reason = a.error().message;
+      return p;
+    }
+    parts.push_back(json{{"type", "input_audio"},
+                         {"input_audio", {{"data", media::Base64(a->bytes)}, {"format", "wav"}}}});
+  }
+  parts.push_back(json{{"type", "text"}, {"text", kProbePrompt}});
+  client::ChatParams params;
+  params.model = target_.model;
+  params.messages.push_back({"user", kProbePrompt, parts.dump()});
+  params.max_tokens = 8;
+  client::ChatCall call;
+  call.id = next_id_++;
+  call.body = client::BuildChatBody(params, target_.kind);
+  call.total_timeout = std::chrono::milliseconds(120'000);
+  auto rs = client_.RunChats(std::span(&call, 1), {}, stop_);
+  const client::ChatResponse& r = rs.front();
+  ++requests_;
+  if (on_sample_) {
+    json rec = perf::RequestRecord(r, "probe", modality + (how.empty() ? "" : " " + how), t0_ns_);
+    rec["probe"] = modality;
+    on_sample_(rec);
+  }
+  p.http_status = r.http_status;
+  p.ms = r.done_ns > r.send_ns && r.send_ns != 0 ? static_cast<double>(r.done_ns - r.send_ns) / 1e6
+                                                 : 0;
+  if (r.outcome == client::Outcome::kOk) {
+    p.supported = true;
+    return p;
+  }
+  p.reason = r.reason;
+  if (r.outcome == client::Outcome::kHttpError &&
+      ((r.http_status >= 400 && r.http_status < 500) ||
+       IsUnsupportedError(r.http_status, r.error_body.empty() ? r.reason : r.error_body))) {
+    return p;  // refused
+  }
+  ++failed_requests_;
+  p.unknown = true;
+  return p;
+}
+
+void SuiteRunner::ProbeModalities(const std::vector<const TestSpec*>& tests) {
+  std::vector<std::string> needed;
+  for (const TestSpec* t : tests) {
+    for (const std::string& m : t->Modalities()) {
+      if (std::find(needed.begin(), needed.end(), m) == needed.end()) {
+        needed.push_back(m);
+      }
+    }
+  }
+  auto record = [&](const std::string& modality, const std::string& how, const Probe& p) {
+    json j = {{"transport", how},
+              {"supported", p.unknown ? json(nullptr) : json(p.supported)},
+              {"http_status", p.http_status == 0 ? json(nullptr) : json(p.http_status)},
+              {"reason", p.reason.empty() ? json(nullptr) : json(p.reason)},
+              {"ms", p.ms}};
+    probes_[modality + (how.empty() ? "" : ":" + how)] = j;
+  };
+  auto has = [&](const char* m) {
+    return std::find(needed.begin(), needed.end(), m) != needed.end();
+  };
+  const bool video_frames_possible = options_.video != VideoTransport::kVideoUrl;
+  std::optional<Probe> image;
+  if (has("image") || (has("video") && video_frames_possible)) {
+    if (stop_.stop_requested()) {
+      return;
+    }
+    image = ProbeOne("image", "image_url");
+    record("image", "image_url", *image);
+    if (!image->supported && !image->unknown) {
+      unsupported_["image"] = image->reason;
+    }
+    transport_["image"] = "image_url";
+    if (on_progress_) {
+      on_progress_(fmt::format("probe image: {}", image->supported ? "accepted"
+                                                  : image->unknown ? "probe failed: " + image->reason
+                                                                   : "refused: " + image->reason));
+    }
+  }
+  if (has("video")) {
+    if (stop_.stop_requested()) {
+      return;
+    }
+    const bool image_ok = image && (image->supported || image->unknown);
+    if (options_.video == VideoTransport::kFrames) {
+      transport_["video"] = "frames";
+      if (image && !image_ok) {
+        unsupported_["video"] = "video sent as frames, and the server refuses images: " +
+                                image->reason;
+      }
+    } else {
+      Probe v = ProbeOne("video", "video_url");
+      record("video", "video_url", v);
+      if (v.supported || v.unknown) {
+        transport_["video"] = "video_url";
+      } else if (options_.video == VideoTransport::kAuto && image_ok) {
+        transport_["video"] = "frames";
+        Warn(fmt::format("The server refused video_url ({}); videos are sent as {} frames each, "
+                         "as images.",
+                         v.reason, options_.video_frames));
+      } else {
+        transport_["video"] = "video_url";
+        unsupported_["video"] = v.reason;
+      }
+      if (on_progress_) {
+        on_progress_(fmt::format("probe video: {}", transport_["video"] == "frames"
+                                                        ? "video_url refused, sending frames"
+                                                    : unsupported_.count("video")
+                                                        ? "refused: " + v.reason
+                                                        : "accepted"));
+      }
+    }
+  }
+  if (has("audio")) {
+    if (stop_.stop_requested()) {
+      return;
+    }
+    Probe a = ProbeOne("audio", "input_audio");
+    record("audio", "input_audio", a);
+    transport_["audio"] = "input_audio";
+    if (!a.supported && !a.unknown) {
+      unsupported_["audio"] = a.reason;
+    }
+    if (on_progress_) {
+      on_progress_(fmt::format("probe audio: {}", a.supported ? "accepted"
+                                                  : a.unknown ? "probe failed: " + a.reason
+                                                              : "refused: " + a.reason));
+    }
+  }
+}
+
+Result<SuiteRunner::Prepared> SuiteRunner::Prepare(const TestSpec& test) {
+  Prepared p;
+  p.input_kind = InputKind(test);
+  for (const std::string& m : test.Modalities()) {
+    if (auto it = unsupported_.find(m); it != unsupported_.end()) {
+      p.unsupported = fmt::format("the server refuses {} input: {}", m, it->second);
+      return p;
+    }
+    if (auto it = transport_.find(m); it != transport_.end()) {
+      p.transports[m] = it->second;
+    }
+  }
+  for (const MessageSpec& m : test.messages) {
+    client::ChatMessage msg;
+    msg.role = m.role;
+    msg.content = m.text;
+    if (!m.media.empty()) {
+      json parts = json::array();
+      for (const MediaRef& ref : m.media) {
+        auto media_parts = MediaParts(ref);
+        if (!media_parts) {
+          return media_parts.error().WithContext(fmt::format("media '{}'", ref.name));
+        }
+        for (json& part : json::parse(*media_parts)) {
+          parts.push_back(std::move(part));
+        }
+      }
+      if (!m.text.empty()) {
+        parts.push_back(json{{"type", "text"}, {"text", m.text}});
+      }
+      msg.content_json = parts.dump();
+    }
+    p.messages.push_back(std::move(msg));
+  }
+  return p;
+}
+
+SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepared& prepared,
+                                             int max_tokens, int attempt_number) {
+  Attempt a;
+  a.max_tokens = max_tokens;
+  client::ChatParams params;
+  params.model = target_.model;
+  params.messages = prepared.messages;
+  params.max_tokens = max_tokens;
+  params.temperature = options_.temperature ? options_.temperature : test.temperature;
+  params.enable_thinking = options_.thinking ? options_.thinking : test.thinking;
+  params.tools_json = test.tools_json;
+  params.tool_choice_json = test.tool_choice_json;
+  params.continuous_usage = options_.continuous_usage;
+  const auto by_test = options_.timeout_by_test.find(test.id);
+  const double timeout_s = by_test != options_.timeout_by_test.end()
+                               ? by_test->second
+                               : options_.timeout_s.value_or(test.timeout_s);
+
+  client::ChatCall call;
+  call.id = next_id_++;
+  call.body = client::BuildChatBody(params, target_.kind);
+  call.total_timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
+
+  LoopDetector answer_loop(test.loop_span, test.loop_repeats);
+  LoopDetector reasoning_loop(test.loop_span, test.loop_repeats);
+  std::size_t answer_seen = 0, reasoning_seen = 0;
+  std::string loop_channel;
+  std::int64_t think_end_ns = 0;
+  client::RunHooks hooks;
+  hooks.on_event = [&](const client::ChatResponse& r) {
+    if (r.answer.size() > answer_seen) {
+      const std::string_view fresh = std::string_view(r.answer).substr(answer_seen);
+      if (think_end_ns == 0 && !r.events.empty()) {
+        const std::size_t from = answer_seen > 12 ? answer_seen - 12 : 0;
+        if (r.answer.find("</think", from) != std::string::npos) {
+          think_end_ns = r.events.back().t_ns;
+        }
+      }
+      answer_seen = r.answer.size();
+      if (answer_loop.Feed(fresh)) {
+        loop_channel = "answer";
+        return false;
+      }
+    }
+    if (r.reasoning.size() > reasoning_seen) {
+      const std::string_view fresh = std::string_view(r.reasoning).substr(reasoning_seen);
+      reasoning_seen = r.reasoning.size();
+      if (reasoning_loop.Feed(fresh)) {
+        loop_channel = "reasoning";
+        return false;
+      }
+    }
+    return true;
+  };
+
+  std::optional<perf::SpecCounters> before = Scrape();
+  auto rs = client_.RunChats(std::span(&call, 1), hooks, stop_);
+  a.response = std::move(rs.front());
+  const client::ChatResponse& r = a.response;
+  if (before) {
+    if (auto after = Scrape()) {
+      spec_by_input_[prepared.input_kind].Add(*before, *after);
+    }
+  } else {
+    perf::AddTimingsDrafts(r.timings_json, spec_by_input_[prepared.input_kind]);
+  }
+  a.metrics = perf::ComputeMetrics(r);
+
+  // The answer without its reasoning (fields or <think> tags).
+  SplitReply split = SplitThinking(r.answer);
+  a.answer = split.had_tags ? split.answer : r.answer;
+  a.reasoning = r.reasoning;
+  if (split.had_tags && !split.reasoning.empty()) {
+    a.reasoning += (a.reasoning.empty() ? "" : "\n") + split.reasoning;
+  }
+  if (r.usage.reasoning_tokens > 0) {
+    a.reasoning_tokens = r.usage.reasoning_tokens;
+  } else if (!a.reasoning.empty()) {
+    a.reasoning_estimated = true;
+    if (!r.reasoning.empty()) {
+      int n = 0;
+      for (const auto& ev : r.events) {
+        if (ev.kinds & client::TokenEvent::kReasoning) {
+          n += ev.tokens >= 0 ? ev.tokens : 1;
+        }
+      }
+      a.reasoning_tokens = n;
+    } else {
+      const double share = static_cast<double>(split.reasoning.size()) /
+                           static_cast<double>(std::max<std::size_t>(1, r.answer.size()));
+      a.reasoning_tokens = static_cast<int>(std::lround(a.metrics.completion_tokens * share));
+    }
+  } else if (r.usage.reasoning_tokens == 0) {
+    a.reasoning_tokens = 0;
+  }
+  if (!a.reasoning.empty() && !r.events.empty() && a.metrics.ttft_ms) {
+    const std::int64_t first = r.events.front().t_ns;
+    std::int64_t end = think_end_ns;
+    if (end == 0) {
+      end = a.metrics.ttfa_ms && !split.had_tags
+                ? r.send_ns + static_cast<std::int64_t>(*a.metrics.ttfa_ms * 1e6)
+                : r.events.back().t_ns;
+    }
+    a.reasoning_ms = static_cast<double>(end - first) / 1e6;
+  }
+
+  // The status.
+  const bool looped = !loop_channel.empty();
+  if (r.outcome == client::Outcome::kCancelled && !looped && stop_.stop_requested()) {
+    a.interrupted = true;
+  } else if (looped) {
+    const LoopDetector& d = loop_channel == "answer" ? answer_loop : reasoning_loop;
+    a.status = Status::kLoop;
+    const int tokens = r.usage.completion_tokens >= 0 ? r.usage.completion_tokens
+                                                      : a.metrics.completion_tokens;
+    a.reason = fmt::format("the {} repeats a {}-token span {} times (\"{}\"); cancelled after "
+                           "{}{} tokens",
+                           loop_channel, d.span(), d.repeats(), d.span_text(),
+                           r.usage.completion_tokens >= 0 ? "" : "about ", Thousands(tokens));
+  } else if (r.outcome == client::Outcome::kTimeout) {
+    a.status = Status::kTimeout;
+    a.reason = r.reason.find("total time") != std::string::npos
+                   ? fmt::format("no answer within {} s (the test's time limit)", Seconds(timeout_s))
+                   : r.reason;
+  } else if (r.outcome == client::Outcome::kHttpError) {
+    const bool unsupported =
+        IsUnsupportedError(r.http_status, r.error_body.empty() ? r.reason : r.error_body);
+    a.status = unsupported ? Status::kUnsupported : Status::kError;
+    a.reason = r.reason;
+  } else if (r.outcome != client::Outcome::kOk) {
+    a.status = Status::kError;
+    a.reason = r.reason;
+  } else if (r.finish_reason == "length" && Trim(a.answer).empty() && r.tool_calls.empty()) {
+    a.status = Status::kEmpty;
+    const int tokens = r.usage.completion_tokens >= 0 ? r.usage.completion_tokens
+                                                      : a.metrics.completion_tokens;
+    a.reason = a.reasoning.empty()
+                   ? fmt::format("no answer: the budget ran out before any answer text "
+                                 "(finish_reason length at {} tokens)",
+                                 Thousands(tokens))
+                   : fmt::format("no answer: thinking used the whole budget (finish_reason "
+                                 "length at {} tokens)",
+                                 Thousands(tokens));
+  } else {
+    Reply reply{a.answer, r.tool_calls, r.finish_reason};
+    CheckEnv env{options_.code};
+    CheckOutcome o = RunCheck(*test.check, reply, env);
+    a.status = o.pass ? Status::kPass : Status::kFail;
+    a.reason = o.reason;
+    a.check_detail = o.detail;
+    if (!o.pass && r.finish_reason == "length") {
+      a.reason += fmt::format("; the answer was cut at max_tokens ({})", Thousands(max_tokens));
+    }
+    if (!o.pass && Trim(a.answer).empty() && r.tool_calls.empty()) {
+      a.reason = "empty answer (finish_reason " +
+                 (r.finish_reason.empty() ? std::string("none") : r.finish_reason) + ")" +
+                 (a.reasoning.empty() ? "" : " after reasoning");
+    }
+  }
+
+  // Totals and the sample line.
+  if (r.send_ns != 0) {
+    ++requests_;
+    if (r.outcome != client::Outcome::kOk && !looped) {
+      ++failed_requests_;
+    }
+    completion_tokens_ += r.usage.completion_tokens >= 0 ? r.usage.completion_tokens
+                                                         : a.metrics.completion_tokens;
+    std::int64_t end = r.events.empty() ? r.done_ns : r.events.back().t_ns;
+    if (end > r.send_ns) {
+      wall_time_s_ += static_cast<double>(end - r.send_ns) / 1e9;
+    }
+  }
+  if (on_sample_ && r.send_ns != 0) {
+    json rec = perf::RequestRecord(r, "suite", fmt::format("{} attempt {}", test.id, attempt_number),
+                                   t0_ns_);
+    rec["test"] = test.id;
+    rec["attempt"] = attempt_number;
+    rec["max_tokens"] = max_tokens;
+    rec["test_status"] = a.interrupted ? json(nullptr) : json(std::string(StatusName(a.status)));
+    rec["answer"] = r.answer;
+    rec["reasoning"] = r.reasoning;
+    if (!r.tool_calls.empty()) {
+      rec["tool_calls"] = ToolCallsJson(r.tool_calls);
+    }
+    on_sample_(rec);
+  }
+  return a;
+}
+
+json SuiteRunner::RunTest(const TestSpec& test, int repeat) {
+  json t = {{"id", test.id},
+            {"name", test.DisplayName()},
+            {"category", test.category},
+            {"section", test.section.empty() ? json(nullptr) : json(test.section)},
+            {"input", InputKind(test)},
+            {"thinking", (options_.thinking ? options_.thinking : test.thinking)
+                             ? json(*(options_.thinking ? options_.thinking : test.thinking))
+                             : json(nullptr)},
+            {"max_tokens", test.max_tokens}};
+  if (options_.repeat > 1) {
+    t["repeat"] = repeat;
+  }
+  auto prepared = Prepare(test);
+  if (!prepared) {
+    t["status"] = "ERROR";
+    t["reason"] = prepared.error().message;
+    t["attempts"] = json::array();
+    return t;
+  }
+  if (!prepared->unsupported.empty()) {
+    t["status"] = "UNSUPPORTED";
+    t["reason"] = prepared->unsupported;
+    t["attempts"] = json::array();
+    t["sent"] = false;
+    return t;
+  }
+  if (!prepared->transports.empty()) {
+    t["transport"] = prepared->transports;
+  }
+  std::vector<int> budgets = {test.max_tokens};
+  for (int b : options_.rerun_budgets) {
+    if (b > budgets.back()) {
+      budgets.push_back(b);
+    }
+  }
+  json attempts = json::array();
+  Attempt last;
+  for (std::size_t i = 0; i < budgets.size(); ++i) {
+    last = RunAttempt(test, *prepared, budgets[i], static_cast<int>(i + 1));
+    if (last.interrupted) {
+      return json();  // dropped: the run was stopped while it was in flight
+    }
+    const auto& r = last.response;
+    attempts.push_back(json{
+        {"max_tokens", budgets[i]},
+        {"status", std::string(StatusName(last.status))},
+        {"reason", last.reason.empty() ? json(nullptr) : json(last.reason)},
+        {"finish_reason", r.finish_reason.empty() ? json(nullptr) : json(r.finish_reason)},
+        {"http_status", r.http_status == 0 ? json(nullptr) : json(r.http_status)},
+        {"ttft_ms", Opt(last.metrics.ttft_ms)},
+        {"e2e_ms", Opt(last.metrics.e2e_ms)},
+        {"completion_tokens", r.usage.completion_tokens >= 0 ? json(r.usage.completion_tokens)
+                                                             : json(last.metrics.completion_tokens)},
+        {"reasoning_tokens", OptInt(last.reasoning_tokens)}});
+    if (last.status != Status::kEmpty) {
+      break;
+    }
+    if (i + 1 < budgets.size() && on_progress_) {
+      on_progress_(fmt::format("{}: EMPTY at {} tokens, retrying with {}", test.id,
+                               Thousands(budgets[i]), Thousands(budgets[i + 1])));
+    }
+  }
+  const auto& r = last.response;
+  const bool ok = r.outcome == client::Outcome::kOk;
+  t["status"] = std::string(StatusName(last.status));
+  t["reason"] = last.reason.empty() ? json(nullptr) : json(last.reason);
+  t["ttft_ms"] = Opt(last.metrics.ttft_ms);
+  t["ttfa_ms"] = Opt(last.metrics.ttfa_ms);
+  t["e2e_ms"] = Opt(last.metrics.e2e_ms);
+  t["decode_tok_s"] = ok ? Opt(last.metrics.decode_tok_s) : json(nullptr);
+  t["prompt_tokens"] = OptInt(r.usage.prompt_tokens);
+  t["completion_tokens"] = r.send_ns == 0 ? json(nullptr)
+                           : r.usage.completion_tokens >= 0
+                               ? json(r.usage.completion_tokens)
+                               : json(last.metrics.completion_tokens);
+  t["tokens_estimated"] = r.usage.completion_tokens < 0;
+  t["reasoning_tokens"] = OptInt(last.reasoning_tokens);
+  t["reasoning_tokens_estimated"] = last.reasoning_estimated;
+  t["reasoning_ms"] = Opt(last.reasoning_ms);
+  t["finish_reason"] = r.finish_reason.empty() ? json(nullptr) : json(r.finish_reason);
+  t["max_tokens"] = last.max_tokens;
+  t["attempts"] = attempts;
+  const std::size_t answer_chars = CountCodePoints(last.answer);
+  t["answer"] = Excerpt(last.answer, kAnswerCap);
+  if (answer_chars > kAnswerCap) {
+    t["answer_truncated"] = true;
+  }
+  t["answer_chars"] = answer_chars;
+  t["reasoning_chars"] = CountCodePoints(last.reasoning);
+  if (!r.tool_calls.empty()) {
+    t["tool_calls"] = ToolCallsJson(r.tool_calls);
+  }
+  if (!last.check_detail.empty()) {
+    t["check_detail"] = last.check_detail;
+  }
+  return t;
+}
+
+void SuiteRunner::RunProfileTest(const TestSpec& test) {
+  perf::ProfileOptions o = options_.profile;
+  const json args = json::parse(test.profile_args_json, nullptr, false);
+  auto ints = [&](const char* key, std::vector<int>& dest) {
+    if (args.is_object() && args.contains(key)) {
+      dest = args[key].get<std::vector<int>>();
+    }
+  };
+  ints("levels", o.levels);
+  ints("lengths", o.lengths);
+  ints("sizes", o.sizes);
+  if (args.is_object()) {
+    if (args.contains("runs")) {
+      o.runs = args["runs"].get<int>();
+      o.length_runs = o.runs;
+    }
+    if (args.contains("tokens")) {
+      o.tokens = args["tokens"].get<int>();
+    }
+    if (args.contains("depth")) {
+      o.depth = args["depth"].get<double>();
+    }
+    if (args.contains("context_max_tokens")) {
+      o.context_max_tokens = args["context_max_tokens"].get<int>();
+    }
+  }
+  if (options_.thinking || test.thinking) {
+    o.enable_thinking = options_.thinking ? options_.thinking : test.thinking;
+  }
+  if (options_.temperature || test.temperature) {
+    o.temperature = options_.temperature ? options_.temperature : test.temperature;
+  }
+  const json result = session_.Run(test.profile, o);
+  const std::string key = perf::ProfileKey(test.profile);
+  perf_[key] = result;
+
+  auto base = [&](const std::string& id_suffix, const std::string& name) {
+    return json{{"id", test.id + "." + id_suffix},
+                {"name", name},
+                {"category", test.category},
+                {"section", test.section.empty() ? json(nullptr) : json(test.section)},
+                {"input", "text"},
+                {"profile", test.profile},
+                {"attempts", 1}};
+  };
+  auto from_request = [&](json& t, const json& req) {
+    for (const char* k : {"ttft_ms", "e2e_ms", "decode_tok_s", "prompt_tokens",
+                          "completion_tokens", "reasoning_tokens", "finish_reason"}) {
+      t[k] = req.is_object() && req.contains(k) ? req[k] : json(nullptr);
+    }
+  };
+  auto request_status = [](const json& req) -> std::pair<std::string, std::string> {
+    const std::string s = req.value("status", std::string("ok"));
+    const std::string reason = req.contains("reason") && req["reason"].is_string()
+                                   ? req["reason"].get<std::string>()
+                                   : "";
+    if (s == "ok") {
+      return {"PASS", ""};
+    }
+    if (s == "timeout") {
+      return {"TIMEOUT", reason};
+    }
+    if (s == "http_error" && IsUnsupportedError(req.value("http_status", 0), reason)) {
+      return {"UNSUPPORTED", reason};
+    }
+    return {"ERROR", reason.empty() ? s : reason};
+  };
+  auto fmt1 = [](const json& v) {
+    return v.is_number() ? fmt::format("{:.1f}", v.get<double>()) : std::string("—");
+  };
+  auto ms = [](const json& v) {
+    return v.is_number() ? fmt::format("{:.0f} ms", v.get<double>()) : std::string("—");
+  };
+  // Every request of a row must succeed; the row's first failure is its reason.
+  auto row_status = [&](const json& requests, json& t) {
+    std::string status = "PASS", reason;
+    for (const json& req : requests) {
+      auto [s, why] = request_status(req);
+      if (s != "PASS") {
+        status = s;
+        reason = why;
+        break;
+      }
+    }
+    t["status"] = status;
+    t["reason"] = reason.empty() ? json(nullptr) : json(reason);
+  };
+
+  if (key == "decode") {
+    int i = 0;
+    for (const json& run : result.value("runs", json::array())) {
+      json t = base(fmt::format("run{}", ++i), fmt::format("Decode run {}", i));
+      from_request(t, run);
+      row_status(json::array({run}), t);
+      if (t["status"] == "PASS") {
+        t["reason"] = fmt1(run["decode_tok_s"]) + " tok/s decode";
+      }
+      tests_.push_back(t);
+    }
+  } else if (key == "concurrency") {
+    for (const json& level : result.value("levels", json::array())) {
+      const int n = level.value("concurrency", 0);
+      json t = base(fmt::format("c{}", n), fmt::format("{} parallel request{}", n, n == 1 ? "" : "s"));
+      const json& reqs = level.contains("requests") ? level["requests"] : json::array();
+      long long tokens = 0;
+      for (const json& req : reqs) {
+        tokens += req.value("completion_tokens", 0);
+      }
+      t["completion_tokens"] = tokens;
+      t["e2e_ms"] = level["wall_s"].is_number() ? json(level["wall_s"].get<double>() * 1000)
+                                                 : json(nullptr);
+      row_status(reqs, t);
+      if (t["status"] == "PASS" && level.value("ok", 0) != n) {
+        t["status"] = "ERROR";
+        t["reason"] = fmt::format("{} of {} requests succeeded", level.value("ok", 0), n);
+      }
+      if (t["status"] == "PASS") {
+        t["reason"] = fmt::format("{}/{} ok, {} tok/s combined", level.value("ok", 0), n,
+                                  fmt1(level["throughput_tok_s"]));
+      }
+      tests_.push_back(t);
+    }
+  } else if (key == "max_tokens") {
+    for (const json& len : result.value("lengths", json::array())) {
+      const int n = len.value("max_tokens", 0);
+      json t = base(std::to_string(n), fmt::format("Max tokens {}", Thousands(n)));
+      const json& runs = len.contains("runs") ? len["runs"] : json::array();
+      if (!runs.empty()) {
+        from_request(t, runs.back());
+      }
+      row_status(runs, t);
+      if (t["status"] == "PASS") {
+        t["reason"] = fmt1(len["tok_s"].value("median", json())) + " tok/s incl. TTFT";
+      }
+      tests_.push_back(t);
+    }
+  } else if (key == "ttft") {
+    for (const json& p : result.value("prompts", json::array())) {
+      const std::string name = p.value("name", std::string("prompt"));
+      json t = base(name, fmt::format("TTFT, {} prompt", name));
+      const json& runs = p.contains("runs") ? p["runs"] : json::array();
+      if (!runs.empty()) {
+        from_request(t, runs.back());
+      }
+      row_status(runs, t);
+      if (t["status"] == "PASS") {
+        t["reason"] = "TTFT " + ms(p["ttft_ms"].value("median", json())) + " (median)";
+      }
+      tests_.push_back(t);
+    }
+  } else if (key == "context") {
+    for (const json& row : result.value("rows", json::array())) {
+      const int size = row.value("size", 0);
+      json t = base(std::to_string(size), fmt::format("Context ~{}", Thousands(size)));
+      if (row.contains("skipped")) {
+        t["status"] = "UNSUPPORTED";
+        t["reason"] = fmt::format("{} tokens is {}", Thousands(size), row["skipped"].get<std::string>());
+        t["attempts"] = 0;
+        tests_.push_back(t);
+        continue;
+      }
+      from_request(t, row.value("request", json::object()));
+      row_status(json::array({row.value("request", json::object())}), t);
+      if (t["status"] == "PASS") {
+        if (row.value("correct", false)) {
+          t["reason"] = fmt::format("{} prompt tokens, TTFT {}",
+                                    row["prompt_tokens"].is_number()
+                                        ? Thousands(row["prompt_tokens"].get<long long>())
+                                        : std::string("—"),
+                                    ms(row["ttft_ms"]));
+        } else {
+          t["status"] = "FAIL";
+          t["reason"] = fmt::format("expected {}, got \"{}\"", row.value("expected", std::string()),
+                                    OneLine(row.value("answer", std::string()), 60));
+        }
+      }
+      tests_.push_back(t);
+    }
+  }
+}
+
+void SuiteRunner::Run(const Suite& suite) {
+  suites_run_.push_back(suite.name);
+  std::vector<const TestSpec*> selected;
+  for (const TestSpec& t : suite.tests) {
+    if (Selected(t, options_.only)) {
+      selected.push_back(&t);
+    }
+  }
+  if (selected.empty()) {
+    Warn(fmt::format("No test of suite '{}' matches --tests {}.", suite.name,
+                     fmt::join(options_.only, ",")));
+    return;
+  }
+  std::vector<const TestSpec*> quality;
+  for (const TestSpec* t : selected) {
+    if (t->profile.empty()) {
+      quality.push_back(t);
+    }
+  }
+  ProbeModalities(quality);
+  for (int rep = 1; rep <= options_.repeat; ++rep) {
+    for (const TestSpec* t : selected) {
+      if (stop_.stop_requested() || session_.Halted()) {
+        not_run_.push_back(t->id);
+        continue;
+      }
+      if (!t->profile.empty()) {
+        if (rep == 1) {
+          if (on_progress_) {
+            on_progress_(fmt::format("{}: {} profile", t->id, t->profile));
+          }
+          RunProfileTest(*t);
+        }
+        continue;
+      }
+      json result = RunTest(*t, rep);
+      if (result.is_null()) {
+        not_run_.push_back(t->id);
+        continue;
+      }
+      if (on_progress_) {
+        std::string line = fmt::format("{}: {}", t->id, result["status"].get<std::string>());
+        if (result.contains("e2e_ms") && result["e2e_ms"].is_number()) {
+          line += fmt::format(" ({:.2f} s, {} tokens)", result["e2e_ms"].get<double>() / 1000,
+                              result["completion_tokens"].is_number()
+                                  ? Thousands(result["completion_tokens"].get<long long>())
+                                  : std::string("?"));
+        }
+        if (result["status"] != "PASS" && result["reason"].is_string()) {
+          line += " " + OneLine(result["reason"].get<std::string>(), 100);
+        }
+        on_progress_(line);
+      }
+      tests_.push_back(std::move(result));
+    }
+  }
+  if (!unsupported_.empty()) {
+    for (const auto& [modality, reason] : unsupported_) {
+      int n = 0;
+      for (const json& t : tests_) {
+        if (t.value("status", "") == "UNSUPPORTED" && t.value("input", "") == modality) {
+          ++n;
+        }
+      }
+      if (n > 0) {
+        Warn(fmt::format("{} {} test{} UNSUPPORTED: the server refuses {} input ({}); the probe "
+                         "cost one request, the tests sent none.",
+                         n, modality, n == 1 ? " is" : "s are", modality, reason));
+      }
+    }
+  }
+}
+
+json SuiteRunner::StatusSummary() const {
+  std::map<std::string, int> counts;
+  for (const json& t : tests_) {
+    ++counts[t.value("status", std::string("ERROR"))];
+  }
+  const int total = static_cast<int>(tests_.size());
+  const int pass = counts["PASS"];
+  const int unsupported = counts["UNSUPPORTED"];
+  json s = {{"total", total},
+            {"pass", pass},
+            {"fail", counts["FAIL"]},
+            {"empty", counts["EMPTY"]},
+            {"loop", counts["LOOP"]},
+            {"unsupported", unsupported},
+            {"error", counts["ERROR"]},
+            {"timeout", counts["TIMEOUT"]},
+            {"pass_rate", total > 0 ? json(static_cast<double>(pass) / total) : json(nullptr)},
+            {"effective_pass_rate", total - unsupported > 0
+                                        ? json(static_cast<double>(pass) / (total - unsupported))
+                                        : json(nullptr)}};
+  if (total > 0) {
+    auto [lo, hi] = Wilson(pass, total);
+    s["pass_rate_ci95"] = json::array({lo, hi});
+  } else {
+    s["pass_rate_ci95"] = nullptr;
+  }
+  return s;
+}
+
+json SuiteRunner::SuiteJson() const {
+  json probes = json::object();
+  for (const auto& [k, v] : probes_) {
+    probes[k] = v;
+  }
+  json spec = json::object();
+  for (const auto& [kind, window] : spec_by_input_) {
+    if (!window.empty()) {
+      spec[kind] = perf::SpecJson(window);
+    }
+  }
+  json out = {{"names", suites_run_},
+              {"tests", tests_.size()},
+              {"not_run", not_run_},
+              {"probes", probes},
+              {"transports", transport_},
+              {"requests", requests_},
+              {"completion_tokens", completion_tokens_},
+              {"wall_time_s", wall_time_s_},
+              {"avg_tok_s", wall_time_s_ > 0
+                                ? json(static_cast<double>(completion_tokens_) / wall_time_s_)
+                                : json(nullptr)},
+              {"repeat", options_.repeat},
+              {"rerun_budgets", options_.rerun_budgets},
+              {"spec_decode_by_input", spec.empty() ? json(nullptr) : spec},
+              {"sandbox", sandbox::Probe().Describe()}};
+  if (options_.repeat > 1) {
+    // pass@k per test (unbiased estimator over its repetitions), and the mean over tests.
+    std::map<std::string, std::pair<int, int>> by_test;  // id -> (n, c)
+    std::vector<std::string> order;
+    std::map<std::string, std::string> names;
+    for (const json& t : tests_) {
+      if (!t.contains("repeat") || t.value("status", "") == "UNSUPPORTED") {
+        continue;
+      }
+      const std::string id = t.value("id", std::string());
+      if (!by_test.count(id)) {
+        order.push_back(id);
+        names[id] = t.value("name", id);
+      }
+      auto& nc = by_test[id];
+      ++nc.first;
+      if (t.value("status", "") == "PASS") {
+        ++nc.second;
+      }
+    }
+    std::vector<int> ks = {1};
+    for (int k = 2; k < options_.repeat; k *= 2) {
+      ks.push_back(k);
+    }
+    if (options_.repeat > 1) {
+      ks.push_back(options_.repeat);
+    }
+    json rows = json::array();
+    std::map<int, double> sums;
+    for (const std::string& id : order) {
+      const auto [n, c] = by_test[id];
+      json at = json::object();
+      for (int k : ks) {
+        if (k <= n) {
+          const double v = PassAtK(n, c, k);
+          at[std::to_string(k)] = v;
+          sums[k] += v;
+        }
+      }
+      rows.push_back(json{{"id", id}, {"name", names[id]}, {"n", n}, {"c", c}, {"pass_at", at}});
+    }
+    json mean = json::object();
+    for (const auto& [k, sum] : sums) {
+      mean[std::to_string(k)] = order.empty() ? 0.0 : sum / static_cast<double>(order.size());
+    }
+    out["pass_at_k"] = json{{"k", ks}, {"tests", rows}, {"mean", mean}};
+  }
+  return out;
+}
+
+}  // namespace sb::suite
