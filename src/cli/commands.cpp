@@ -24,6 +24,7 @@
 #include "core/result.h"
 #include "perf/profiles.h"
 #include "report/compare.h"
+#include "report/format.h"
 #include "report/markdown.h"
 #include "report/run_dir.h"
 #include "roofline/roofline.h"
@@ -303,7 +304,7 @@ json DemoDescription(const std::vector<suite::Suite>& suites,
     if (present(id)) {
       lines.push_back(fmt::format("{}: thinks for {} tokens before answering (EMPTY when the "
                                   "budget is smaller; --rerun-empty retries).",
-                                  id, n));
+                                  id, report::Thousands(n)));
     }
   }
   for (const auto& id : tw.bad) {
@@ -478,12 +479,13 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
     for (const auto& w : runner.warnings()) {
       warnings.push_back(w);
     }
-    const json& sum = results["summary"];
-    if (sum.value("failed_requests", 0) > 0) {
+    // Failed requests of the speed profiles (a suite's failures are in its test tables).
+    const json perf_sum = session.Summary();
+    if (perf_sum.value("failed_requests", 0) > 0) {
       warnings.push_back(
-          fmt::format("{} of {} measured requests failed: see the Errors section "
+          fmt::format("{} of {} measured speed-profile requests failed: see the Errors section "
                       "(their figures are left out, never counted as zero).",
-                      sum.value("failed_requests", 0), sum.value("requests", 0)));
+                      perf_sum.value("failed_requests", 0), perf_sum.value("requests", 0)));
     }
     results["warnings"] = warnings;
     results["spec_decode"] = session.SpecDecode();

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/format.h"
+#include "report/suite_sections.h"
 #include "report/table.h"
 
 namespace sb::report {
@@ -63,6 +64,15 @@ std::string TestStatus(const json& t) {
   return Upper(StringAt(t, {"status"}).value_or(""));
 }
 
+// A test's time: its wall time (time_ms: send to the end of the response) when recorded, else
+// its E2E time.
+std::optional<double> TestTimeMs(const json& t) {
+  if (auto ms = NumberAt(t, {"time_ms"})) {
+    return ms;
+  }
+  return NumberAt(t, {"e2e_ms"});
+}
+
 // attempts is a count or the list of attempts; 0 when absent.
 std::size_t Attempts(const json& t) {
   const json* a = Find(t, {"attempts"});
@@ -101,7 +111,7 @@ void AddTest(Category& c, const json& t) {
   if (auto tok = NumberAt(t, {"completion_tokens"})) {
     c.tokens = c.tokens.value_or(0) + *tok;
   }
-  if (auto ms = NumberAt(t, {"e2e_ms"})) {
+  if (auto ms = TestTimeMs(t)) {
     c.time_s = c.time_s.value_or(0) + *ms / 1000.0;
   }
 }
@@ -301,10 +311,34 @@ void RenderTests(const std::vector<Category>& cats, std::string& out) {
   for (const Category& c : cats) {
     out +=
         fmt::format("### {}: {}/{} passed\n\n", Text(CategoryName(c.name)), c.pass, c.tests.size());
+    // Sub-groups of the category (the full suite's sections), in order of appearance.
+    std::vector<std::pair<std::string, std::pair<int, int>>> sections;
+    for (const json* test : c.tests) {
+      auto section = StringAt(*test, {"section"});
+      if (!section || section->empty()) {
+        continue;
+      }
+      auto it = std::find_if(sections.begin(), sections.end(),
+                             [&](const auto& p) { return p.first == *section; });
+      if (it == sections.end()) {
+        sections.push_back({*section, {0, 0}});
+        it = sections.end() - 1;
+      }
+      ++it->second.second;
+      it->second.first += TestStatus(*test) == "PASS" ? 1 : 0;
+    }
+    if (sections.size() > 1) {
+      MarkdownTable st({{"Section"}, {"Tests", Align::kRight}, {"Passed", Align::kRight}});
+      for (const auto& [name, counts] : sections) {
+        st.AddRow({Cell(CategoryName(name)), std::to_string(counts.second),
+                   PassCell(counts.first, static_cast<std::size_t>(counts.second))});
+      }
+      out += st.Render() + "\n";
+    }
     MarkdownTable t(
         {{"Test"}, {"Time", Align::kRight}, {"Tokens", Align::kRight}, {"Status"}, {"Notes"}});
     for (const json* test : c.tests) {
-      auto ms = NumberAt(*test, {"e2e_ms"});
+      auto ms = TestTimeMs(*test);
       std::string status = TestStatus(*test);
       t.AddRow({Cell(TestName(*test)),
                 ms ? FormatSeconds(*ms / 1000.0) + "s" : std::string(kMissing), TestTokens(*test),
@@ -816,13 +850,17 @@ std::string RenderMarkdown(const json& results) {
   auto total = NumberAt(results, {"summary", "total"});
   bool has_tests = !cats.empty() || (total && *total > 0);
   RenderHeader(results, out);
+  RenderDemoScenario(results, out);
   RenderWarnings(results, out);
   RenderSummary(results, has_tests, out);
+  RenderSuiteNotes(results, out);
   if (!cats.empty()) {
     RenderCategories(cats, out);
     RenderTests(cats, out);
   }
+  RenderRepeats(results, out);
   RenderSpeed(results, out);
+  RenderSpecByInput(results, out);
   RenderOtherProfiles(results, out);
   RenderErrors(results, has_tests, out);
   RenderDefinitions(results, has_tests, out);

@@ -720,6 +720,10 @@ json SuiteRunner::RunTest(const TestSpec& test, int repeat) {
   t["ttft_ms"] = Opt(last.metrics.ttft_ms);
   t["ttfa_ms"] = Opt(last.metrics.ttfa_ms);
   t["e2e_ms"] = Opt(last.metrics.e2e_ms);
+  // The test's wall time: send to the end of the response (a TIMEOUT's time is the time waited).
+  t["time_ms"] = r.send_ns != 0 && r.done_ns > r.send_ns
+                     ? json(static_cast<double>(r.done_ns - r.send_ns) / 1e6)
+                     : json(nullptr);
   t["decode_tok_s"] = ok ? Opt(last.metrics.decode_tok_s) : json(nullptr);
   t["prompt_tokens"] = OptInt(r.usage.prompt_tokens);
   t["completion_tokens"] = r.send_ns == 0 ? json(nullptr)
@@ -799,6 +803,7 @@ void SuiteRunner::RunProfileTest(const TestSpec& test) {
                           "completion_tokens", "reasoning_tokens", "finish_reason"}) {
       t[k] = req.is_object() && req.contains(k) ? req[k] : json(nullptr);
     }
+    t["time_ms"] = t["e2e_ms"];
   };
   auto request_status = [](const json& req) -> std::pair<std::string, std::string> {
     const std::string s = req.value("status", std::string("ok"));
@@ -860,6 +865,7 @@ void SuiteRunner::RunProfileTest(const TestSpec& test) {
       t["completion_tokens"] = tokens;
       t["e2e_ms"] = level["wall_s"].is_number() ? json(level["wall_s"].get<double>() * 1000)
                                                  : json(nullptr);
+      t["time_ms"] = t["e2e_ms"];
       row_status(reqs, t);
       if (t["status"] == "PASS" && level.value("ok", 0) != n) {
         t["status"] = "ERROR";

@@ -132,7 +132,7 @@ TEST(BuiltinSuites, FullHasSeed003sDimensions) {
   const auto sections = CountBy(*s, true);
   EXPECT_EQ(sections.at("vision/single image"), 5);
   EXPECT_EQ(sections.at("vision/multi-image"), 2);
-  EXPECT_EQ(sections.at("vision/ocr"), 3);
+  EXPECT_EQ(sections.at("vision/OCR"), 3);
   EXPECT_EQ(sections.at("vision/chart"), 3);
   EXPECT_EQ(sections.at("vision/math"), 2);
   EXPECT_EQ(sections.at("vision/code"), 2);
