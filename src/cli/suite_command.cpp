@@ -170,15 +170,15 @@ std::vector<sim::SimAnswer> SimAnswers(const std::vector<suite::Suite>& suites,
 AnswerTweaks DemoTweaks() {
   AnswerTweaks t;
   // Seed 000's stories: the scheduling puzzle loops with thinking on; the video reasoning test
-  // needs 12,362 tokens of thinking, more than its 8,192 budget.
-  t.loop = {"reasoning.constraint_scheduling", "reasoning.logic_puzzle_full"};
-  t.reasoning = {{"video.reasoning", 12362}, {"video.reasoning.physics", 12362}};
+  // needs 12,362 tokens of thinking, more than its 8,192 budget. (full: a looping answer.)
+  t.loop = {"reasoning.constraint_scheduling", "reasoning.syllogism"};
+  t.reasoning = {{"video.reasoning", 12362}};
   // A wrong answer, a server error and a stalled stream, so every status appears.
   t.bad = {"image.bar_chart", "vision.chart.highest"};
   t.fault = {{"writing.email", "500"},
              {"coding.sql", "stall"},
              {"tools.calculate", "500"},
-             {"reasoning.knowledge", "stall"}};
+             {"reasoning.capital", "stall"}};
   return t;
 }
 

@@ -285,9 +285,20 @@ std::string DescribeTarget(const json& results) {
 }
 
 std::string CategoryName(std::string_view category) {
+  // Names that the generic rule would spell badly.
+  static constexpr std::pair<std::string_view, std::string_view> kKnown[] = {
+      {"ttft", "TTFT"},
+      {"latency_throughput", "Latency & throughput"},
+      {"ocr", "OCR"},
+  };
+  for (const auto& [id, name] : kKnown) {
+    if (category == id) {
+      return std::string(name);
+    }
+  }
   std::string out(category);
   for (char& c : out) {
-    if (c == '_' || c == '-') {
+    if (c == '_') {
       c = ' ';
     }
   }

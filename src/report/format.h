@@ -89,7 +89,8 @@ std::string ServerKindName(std::string_view kind);
 // every writer; says plainly when the target was the built-in simulator.
 std::string DescribeTarget(const nlohmann::json& results);
 
-// "tool_calling" -> "Tool calling": '_' and '-' become spaces, the first letter is upper-cased.
+// "tool_calling" -> "Tool calling": '_' becomes a space ('-' stays: "multi-image"), the first
+// letter is upper-cased; "ttft" -> "TTFT", "latency_throughput" -> "Latency & throughput".
 std::string CategoryName(std::string_view category);
 
 }  // namespace sb::report

@@ -822,7 +822,12 @@ void SuiteRunner::RunProfileTest(const TestSpec& test) {
     return {"ERROR", reason.empty() ? s : reason};
   };
   auto fmt1 = [](const json& v) {
-    return v.is_number() ? fmt::format("{:.1f}", v.get<double>()) : std::string("—");
+    if (!v.is_number()) {
+      return std::string("—");
+    }
+    const double x = v.get<double>();
+    const long long whole = static_cast<long long>(x);
+    return Thousands(whole) + fmt::format("{:.1f}", x - static_cast<double>(whole)).substr(1);
   };
   auto ms = [](const json& v) {
     return v.is_number() ? fmt::format("{:.0f} ms", v.get<double>()) : std::string("—");

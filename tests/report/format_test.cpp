@@ -105,6 +105,9 @@ TEST(FormatTest, TargetDescription) {
 TEST(FormatTest, CategoryName) {
   EXPECT_EQ(CategoryName("tool_calling"), "Tool calling");
   EXPECT_EQ(CategoryName("image"), "Image");
+  EXPECT_EQ(CategoryName("multi-image"), "Multi-image");
+  EXPECT_EQ(CategoryName("ttft"), "TTFT");
+  EXPECT_EQ(CategoryName("latency_throughput"), "Latency & throughput");
   EXPECT_EQ(CategoryName(""), "");
 }
 

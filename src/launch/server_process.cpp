@@ -1,0 +1,806 @@
+// ServerProcess: spawn (posix_spawn, new session, log as stdout/stderr), readiness polling and
+// stopping the whole process group.
+// The caller may be multithreaded and have SIGINT/SIGTERM blocked (cli/signals.h), so the child
+// is made with posix_spawn (no code of ours runs between fork and exec) and starts with an empty
+// signal mask and every signal at its default action.
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <system_error>
+#include <thread>
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <nlohmann/json.hpp>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "client/http_client.h"
+#include "launch/launch.h"
+
+extern char** environ;
+
+namespace sb::launch {
+
+namespace {
+
+using nlohmann::json;
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr std::size_t kTailLines = 20;
+constexpr std::size_t kTailLineChars = 400;
+constexpr std::string_view kLogMark = "# servebench: ";
+// Slice of every wait: how soon an exit or a stop request is noticed.
+constexpr auto kSlice = std::chrono::milliseconds(20);
+
+double SecondsSince(SteadyClock::time_point t0) {
+  return std::chrono::duration<double>(SteadyClock::now() - t0).count();
+}
+
+std::string UtcNow() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string SignalName(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev != nullptr ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", sig);
+}
+
+std::string ShellQuote(const std::string& word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("@%+=:,./_-{}", c);
+  });
+  if (plain) {
+    return word;
+  }
+  std::string out = "'";
+  for (char c : word) {
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
+  return out + "'";
+}
+
+// ---- Addresses and ports ---------------------------------------------------------------------
+
+// The host to connect to for a listening address: a wildcard is reached on loopback, and an IPv6
+// literal is bracketed for a URL.
+std::string ConnectHost(const std::string& host) {
+  if (host == "0.0.0.0") {
+    return "127.0.0.1";
+  }
+  if (host == "::" || host == "[::]") {
+    return "[::1]";
+  }
+  if (host.find(':') != std::string::npos && !host.starts_with("[")) {
+    return "[" + host + "]";
+  }
+  return host;
+}
+
+// An address to bind for probing `host`: the literal when it is one, else loopback IPv4.
+struct BindAddress {
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+  int family = AF_INET;
+};
+
+BindAddress ProbeAddress(const std::string& host, int port) {
+  BindAddress a;
+  std::string bare = host;
+  if (bare.starts_with("[") && bare.ends_with("]")) {
+    bare = bare.substr(1, bare.size() - 2);
+  }
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, bare.c_str(), &v6) == 1) {
+    auto* s = reinterpret_cast<sockaddr_in6*>(&a.storage);
+    s->sin6_family = AF_INET6;
+    s->sin6_addr = v6;
+    s->sin6_port = htons(static_cast<std::uint16_t>(port));
+    a.length = sizeof(sockaddr_in6);
+    a.family = AF_INET6;
+    return a;
+  }
+  auto* s = reinterpret_cast<sockaddr_in*>(&a.storage);
+  s->sin_family = AF_INET;
+  s->sin_port = htons(static_cast<std::uint16_t>(port));
+  if (inet_pton(AF_INET, bare.c_str(), &s->sin_addr) != 1) {
+    s->sin_addr.s_addr = htonl(INADDR_LOOPBACK);  // a name such as "localhost"
+  }
+  a.length = sizeof(sockaddr_in);
+  return a;
+}
+
+// Binds host:port; returns the bound port, or -errno.
+int TryBind(const std::string& host, int port) {
+  BindAddress a = ProbeAddress(host, port);
+  const int fd = socket(a.family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return -errno;
+  }
+  const int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);  // TIME_WAIT is not "in use"
+  int result = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a.storage), a.length) != 0) {
+    result = -errno;
+  } else {
+    sockaddr_storage bound{};
+    socklen_t len = sizeof bound;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+    result = a.family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                                  : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  }
+  close(fd);
+  return result;
+}
+
+// ---- Spawning --------------------------------------------------------------------------------
+
+std::optional<std::string> EnvValue(const std::vector<std::string>& env, std::string_view name) {
+  for (const auto& e : env) {
+    if (e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=') {
+      return e.substr(name.size() + 1);
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> BuildEnv(const Recipe& r) {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    env.emplace_back(*e);
+  }
+  for (const auto& [name, value] : r.env) {
+    std::string entry = name + "=" + value;
+    auto same = std::find_if(env.begin(), env.end(), [&](const std::string& e) {
+      return e.size() > name.size() && e.compare(0, name.size(), name) == 0 &&
+             e[name.size()] == '=';
+    });
+    if (same != env.end()) {
+      *same = std::move(entry);
+    } else {
+      env.push_back(std::move(entry));
+    }
+  }
+  return env;
+}
+
+// argv[0] as a path: as given when it has a '/', else the first executable on PATH.
+std::optional<std::string> FindProgram(const std::string& name, const std::string& path_value) {
+  if (name.find('/') != std::string::npos) {
+    return access(name.c_str(), X_OK) == 0 ? std::optional(name) : std::nullopt;
+  }
+  std::size_t start = 0;
+  while (start <= path_value.size()) {
+    std::size_t end = path_value.find(':', start);
+    if (end == std::string::npos) {
+      end = path_value.size();
+    }
+    std::string dir = path_value.substr(start, end - start);
+    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    struct stat st {};
+    if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+bool WriteAll(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return false;
+    }
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// posix_spawn with the child in a new session, stdin /dev/null, stdout and stderr on log_fd, no
+// other descriptor inherited. Returns the pid or an errno.
+Result<pid_t> Spawn(const std::string& program, const std::vector<std::string>& argv,
+                    const std::vector<std::string>& env, const std::string& cwd, int log_fd) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, log_fd, 1);
+  posix_spawn_file_actions_adddup2(&fa, log_fd, 2);
+  if (!cwd.empty()) {
+    posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+  }
+  // Nothing else of ours leaks in: a listening socket or a pipe held by the server would keep a
+  // port busy or a reader waiting after we are done with it.
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
+                                      POSIX_SPAWN_SETSIGDEF);
+  std::vector<char*> args;
+  for (const auto& a : argv) {
+    args.push_back(const_cast<char*>(a.c_str()));
+  }
+  args.push_back(nullptr);
+  std::vector<char*> envp;
+  for (const auto& e : env) {
+    envp.push_back(const_cast<char*>(e.c_str()));
+  }
+  envp.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, program.c_str(), &fa, &attr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    return MakeError(ErrorCode::kSetup, fmt::format("cannot start {}: {}", program,
+                                                    std::strerror(rc)));
+  }
+  return pid;
+}
+
+// ---- The process group -----------------------------------------------------------------------
+
+// Live (non-zombie) processes whose process group or session is `leader`, from /proc. Zombies
+// are left out: an orphan that init has not reaped yet is gone for our purpose.
+std::vector<pid_t> GroupMembers(pid_t leader) {
+  std::vector<pid_t> out;
+  DIR* dir = opendir("/proc");
+  if (dir == nullptr) {
+    return out;
+  }
+  while (const dirent* e = readdir(dir)) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') {
+      continue;
+    }
+    const std::string path = fmt::format("/proc/{}/stat", e->d_name);
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      continue;
+    }
+    char buf[512];
+    const ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) {
+      continue;
+    }
+    buf[n] = '\0';
+    // "pid (comm) state ppid pgrp session ...": comm may hold spaces and parentheses.
+    const char* close_paren = std::strrchr(buf, ')');
+    if (close_paren == nullptr) {
+      continue;
+    }
+    char state = 0;
+    long ppid = 0, pgrp = 0, session = 0;  // NOLINT(runtime/int)
+    if (std::sscanf(close_paren + 1, " %c %ld %ld %ld", &state, &ppid, &pgrp, &session) != 4) {
+      continue;
+    }
+    if (state != 'Z' && state != 'X' && (pgrp == leader || session == leader)) {
+      out.push_back(static_cast<pid_t>(std::atol(e->d_name)));
+    }
+  }
+  closedir(dir);
+  return out;
+}
+
+// ---- Readiness -------------------------------------------------------------------------------
+
+struct Endpoint {
+  std::string root;       // "http://127.0.0.1:8000"
+  std::string base_path;  // "/v1" ("" when the endpoint is the root)
+};
+
+Endpoint SplitEndpoint(const std::string& url) {
+  const std::size_t scheme = url.find("://");
+  const std::size_t slash = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  Endpoint e;
+  e.root = url.substr(0, slash);
+  if (slash != std::string::npos) {
+    e.base_path = url.substr(slash);
+    while (!e.base_path.empty() && e.base_path.back() == '/') {
+      e.base_path.pop_back();
+    }
+  }
+  return e;
+}
+
+// A transport error as one short phrase ("connection refused", "no answer within 2 s").
+std::string ShortReason(const Error& error) {
+  std::string m = error.message;
+  if (const std::size_t p = m.find(": "); m.starts_with("GET ") && p != std::string::npos) {
+    m = m.substr(p + 2);  // drop "GET http://...: "
+  }
+  if (m.find("Couldn't connect") != std::string::npos ||
+      m.find("Connection refused") != std::string::npos) {
+    return "connection refused";
+  }
+  if (error.code == ErrorCode::kTimeout) {
+    return "no answer within 2 s (" + m + ")";
+  }
+  return m;
+}
+
+class ReadyCheck {
+ public:
+  ReadyCheck(std::string ready_path, const std::string& endpoint)
+      : ready_path_(std::move(ready_path)),
+        endpoint_(SplitEndpoint(endpoint)),
+        client_(Options(endpoint_.root)) {}
+
+  // nullopt when ready; else what the poll saw ("GET /health: connection refused").
+  std::optional<std::string> Poll() {
+    if (!ready_path_.empty()) {
+      auto r = Get(ready_path_);
+      if (!r) {
+        return r.error().message;
+      }
+      if (r->status / 100 != 2) {
+        return fmt::format("GET {}: HTTP {}", ready_path_, r->status);
+      }
+      return std::nullopt;
+    }
+    if (!health_passed_) {
+      auto r = Get("/health");
+      if (!r) {
+        return r.error().message;
+      }
+      // 404/405: the server has no /health (Ollama); go on to the model list.
+      if (r->status != 200 && r->status != 404 && r->status != 405) {
+        return fmt::format("GET /health: HTTP {}", r->status);
+      }
+      health_passed_ = true;
+    }
+    const std::string models = endpoint_.base_path + "/models";
+    auto r = Get(models);
+    if (!r) {
+      return r.error().message;
+    }
+    if (r->status != 200) {
+      return fmt::format("GET {}: HTTP {}", models, r->status);
+    }
+    const json doc = json::parse(r->body, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) {
+      return fmt::format("GET {}: not a JSON object", models);
+    }
+    const auto data = doc.find("data");
+    if (data == doc.end() || !data->is_array() || data->empty()) {
+      return fmt::format("GET {}: no model listed yet", models);
+    }
+    return std::nullopt;
+  }
+
+ private:
+  static client::ClientOptions Options(const std::string& root) {
+    client::ClientOptions o;
+    o.endpoint = root;
+    o.connect_timeout = std::chrono::milliseconds(1000);
+    o.first_byte_timeout = std::chrono::milliseconds(2000);
+    o.idle_timeout = std::chrono::milliseconds(2000);
+    o.total_timeout = std::chrono::milliseconds(2000);
+    return o;
+  }
+
+  // Transport failures come back as Error{message: "GET /path: reason"}.
+  Result<client::HttpResponse> Get(const std::string& path) {
+    auto r = client_.Get(path, std::chrono::milliseconds(2000));
+    if (!r) {
+      return Error{r.error().code, fmt::format("GET {}: {}", path, ShortReason(r.error()))};
+    }
+    return r;
+  }
+
+  std::string ready_path_;
+  Endpoint endpoint_;
+  client::Client client_;
+  bool health_passed_ = false;
+};
+
+std::string ExitHint(int code) {
+  switch (code) {
+    case 126:
+      return " (126: not executable?)";
+    case 127:
+      return " (127: command not found?)";
+    default:
+      return "";
+  }
+}
+
+bool LooksSecret(std::string name) {
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  for (const char* word : {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"}) {
+    if (name.find(word) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string DescribeEnd(const StopReport& report) {
+  if (report.exit_code) {
+    return fmt::format("exited with code {}", *report.exit_code);
+  }
+  if (report.signal) {
+    return "ended by " + SignalName(*report.signal);
+  }
+  return "still running";
+}
+
+Result<std::unique_ptr<ServerProcess>> ServerProcess::Start(const Recipe& recipe,
+                                                            const std::filesystem::path& log_path,
+                                                            std::stop_token stop,
+                                                            const StartHooks& hooks) {
+  const std::string who = fmt::format("server '{}'", recipe.name);
+  if (auto ok = ValidateRecipe(recipe); !ok) {
+    return ok.error().WithContext(who);
+  }
+  std::unique_ptr<ServerProcess> p(new ServerProcess());
+  Recipe& r = p->recipe_;
+  r = recipe;
+
+  // The port. A chosen one may be taken by someone else between this probe and the server's own
+  // bind (a short race); the server then fails to bind and exits, which is reported.
+  if (r.port == 0) {
+    const int port = TryBind(r.host, 0);
+    if (port <= 0) {
+      return MakeError(ErrorCode::kSetup, fmt::format("{}: cannot find a free port on {}: {}",
+                                                      who, r.host, std::strerror(-port)));
+    }
+    r.port = port;
+  } else if (const int bound = TryBind(r.host, r.port); bound == -EADDRINUSE) {
+    return MakeError(ErrorCode::kSetup,
+                     fmt::format("{}: port {} on {} is already in use (is another server still "
+                                 "running?)",
+                                 who, r.port, r.host));
+  }
+  const std::string connect_host = ConnectHost(r.host);
+  r.command = Substitute(r.command, r.host, r.port);
+  for (auto& a : r.argv) {
+    a = Substitute(a, r.host, r.port);
+  }
+  for (auto& [name, value] : r.env) {
+    value = Substitute(value, r.host, r.port);
+  }
+  r.endpoint = Substitute(r.endpoint.empty() ? "http://{host}:{port}/v1" : r.endpoint,
+                          connect_host, r.port);
+  p->endpoint_ = r.endpoint;
+
+  if (!r.cwd.empty() && !std::filesystem::is_directory(r.cwd)) {
+    return MakeError(ErrorCode::kSetup, fmt::format("{}: cwd {} is not a directory", who, r.cwd));
+  }
+  const std::vector<std::string> env = BuildEnv(r);
+  std::string program;
+  std::vector<std::string> argv;
+  if (!r.command.empty()) {
+    program = "/bin/sh";
+    argv = {"sh", "-c", r.command};
+    p->command_ = r.command;
+  } else {
+    const std::string path_value = EnvValue(env, "PATH").value_or("/usr/local/bin:/usr/bin:/bin");
+    auto found = FindProgram(r.argv[0], path_value);
+    if (!found) {
+      return MakeError(ErrorCode::kSetup,
+                       fmt::format("{}: {} {}", who, r.argv[0],
+                                   r.argv[0].find('/') != std::string::npos
+                                       ? "is not an executable file"
+                                       : "was not found on PATH"));
+    }
+    program = *found;
+    argv = r.argv;
+    std::vector<std::string> quoted;
+    for (const auto& a : r.argv) {
+      quoted.push_back(ShellQuote(a));
+    }
+    p->command_ = fmt::format("{}", fmt::join(quoted, " "));
+  }
+
+  // The log: appended to (a rerun keeps the earlier output), shared with the child.
+  p->log_path_ = log_path;
+  std::error_code ec;
+  if (log_path.has_parent_path()) {
+    std::filesystem::create_directories(log_path.parent_path(), ec);
+  }
+  const int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) {
+    return MakeError(ErrorCode::kSetup, fmt::format("{}: cannot open log {}: {}", who,
+                                                    log_path.string(), std::strerror(errno)));
+  }
+  std::string header = fmt::format("{}started {}: {}\n", kLogMark, UtcNow(), p->command_);
+  if (!r.cwd.empty()) {
+    header += fmt::format("{}cwd: {}\n", kLogMark, r.cwd);
+  }
+  if (!WriteAll(log_fd, header)) {
+    const int err = errno;
+    close(log_fd);
+    return MakeError(ErrorCode::kSetup, fmt::format("{}: cannot write log {}: {}", who,
+                                                    log_path.string(), std::strerror(err)));
+  }
+  p->log_offset_ = lseek(log_fd, 0, SEEK_END);
+
+  const auto t0 = SteadyClock::now();
+  auto pid = Spawn(program, argv, env, r.cwd, log_fd);
+  close(log_fd);
+  if (!pid) {
+    return pid.error().WithContext(who);
+  }
+  p->pid_ = pid.value();
+
+  // Readiness: poll at once, then every poll_interval_s; between polls, notice an exit or a stop
+  // request within kSlice.
+  const auto deadline = t0 + std::chrono::duration_cast<SteadyClock::duration>(
+                                 std::chrono::duration<double>(r.ready_timeout_s));
+  const auto interval = std::chrono::duration_cast<SteadyClock::duration>(
+      std::chrono::duration<double>(r.poll_interval_s));
+  ReadyCheck check(r.ready_path, p->endpoint_);
+  std::string last_poll = "no answer yet";
+  auto tail = [&]() {
+    const std::string text = p->LogTail(kTailLines);
+    if (text.empty()) {
+      return fmt::format("{} is empty", log_path.string());
+    }
+    std::string indented;
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < text.size();) {
+      const std::size_t nl = std::min(text.find('\n', i), text.size());
+      indented += "\n  " + text.substr(i, nl - i);
+      ++n;
+      i = nl + 1;
+    }
+    return fmt::format("last {} line{} of {}:{}", n, n == 1 ? "" : "s", log_path.string(),
+                       indented);
+  };
+  auto exited = [&]() -> Error {
+    const double after = SecondsSince(t0);
+    const StopReport end = p->Stop();  // anything it left running in its group goes too
+    const std::string hint = end.exit_code ? ExitHint(*end.exit_code) : "";
+    return MakeError(ErrorCode::kSetup,
+                     fmt::format("{} {}{} before it was ready (after {:.1f} s); {}", who,
+                                 DescribeEnd(end), hint, after, tail()));
+  };
+  while (true) {
+    if (stop.stop_requested()) {
+      const double after = SecondsSince(t0);
+      p->Stop();
+      return MakeError(ErrorCode::kCancelled,
+                       fmt::format("{}: start cancelled after {:.1f} s (not ready yet: {}); it "
+                                   "was stopped",
+                                   who, after, last_poll));
+    }
+    if (!p->Running()) {
+      return exited();
+    }
+    std::optional<std::string> seen = check.Poll();
+    if (!seen) {
+      // Answered: but if our process has died meanwhile, whatever answered is not it.
+      if (!p->Running()) {
+        return exited();
+      }
+      p->time_to_ready_s_ = SecondsSince(t0);
+      return p;
+    }
+    last_poll = std::move(*seen);
+    if (hooks.on_poll) {
+      hooks.on_poll(SecondsSince(t0), last_poll);
+    }
+    if (SteadyClock::now() >= deadline) {
+      p->Stop();
+      return MakeError(ErrorCode::kSetup,
+                       fmt::format("{} was not ready after {:g} s ({}); it was stopped; {}", who,
+                                   r.ready_timeout_s, last_poll, tail()));
+    }
+    const auto next = std::min(SteadyClock::now() + interval, deadline);
+    while (SteadyClock::now() < next && !stop.stop_requested() && p->Running()) {
+      std::this_thread::sleep_for(std::min<SteadyClock::duration>(kSlice, next - SteadyClock::now()));
+    }
+  }
+}
+
+ServerProcess::~ServerProcess() {
+  if (pid_ > 0 && !stop_report_) {
+    Stop();
+  }
+}
+
+bool ServerProcess::Running() {
+  if (reaped_ || pid_ <= 0) {
+    return false;
+  }
+  int status = 0;
+  const pid_t w = waitpid(pid_, &status, WNOHANG);
+  if (w == pid_) {
+    reaped_ = true;
+    status_known_ = true;
+    wait_status_ = status;
+    return false;
+  }
+  if (w < 0 && errno == ECHILD) {  // reaped elsewhere (SIGCHLD ignored): it is gone
+    reaped_ = true;
+    return false;
+  }
+  return true;
+}
+
+bool ServerProcess::Alive() {
+  return Running() || !GroupMembers(pid_).empty();
+}
+
+void ServerProcess::SignalAll(int sig) {
+  // While the leader is unreaped its pid can not be reused, so -pid_ is surely our group; after
+  // that only the processes found in /proc are signalled.
+  if (!reaped_) {
+    kill(-pid_, sig);
+  }
+  for (pid_t member : GroupMembers(pid_)) {
+    kill(member, sig);  // includes those that moved to another group of the session
+  }
+}
+
+StopReport ServerProcess::Stop() {
+  if (stop_report_) {
+    return *stop_report_;
+  }
+  StopReport report;
+  if (pid_ <= 0) {
+    stop_report_ = report;
+    return report;
+  }
+  const auto t0 = SteadyClock::now();
+  report.exited_before_stop = !Running();
+  const auto grace = std::chrono::duration_cast<SteadyClock::duration>(
+      std::chrono::duration<double>(recipe_.stop_timeout_s));
+  auto wait_until = [&](SteadyClock::time_point until) {
+    while (Alive()) {
+      if (SteadyClock::now() >= until) {
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
+  };
+  if (Alive()) {
+    SignalAll(SIGTERM);
+    if (!wait_until(t0 + grace)) {
+      SignalAll(SIGKILL);
+      report.killed = true;
+      // A process in uninterruptible sleep (a GPU driver call) may take a moment even now.
+      if (!wait_until(SteadyClock::now() + std::chrono::seconds(10))) {
+        SignalAll(SIGKILL);
+      }
+    }
+  }
+  if (reaped_ && status_known_) {
+    if (WIFEXITED(wait_status_)) {
+      report.exit_code = WEXITSTATUS(wait_status_);
+    } else if (WIFSIGNALED(wait_status_)) {
+      report.signal = WTERMSIG(wait_status_);
+    }
+  }
+  report.stop_s = SecondsSince(t0);
+  stop_report_ = report;
+  AppendToLog(fmt::format("{}stopped {}: {}{} ({:.1f} s after the stop request)\n", kLogMark,
+                          UtcNow(), DescribeEnd(report),
+                          report.exited_before_stop ? " before it was stopped"
+                          : report.killed           ? ", SIGKILL was needed"
+                                                    : "",
+                          report.stop_s));
+  return report;
+}
+
+void ServerProcess::AppendToLog(const std::string& line) const {
+  const int fd = open(log_path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd >= 0) {
+    WriteAll(fd, line);
+    close(fd);
+  }
+}
+
+std::string ServerProcess::LogTail(std::size_t lines) const {
+  constexpr long long kMaxRead = 256 * 1024;
+  std::ifstream in(log_path_, std::ios::binary);
+  if (!in || lines == 0) {
+    return "";
+  }
+  in.seekg(0, std::ios::end);
+  const long long size = in.tellg();
+  const long long from = std::max(log_offset_, size - kMaxRead);
+  if (from >= size) {
+    return "";
+  }
+  in.seekg(from);
+  std::string text(static_cast<std::size_t>(size - from), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  std::vector<std::string_view> kept;
+  std::string_view rest = text;
+  if (from > log_offset_) {  // started mid-line
+    const std::size_t nl = rest.find('\n');
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+  }
+  while (!rest.empty()) {
+    const std::size_t end = std::min(rest.find_first_of("\r\n"), rest.size());
+    std::string_view line = rest.substr(0, end);
+    rest = end < rest.size() ? rest.substr(end + 1) : std::string_view();
+    if (line.find_first_not_of(" \t") != std::string_view::npos && !line.starts_with(kLogMark)) {
+      kept.push_back(line);
+    }
+  }
+  const std::size_t first = kept.size() > lines ? kept.size() - lines : 0;
+  std::string out;
+  for (std::size_t i = first; i < kept.size(); ++i) {
+    if (!out.empty()) {
+      out += '\n';
+    }
+    if (kept[i].size() > kTailLineChars) {
+      out += kept[i].substr(0, kTailLineChars);
+      out += " [...]";
+    } else {
+      out += kept[i];
+    }
+  }
+  return out;
+}
+
+json ServerProcess::Describe(const std::filesystem::path& relative_to) const {
+  json env = json::object();
+  for (const auto& [name, value] : recipe_.env) {
+    env[name] = LooksSecret(name) ? "<redacted>" : value;
+  }
+  std::string log_file = log_path_.string();
+  if (!relative_to.empty()) {
+    const std::filesystem::path rel = log_path_.lexically_relative(relative_to);
+    if (!rel.empty() && !rel.string().starts_with("..")) {
+      log_file = rel.string();
+    }
+  }
+  json stop = nullptr;
+  if (stop_report_) {
+    const StopReport& s = *stop_report_;
+    stop = {{"exit_code", s.exit_code ? json(*s.exit_code) : json(nullptr)},
+            {"signal", s.signal ? json(SignalName(*s.signal)) : json(nullptr)},
+            {"exited_before_stop", s.exited_before_stop},
+            {"killed", s.killed},
+            {"stop_s", s.stop_s}};
+  }
+  const std::string ready =
+      recipe_.ready_path.empty()
+          ? fmt::format("GET /health, GET {}/models", SplitEndpoint(endpoint_).base_path)
+          : "GET " + recipe_.ready_path;
+  return {{"name", recipe_.name},
+          {"command", command_},
+          {"cwd", recipe_.cwd.empty() ? json(nullptr) : json(recipe_.cwd)},
+          {"env", env},
+          {"endpoint", endpoint_},
+          {"port", recipe_.port},
+          {"pid", pid_},
+          {"ready_check", ready},
+          {"time_to_ready_s", time_to_ready_s_},
+          {"log_file", log_file},
+          {"stop", stop}};
+}
+
+}  // namespace sb::launch
