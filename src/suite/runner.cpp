@@ -825,9 +825,8 @@ void SuiteRunner::RunProfileTest(const TestSpec& test) {
     if (!v.is_number()) {
       return std::string("—");
     }
-    const double x = v.get<double>();
-    const long long whole = static_cast<long long>(x);
-    return Thousands(whole) + fmt::format("{:.1f}", x - static_cast<double>(whole)).substr(1);
+    const long long tenths = std::llround(v.get<double>() * 10);
+    return Thousands(tenths / 10) + "." + std::to_string(std::llabs(tenths % 10));
   };
   auto ms = [](const json& v) {
     return v.is_number() ? fmt::format("{:.0f} ms", v.get<double>()) : std::string("—");
