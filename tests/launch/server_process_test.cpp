@@ -1,0 +1,489 @@
+// ServerProcess against real processes on loopback: the servebench simulator (SB_BINARY), sh and
+// sleep, and a scripted HTTP server standing in for a server's readiness routes.
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <nlohmann/json.hpp>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "client/http_client.h"
+#include "launch/launch.h"
+#include "support/script_server.h"
+
+namespace sb::launch {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+using SteadyClock = std::chrono::steady_clock;
+
+double SecondsSince(SteadyClock::time_point t0) {
+  return std::chrono::duration<double>(SteadyClock::now() - t0).count();
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Waits up to `limit` for `needle` to appear in the file.
+bool WaitForText(const std::filesystem::path& path, const std::string& needle,
+                 std::chrono::milliseconds limit = 3s) {
+  const auto deadline = SteadyClock::now() + limit;
+  while (ReadFile(path).find(needle) == std::string::npos) {
+    if (SteadyClock::now() > deadline) {
+      return false;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  return true;
+}
+
+// The number after "<label> " in the log (written by the test's shell commands), or -1.
+pid_t NumberAfter(const std::string& text, const std::string& label) {
+  const std::size_t at = text.find(label + " ");
+  if (at == std::string::npos) {
+    return -1;
+  }
+  return static_cast<pid_t>(std::atol(text.c_str() + at + label.size() + 1));
+}
+
+// True once pid no longer runs (gone, or a zombie waiting for init). Orphans are reaped by init
+// on its own schedule, so this waits a little.
+bool ProcessGone(pid_t pid, std::chrono::milliseconds limit = 2s) {
+  const auto deadline = SteadyClock::now() + limit;
+  while (true) {
+    if (kill(pid, 0) != 0 && errno == ESRCH) {
+      return true;
+    }
+    const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+    const std::size_t paren = stat.rfind(')');
+    if (paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z') {
+      return true;
+    }
+    if (SteadyClock::now() > deadline) {
+      return false;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+}
+
+bool PortFree(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  close(fd);
+  return ok;
+}
+
+std::string Json(int status, const std::string& body) {
+  return testing::FullResponse(status, "application/json", body);
+}
+
+constexpr const char* kOneModel = R"({"object":"list","data":[{"id":"m","object":"model"}]})";
+
+// A stand-in server whose readiness routes always pass.
+testing::ScriptServer ReadyServer() {
+  return testing::ScriptServer([](const testing::ScriptRequest& req) {
+    testing::Script s;
+    s.Send(req.path == "/v1/models" ? Json(200, kOneModel) : Json(200, "{}"));
+    return s;
+  });
+}
+
+class ServerProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::filesystem::temp_directory_path() /
+           fmt_dir(std::string("sb_launch_") + info->name() + "_" + std::to_string(getpid()));
+    std::filesystem::remove_all(dir_);
+  }
+
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  static std::string fmt_dir(std::string s) {
+    for (char& c : s) {
+      if (c == '/') {
+        c = '_';
+      }
+    }
+    return s;
+  }
+
+  // A recipe that polls often, so the tests stay short.
+  static Recipe Quick(std::string name) {
+    Recipe r;
+    r.name = std::move(name);
+    r.poll_interval_s = 0.05;
+    r.ready_timeout_s = 20;
+    r.stop_timeout_s = 10;
+    return r;
+  }
+
+  std::filesystem::path Log(const std::string& run = "run") const {
+    return dir_ / run / "server.log";
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(ServerProcessTest, SimulatorStartsAnswersAndStopsOnSigterm) {
+  Recipe r = Quick("sim");
+  r.argv = {SB_BINARY, "sim", "--port", "{port}", "--model", "launch-model"};
+  const auto t0 = SteadyClock::now();
+  auto started = ServerProcess::Start(r, Log());
+  ASSERT_TRUE(started.has_value()) << started.error().message;
+  ServerProcess& s = *started.value();
+  EXPECT_LT(SecondsSince(t0), 10);
+  EXPECT_GT(s.port(), 0);
+  EXPECT_EQ(s.endpoint(), "http://127.0.0.1:" + std::to_string(s.port()) + "/v1");
+  EXPECT_GT(s.time_to_ready_s(), 0);
+  EXPECT_LT(s.time_to_ready_s(), 10);
+  EXPECT_TRUE(s.Running());
+  EXPECT_EQ(s.recipe().argv[3], std::to_string(s.port()));
+
+  client::ClientOptions o;
+  o.endpoint = s.endpoint();
+  client::Client c(o);
+  auto models = c.Get("/v1/models");
+  ASSERT_TRUE(models.has_value()) << models.error().message;
+  EXPECT_EQ(models->status, 200);
+  EXPECT_NE(models->body.find("launch-model"), std::string::npos);
+
+  const std::string listening = "listening on " + s.endpoint();
+  ASSERT_TRUE(WaitForText(Log(), listening)) << ReadFile(Log());
+  const std::string log = ReadFile(Log());
+  EXPECT_EQ(log.rfind("# servebench: started ", 0), 0u) << log;
+  EXPECT_NE(log.find(std::string(": ") + SB_BINARY + " sim --port " + std::to_string(s.port())),
+            std::string::npos)
+      << log;
+  EXPECT_NE(s.LogTail(5).find(listening), std::string::npos);
+
+  const auto stop_t0 = SteadyClock::now();
+  const StopReport report = s.Stop();
+  EXPECT_LT(SecondsSince(stop_t0), 5);
+  EXPECT_FALSE(report.killed);
+  EXPECT_FALSE(report.exited_before_stop);
+  ASSERT_TRUE(report.exit_code.has_value()) << DescribeEnd(report);  // the sim exits on SIGTERM
+  EXPECT_EQ(*report.exit_code, 0);
+  EXPECT_FALSE(report.signal.has_value());
+  EXPECT_FALSE(s.Running());
+  EXPECT_TRUE(PortFree(s.port()));
+  EXPECT_TRUE(ProcessGone(s.pid()));
+  EXPECT_NE(ReadFile(Log()).find("# servebench: stopped "), std::string::npos);
+
+  const StopReport again = s.Stop();  // idempotent
+  EXPECT_EQ(again.exit_code, report.exit_code);
+  EXPECT_DOUBLE_EQ(again.stop_s, report.stop_s);
+
+  const json d = s.Describe(dir_ / "run");
+  EXPECT_EQ(d["name"], "sim");
+  EXPECT_EQ(d["port"], s.port());
+  EXPECT_EQ(d["endpoint"], s.endpoint());
+  EXPECT_EQ(d["log_file"], "server.log");
+  EXPECT_EQ(d["ready_check"], "GET /health, GET /v1/models");
+  EXPECT_DOUBLE_EQ(d["time_to_ready_s"].get<double>(), s.time_to_ready_s());
+  EXPECT_EQ(d["stop"]["exit_code"], 0);
+  EXPECT_EQ(d["stop"]["signal"], nullptr);
+  EXPECT_EQ(d["stop"]["killed"], false);
+}
+
+TEST_F(ServerProcessTest, ShellChildrenAndEnvironment) {
+  Recipe r = Quick("shell");
+  r.env = {{"SB_LAUNCH_PORT", "{port}"}, {"SB_LAUNCH_TOKEN", "hunter2"}};
+  r.command = std::string("echo \"env port $SB_LAUNCH_PORT\"; sleep 30 & echo \"child $!\"; exec '") +
+              SB_BINARY + "' sim --port {port}";
+  auto started = ServerProcess::Start(r, Log());
+  ASSERT_TRUE(started.has_value()) << started.error().message;
+  ServerProcess& s = *started.value();
+  const std::string log = ReadFile(Log());
+  EXPECT_NE(log.find("env port " + std::to_string(s.port())), std::string::npos) << log;
+  const pid_t child = NumberAfter(log, "child");
+  ASSERT_GT(child, 0) << log;
+  EXPECT_FALSE(ProcessGone(child, 0ms));
+  EXPECT_EQ(s.command().find("sim --port " + std::to_string(s.port())) != std::string::npos, true);
+
+  const StopReport report = s.Stop();
+  EXPECT_FALSE(report.killed) << DescribeEnd(report);
+  EXPECT_TRUE(ProcessGone(child)) << "the shell's background child outlived Stop()";
+  EXPECT_TRUE(PortFree(s.port()));
+  const json d = s.Describe();
+  EXPECT_EQ(d["env"]["SB_LAUNCH_PORT"], std::to_string(s.port()));
+  EXPECT_EQ(d["env"]["SB_LAUNCH_TOKEN"], "<redacted>");
+  EXPECT_EQ(d["log_file"], Log().string());
+}
+
+TEST_F(ServerProcessTest, ExitBeforeReadyIsAnErrorWithTheLogTail) {
+  Recipe r = Quick("boom");
+  r.command = "echo starting on {port}; echo boom >&2; exit 3";
+  const auto t0 = SteadyClock::now();
+  auto started = ServerProcess::Start(r, Log());
+  ASSERT_FALSE(started.has_value());
+  EXPECT_LT(SecondsSince(t0), 3);
+  const Error& e = started.error();
+  EXPECT_EQ(e.code, ErrorCode::kSetup);
+  EXPECT_NE(e.message.find("server 'boom' exited with code 3 before it was ready (after "),
+            std::string::npos)
+      << e.message;
+  EXPECT_NE(e.message.find("last 2 lines of " + Log().string() + ":\n  starting on "),
+            std::string::npos)
+      << e.message;
+  EXPECT_NE(e.message.find("\n  boom"), std::string::npos) << e.message;
+  EXPECT_EQ(e.message.find("# servebench"), std::string::npos) << e.message;
+}
+
+TEST_F(ServerProcessTest, TheLogIsAppendedAndTheTailIsThisStartsOnly) {
+  Recipe r = Quick("twice");
+  r.command = "echo first-run-output {port}; exit 1";
+  ASSERT_FALSE(ServerProcess::Start(r, Log()).has_value());
+  r.command = "echo second-run-output {port}; exit 2";
+  auto second = ServerProcess::Start(r, Log());
+  ASSERT_FALSE(second.has_value());
+  EXPECT_NE(second.error().message.find("second-run-output"), std::string::npos);
+  EXPECT_EQ(second.error().message.find("first-run-output"), std::string::npos)
+      << second.error().message;
+  const std::string log = ReadFile(Log());
+  EXPECT_NE(log.find("first-run-output"), std::string::npos);
+  std::size_t headers = 0;
+  for (std::size_t at = log.find("# servebench: started"); at != std::string::npos;
+       at = log.find("# servebench: started", at + 1)) {
+    ++headers;
+  }
+  EXPECT_EQ(headers, 2u) << log;
+}
+
+TEST_F(ServerProcessTest, CommandNotFound) {
+  Recipe r = Quick("missing");
+  r.argv = {"sb-launch-no-such-program", "--port", "{port}"};
+  auto by_argv = ServerProcess::Start(r, Log());
+  ASSERT_FALSE(by_argv.has_value());
+  EXPECT_EQ(by_argv.error().code, ErrorCode::kSetup);
+  EXPECT_NE(by_argv.error().message.find("sb-launch-no-such-program was not found on PATH"),
+            std::string::npos)
+      << by_argv.error().message;
+
+  r.argv.clear();
+  r.command = "sb-launch-no-such-program --port {port}";
+  auto by_shell = ServerProcess::Start(r, Log());
+  ASSERT_FALSE(by_shell.has_value());
+  EXPECT_NE(by_shell.error().message.find("exited with code 127 (127: command not found?)"),
+            std::string::npos)
+      << by_shell.error().message;
+  EXPECT_NE(by_shell.error().message.find("sb-launch-no-such-program"), std::string::npos);
+}
+
+TEST_F(ServerProcessTest, NeverReadyTimesOutAndIsStopped) {
+  Recipe r = Quick("sleepy");
+  r.env = {{"PORT", "{port}"}};
+  r.command = "echo \"pid $$\"; exec sleep 60";
+  r.ready_timeout_s = 1;
+  r.poll_interval_s = 0.1;
+  std::vector<std::string> polls;
+  StartHooks hooks;
+  hooks.on_poll = [&](double elapsed_s, const std::string& seen) {
+    EXPECT_GE(elapsed_s, 0);
+    polls.push_back(seen);
+  };
+  const auto t0 = SteadyClock::now();
+  auto started = ServerProcess::Start(r, Log(), {}, hooks);
+  const double took = SecondsSince(t0);
+  ASSERT_FALSE(started.has_value());
+  EXPECT_GE(took, 0.95);
+  EXPECT_LT(took, 4);
+  const Error& e = started.error();
+  EXPECT_EQ(e.code, ErrorCode::kSetup);
+  EXPECT_NE(e.message.find("server 'sleepy' was not ready after 1 s (GET /health: connection "
+                           "refused); it was stopped; last 1 line of "),
+            std::string::npos)
+      << e.message;
+  EXPECT_GE(polls.size(), 5u);
+  ASSERT_FALSE(polls.empty());
+  EXPECT_EQ(polls.back(), "GET /health: connection refused");
+  const pid_t pid = NumberAfter(ReadFile(Log()), "pid");
+  ASSERT_GT(pid, 0);
+  EXPECT_TRUE(ProcessGone(pid));
+}
+
+TEST_F(ServerProcessTest, IgnoringSigtermEndsInSigkillAfterTheGracePeriod) {
+  auto ready = ReadyServer();
+  Recipe r = Quick("stubborn");
+  r.endpoint = ready.url() + "/v1";
+  r.command = "trap '' TERM; echo \"pid $$\"; exec sleep 60";
+  r.stop_timeout_s = 1;
+  auto started = ServerProcess::Start(r, Log());
+  ASSERT_TRUE(started.has_value()) << started.error().message;
+  ServerProcess& s = *started.value();
+  ASSERT_TRUE(WaitForText(Log(), "pid "));
+  const StopReport report = s.Stop();
+  EXPECT_TRUE(report.killed);
+  ASSERT_TRUE(report.signal.has_value()) << DescribeEnd(report);
+  EXPECT_EQ(*report.signal, SIGKILL);
+  EXPECT_EQ(DescribeEnd(report), "ended by SIGKILL");
+  EXPECT_GE(report.stop_s, 0.95);
+  EXPECT_LT(report.stop_s, 3);
+  EXPECT_TRUE(ProcessGone(NumberAfter(ReadFile(Log()), "pid")));
+  EXPECT_NE(ReadFile(Log()).find("SIGKILL was needed"), std::string::npos);
+  EXPECT_EQ(s.Describe()["stop"]["signal"], "SIGKILL");
+  EXPECT_EQ(s.Describe()["stop"]["killed"], true);
+}
+
+TEST_F(ServerProcessTest, PollsUntilAModelIsListed) {
+  std::atomic<int> model_polls{0};
+  testing::ScriptServer server([&](const testing::ScriptRequest& req) {
+    testing::Script s;
+    if (req.path == "/health") {
+      s.Send(Json(404, R"({"detail":"Not Found"})"));  // tolerated: no such route
+    } else if (req.path == "/v1/models") {
+      s.Send(++model_polls <= 2 ? Json(200, R"({"object":"list","data":[]})")
+                                : Json(200, kOneModel));
+    } else {
+      s.Send(Json(500, "{}"));
+    }
+    return s;
+  });
+  Recipe r = Quick("loading");
+  r.endpoint = server.url() + "/v1";
+  r.command = "exec sleep 60";
+  std::vector<std::string> polls;
+  StartHooks hooks;
+  hooks.on_poll = [&](double, const std::string& seen) { polls.push_back(seen); };
+  auto started = ServerProcess::Start(r, Log(), {}, hooks);
+  ASSERT_TRUE(started.has_value()) << started.error().message;
+  EXPECT_EQ(started.value()->endpoint(), server.url() + "/v1");
+  EXPECT_EQ(polls, (std::vector<std::string>{"GET /v1/models: no model listed yet",
+                                             "GET /v1/models: no model listed yet"}));
+  EXPECT_GE(started.value()->time_to_ready_s(), 0.09);
+  int health = 0;
+  for (const auto& req : server.requests()) {
+    health += req.path == "/health";
+  }
+  EXPECT_EQ(health, 1);  // a 404 is asked once
+  EXPECT_EQ(model_polls.load(), 3);
+  const StopReport report = started.value()->Stop();
+  EXPECT_FALSE(report.killed);
+  ASSERT_TRUE(report.signal.has_value()) << DescribeEnd(report);  // sleep dies of SIGTERM
+  EXPECT_EQ(*report.signal, SIGTERM);
+}
+
+TEST_F(ServerProcessTest, ReadyPathReplacesTheDefaultChecks) {
+  std::atomic<int> pings{0};
+  testing::ScriptServer server([&](const testing::ScriptRequest& req) {
+    testing::Script s;
+    if (req.path == "/ping") {
+      s.Send(++pings <= 1 ? Json(503, "{}") : Json(204, ""));
+    } else {
+      s.Send(Json(500, "{}"));
+    }
+    return s;
+  });
+  Recipe r = Quick("ping");
+  r.endpoint = server.url() + "/v1";
+  r.ready_path = "/ping";
+  r.command = "exec sleep 60";
+  std::vector<std::string> polls;
+  StartHooks hooks;
+  hooks.on_poll = [&](double, const std::string& seen) { polls.push_back(seen); };
+  auto started = ServerProcess::Start(r, Log(), {}, hooks);
+  ASSERT_TRUE(started.has_value()) << started.error().message;
+  EXPECT_EQ(polls, (std::vector<std::string>{"GET /ping: HTTP 503"}));
+  for (const auto& req : server.requests()) {
+    EXPECT_EQ(req.path, "/ping");
+  }
+  EXPECT_EQ(started.value()->Describe()["ready_check"], "GET /ping");
+}
+
+TEST_F(ServerProcessTest, StopRequestDuringTheWaitCancels) {
+  Recipe r = Quick("cancelled");
+  r.env = {{"PORT", "{port}"}};
+  r.command = "echo \"pid $$\"; exec sleep 60";
+  std::stop_source source;
+  std::jthread stopper([&] {
+    std::this_thread::sleep_for(300ms);
+    source.request_stop();
+  });
+  const auto t0 = SteadyClock::now();
+  auto started = ServerProcess::Start(r, Log(), source.get_token());
+  const double took = SecondsSince(t0);
+  ASSERT_FALSE(started.has_value());
+  EXPECT_EQ(started.error().code, ErrorCode::kCancelled) << started.error().message;
+  EXPECT_NE(started.error().message.find("server 'cancelled': start cancelled after"),
+            std::string::npos)
+      << started.error().message;
+  EXPECT_GE(took, 0.25);
+  EXPECT_LT(took, 3);
+  const pid_t pid = NumberAfter(ReadFile(Log()), "pid");
+  ASSERT_GT(pid, 0);
+  EXPECT_TRUE(ProcessGone(pid));
+}
+
+TEST_F(ServerProcessTest, LeaderExitingStopsWhatItLeftBehind) {
+  Recipe r = Quick("daemonizer");
+  r.env = {{"PORT", "{port}"}};
+  r.command = "sleep 30 & echo \"child $!\"; exit 0";
+  auto started = ServerProcess::Start(r, Log());
+  ASSERT_FALSE(started.has_value());
+  EXPECT_NE(started.error().message.find("exited with code 0 before it was ready"),
+            std::string::npos)
+      << started.error().message;
+  const pid_t child = NumberAfter(ReadFile(Log()), "child");
+  ASSERT_GT(child, 0);
+  EXPECT_TRUE(ProcessGone(child));
+}
+
+TEST_F(ServerProcessTest, FixedPortInUseIsRefused) {
+  auto other = ReadyServer();
+  Recipe r = Quick("clash");
+  r.port = other.port();
+  r.command = "exec sleep 60";
+  auto started = ServerProcess::Start(r, Log());
+  ASSERT_FALSE(started.has_value());
+  EXPECT_EQ(started.error().code, ErrorCode::kSetup);
+  EXPECT_NE(started.error().message.find("port " + std::to_string(other.port()) +
+                                         " on 127.0.0.1 is already in use"),
+            std::string::npos)
+      << started.error().message;
+  EXPECT_FALSE(std::filesystem::exists(Log()));  // refused before anything ran
+}
+
+TEST_F(ServerProcessTest, InvalidRecipeIsAUsageError) {
+  Recipe r = Quick("bad name");
+  r.command = "exec sleep 60 {port}";
+  auto started = ServerProcess::Start(r, Log());
+  ASSERT_FALSE(started.has_value());
+  EXPECT_EQ(started.error().code, ErrorCode::kUsage);
+}
+
+TEST_F(ServerProcessTest, DestructorStops) {
+  auto ready = ReadyServer();
+  Recipe r = Quick("scoped");
+  r.endpoint = ready.url() + "/v1";
+  r.command = "echo \"pid $$\"; exec sleep 60";
+  pid_t pid = -1;
+  {
+    auto started = ServerProcess::Start(r, Log());
+    ASSERT_TRUE(started.has_value()) << started.error().message;
+    ASSERT_TRUE(WaitForText(Log(), "pid "));
+    pid = NumberAfter(ReadFile(Log()), "pid");
+    EXPECT_EQ(pid, started.value()->pid());  // exec: the shell became sleep
+  }
+  EXPECT_TRUE(ProcessGone(pid, 0ms));
+}
+
+}  // namespace
+}  // namespace sb::launch
