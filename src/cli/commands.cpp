@@ -27,6 +27,7 @@
 #include "report/format.h"
 #include "report/markdown.h"
 #include "report/run_dir.h"
+#include "media/media.h"
 #include "roofline/roofline.h"
 #include "sim/sim_server.h"
 #include "suite/runner.h"
@@ -841,6 +842,28 @@ void AddSimOptions(CLI::App* cmd, SimCommand& c) {
 
 }  // namespace
 
+// The generated media's disk cache: $SERVEBENCH_CACHE_DIR, else $XDG_CACHE_HOME/servebench/media,
+// else ~/.cache/servebench/media; SERVEBENCH_CACHE_DIR=off: none. A cache that cannot be written
+// is ignored (docs/media.md).
+void SetMediaCache() {
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v != nullptr ? std::string(v) : std::string();
+  };
+  std::filesystem::path dir = env("SERVEBENCH_CACHE_DIR");
+  if (dir == "off") {
+    media::SetCacheDir("");
+    return;
+  }
+  if (dir.empty() && !env("XDG_CACHE_HOME").empty()) {
+    dir = std::filesystem::path(env("XDG_CACHE_HOME")) / "servebench" / "media";
+  }
+  if (dir.empty() && !env("HOME").empty()) {
+    dir = std::filesystem::path(env("HOME")) / ".cache" / "servebench" / "media";
+  }
+  media::SetCacheDir(dir);
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{
       "servebench: does a model work on this server, and how fast is it?\n"
@@ -913,6 +936,7 @@ int Main(int argc, char** argv) {
 
   std::stop_source stop;
   std::string command_line = CommandLine(argc, argv);
+  SetMediaCache();
   if (run->parsed()) {
     run_cmd.profiles_given = profiles_opt->count() > 0;
     WatchStopSignals(stop);
