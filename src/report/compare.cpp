@@ -460,6 +460,41 @@ void AddSpeedRows(const std::vector<json>& runs, RowBuilder& b) {
             return FromStats(p == nullptr ? nullptr : Find(*p, {"ttft_ms"}), Ms);
           });
   }
+  // Context scaling: how far the answer stayed right, and how many sizes were right.
+  b.Add("Context scaling (largest correct)", "context.max_correct_tokens", "tokens", Kind::kRate,
+        [](const json& r) {
+          std::optional<double> best;
+          for (const json* row : ArrayAt(r, {"perf", "context", "rows"})) {
+            if (BoolAt(*row, {"correct"}).value_or(false)) {
+              auto n = NumberAt(*row, {"prompt_tokens"});
+              if (!n) {
+                n = NumberAt(*row, {"size"});
+              }
+              if (n && (!best || *n > *best)) {
+                best = n;
+              }
+            }
+          }
+          if (!best) {
+            return Missing();
+          }
+          return Value{best, FormatCount(best) + " tokens", std::nullopt, {}, {}};
+        });
+  b.Add("Context sizes correct", "context.correct", "sizes", Kind::kScore, [](const json& r) {
+    auto rows = ArrayAt(r, {"perf", "context", "rows"});
+    double correct = 0, measured = 0;
+    for (const json* row : rows) {
+      if (Find(*row, {"skipped"}) != nullptr) {
+        continue;
+      }
+      ++measured;
+      correct += BoolAt(*row, {"correct"}).value_or(false) ? 1 : 0;
+    }
+    if (measured == 0) {
+      return Missing();
+    }
+    return Score(correct, measured, true);
+  });
   std::set<double> lengths;
   for (const json& r : runs) {
     for (const json* l : ArrayAt(r, {"perf", "max_tokens", "lengths"})) {

@@ -128,6 +128,31 @@ TEST(CompareTest, FailedRequestsCountFewer) {
   EXPECT_EQ(Advantage({a, b}, "summary.failed_requests"), "Tie");
 }
 
+json WithContext(json run, std::vector<std::pair<int, bool>> rows, int skipped_size = 0) {
+  json out = json::array();
+  for (auto [tokens, correct] : rows) {
+    out.push_back({{"size", tokens}, {"prompt_tokens", tokens}, {"correct", correct}});
+  }
+  if (skipped_size > 0) {
+    out.push_back({{"size", skipped_size}, {"skipped", "over the server's max model length"}});
+  }
+  run["perf"]["context"] = {{"rows", out}};
+  return run;
+}
+
+TEST(CompareTest, ContextScalingRows) {
+  std::vector<json> runs = {
+      WithContext(MakeRun("a"), {{115, true}, {7139, true}, {113804, true}}),
+      WithContext(MakeRun("b"), {{115, true}, {7139, true}, {28471, false}}, 128000)};
+  json doc = CompareJson(runs);
+  json largest = RowByKey(doc, "context.max_correct_tokens");
+  EXPECT_EQ(largest["display"], json({"113,804 tokens", "7,139 tokens"}));
+  EXPECT_EQ(largest["advantage"]["winner"], "A");
+  json correct = RowByKey(doc, "context.correct");
+  EXPECT_EQ(correct["display"], json({"3/3 (100%)", "2/3 (66.7%)"}));
+  EXPECT_TRUE(RowByKey(CompareJson({MakeRun("a"), MakeRun("b")}), "context.correct").is_null());
+}
+
 TEST(CompareTest, TokensHaveNoBetterDirection) {
   json a = MakeRun("a");
   json b = MakeRun("b");
