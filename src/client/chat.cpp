@@ -353,10 +353,13 @@ std::string BuildChatBody(const ChatParams& params, ServerKind kind) {
   if (params.stream) {
     ordered_json opts = ordered_json::object();
     opts["include_usage"] = true;
-    if (params.continuous_usage) {
+    if (params.continuous_usage && kind != ServerKind::kLlamaCpp) {
       opts["continuous_usage_stats"] = true;
     }
     body["stream_options"] = std::move(opts);
+    if (params.continuous_usage && kind == ServerKind::kLlamaCpp) {
+      body["timings_per_token"] = true;  // timings.predicted_n on every chunk
+    }
   }
   if (!Trim(params.tools_json).empty()) {
     ordered_json tools = ordered_json::parse(params.tools_json, nullptr, false);
@@ -452,6 +455,15 @@ bool ApplyStreamEvent(std::string_view data, std::int64_t t_ns, ChatResponse& r)
   }
   ApplyCommon(doc, r);
   const int previous_completion = r.usage.completion_tokens;
+  const int previous_predicted = r.timings_predicted_n;
+  bool has_predicted = false;
+  if (const auto t = doc.find("timings"); t != doc.end() && t->is_object()) {
+    const int n = IntField(*t, "predicted_n", -1);
+    if (n >= 0) {
+      r.timings_predicted_n = n;
+      has_predicted = true;
+    }
+  }
   bool has_usage = false;
   if (const auto u = doc.find("usage"); u != doc.end() && u->is_object()) {
     ApplyUsage(*u, r.usage);
@@ -479,6 +491,9 @@ bool ApplyStreamEvent(std::string_view data, std::int64_t t_ns, ChatResponse& r)
     if (has_usage && r.usage.completion_tokens >= 0 &&
         (previous_completion >= 0 || r.events.empty())) {
       ev.tokens = r.usage.completion_tokens - std::max(previous_completion, 0);
+    } else if (has_predicted && (previous_predicted >= 0 || r.events.empty())) {
+      // llama.cpp timings_per_token: the cumulative count of generated tokens.
+      ev.tokens = std::max(0, r.timings_predicted_n - std::max(previous_predicted, 0));
     }
     r.events.push_back(ev);
   }

@@ -36,7 +36,8 @@ struct ChatParams {
   std::optional<bool> enable_thinking;  // chat_template_kwargs.enable_thinking
   bool stream = true;
   // stream_options.continuous_usage_stats: usage on every chunk, so each event's token count is
-  // exact (vLLM, SGLang). Off by default: it makes every chunk larger.
+  // exact (vLLM, SGLang); llama.cpp gets `timings_per_token` instead, whose timings.predicted_n
+  // gives the same. Off by default: it makes every chunk larger.
   bool continuous_usage = false;
   // OpenAI function-calling fields, as JSON text: `tools` (an array of tool definitions) and
   // `tool_choice` ("auto", "none", "required" or an object). Empty = not sent; text that is not
@@ -116,6 +117,9 @@ struct ChatResponse {
   Usage usage;
   std::string server_model;  // "model" echoed by the server
   std::string timings_json;  // raw llama.cpp "timings" object (last one seen), "" if none
+  // llama.cpp timings.predicted_n of the last chunk that had one (timings_per_token), -1 if none:
+  // per-chunk token counts without continuous usage.
+  int timings_predicted_n = -1;
   std::string sim_json;      // raw "sim" ground-truth object (servebench sim), "" if none
   bool stream_done = false;  // "data: [DONE]" seen
 };

@@ -162,6 +162,7 @@ client::ChatParams Session::Params(const ProfileOptions& options, const std::str
   // known to accept the field get it.
   p.continuous_usage = target_.kind == client::ServerKind::kVllm ||
                        target_.kind == client::ServerKind::kSglang ||
+                       target_.kind == client::ServerKind::kLlamaCpp ||
                        target_.kind == client::ServerKind::kSim;
   return p;
 }

@@ -445,6 +445,38 @@ TEST(VllmStream, ContinuousUsageGivesTokensPerEvent) {
   EXPECT_EQ(r.finish_reason, "length");
 }
 
+TEST(LlamaCppStream, TimingsPerTokenGiveTokensPerEvent) {
+  // llama.cpp with "timings_per_token": true adds a timings object to every chunk; predicted_n
+  // is the running count of generated tokens (a chunk can carry several with a draft model).
+  const std::string body =
+      R"(data: {"choices":[{"index":0,"delta":{"role":"assistant","content":null}}],"object":"chat.completion.chunk"})"
+      "\n\n"
+      R"(data: {"choices":[{"index":0,"delta":{"content":"Once"}}],"timings":{"prompt_n":9,"predicted_n":1,"predicted_ms":1.2}})"
+      "\n\n"
+      R"(data: {"choices":[{"index":0,"delta":{"content":" upon a"}}],"timings":{"prompt_n":9,"predicted_n":3,"predicted_ms":2.0}})"
+      "\n\n"
+      R"(data: {"choices":[{"index":0,"delta":{"content":" time"}}],"timings":{"prompt_n":9,"predicted_n":4,"predicted_ms":2.9}})"
+      "\n\n"
+      R"(data: {"choices":[{"finish_reason":"length","index":0,"delta":{}}],"usage":{"completion_tokens":4,"prompt_tokens":9},"timings":{"prompt_n":9,"predicted_n":4}})"
+      "\n\ndata: [DONE]\n\n";
+  const ChatResponse r = DecodeStream(body);
+  ASSERT_EQ(r.events.size(), 3u);
+  EXPECT_EQ(r.events[0].tokens, 1);
+  EXPECT_EQ(r.events[1].tokens, 2);
+  EXPECT_EQ(r.events[2].tokens, 1);
+  EXPECT_EQ(r.timings_predicted_n, 4);
+  EXPECT_EQ(r.usage.completion_tokens, 4);
+}
+
+TEST(BuildChatBody, LlamaCppGetsTimingsPerTokenInsteadOfContinuousUsage) {
+  ChatParams p = Params();
+  p.continuous_usage = true;
+  const json b = Body(p, ServerKind::kLlamaCpp);
+  EXPECT_EQ(b["timings_per_token"], true);
+  EXPECT_FALSE(b["stream_options"].contains("continuous_usage_stats"));
+  EXPECT_FALSE(Body(p, ServerKind::kVllm).contains("timings_per_token"));
+}
+
 TEST(VllmStream, ToolCallDeltasAccumulateByIndex) {
   const ChatResponse r = DecodeStream(Data("vllm_tool_stream.txt"));
   ASSERT_EQ(r.tool_calls.size(), 2u);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -36,11 +37,24 @@ std::string ReadFile(const std::filesystem::path& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-// Waits up to `limit` for `needle` to appear in the file.
+// What the server wrote to its log: every line but servebench's own "# servebench: " lines
+// (which quote the command, and so the test's markers).
+std::string Output(const std::filesystem::path& path) {
+  std::string out;
+  std::istringstream in(ReadFile(path));
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("# servebench: ")) {
+      out += line + "\n";
+    }
+  }
+  return out;
+}
+
+// Waits up to `limit` for `needle` to appear in the server's output.
 bool WaitForText(const std::filesystem::path& path, const std::string& needle,
                  std::chrono::milliseconds limit = 3s) {
   const auto deadline = SteadyClock::now() + limit;
-  while (ReadFile(path).find(needle) == std::string::npos) {
+  while (Output(path).find(needle) == std::string::npos) {
     if (SteadyClock::now() > deadline) {
       return false;
     }
@@ -212,7 +226,7 @@ TEST_F(ServerProcessTest, ShellChildrenAndEnvironment) {
   auto started = ServerProcess::Start(r, Log());
   ASSERT_TRUE(started.has_value()) << started.error().message;
   ServerProcess& s = *started.value();
-  const std::string log = ReadFile(Log());
+  const std::string log = Output(Log());
   EXPECT_NE(log.find("env port " + std::to_string(s.port())), std::string::npos) << log;
   const pid_t child = NumberAfter(log, "child");
   ASSERT_GT(child, 0) << log;
@@ -315,7 +329,7 @@ TEST_F(ServerProcessTest, NeverReadyTimesOutAndIsStopped) {
   EXPECT_GE(polls.size(), 5u);
   ASSERT_FALSE(polls.empty());
   EXPECT_EQ(polls.back(), "GET /health: connection refused");
-  const pid_t pid = NumberAfter(ReadFile(Log()), "pid");
+  const pid_t pid = NumberAfter(Output(Log()), "pid");
   ASSERT_GT(pid, 0);
   EXPECT_TRUE(ProcessGone(pid));
 }
@@ -337,7 +351,7 @@ TEST_F(ServerProcessTest, IgnoringSigtermEndsInSigkillAfterTheGracePeriod) {
   EXPECT_EQ(DescribeEnd(report), "ended by SIGKILL");
   EXPECT_GE(report.stop_s, 0.95);
   EXPECT_LT(report.stop_s, 3);
-  EXPECT_TRUE(ProcessGone(NumberAfter(ReadFile(Log()), "pid")));
+  EXPECT_TRUE(ProcessGone(NumberAfter(Output(Log()), "pid")));
   EXPECT_NE(ReadFile(Log()).find("SIGKILL was needed"), std::string::npos);
   EXPECT_EQ(s.Describe()["stop"]["signal"], "SIGKILL");
   EXPECT_EQ(s.Describe()["stop"]["killed"], true);
@@ -427,7 +441,7 @@ TEST_F(ServerProcessTest, StopRequestDuringTheWaitCancels) {
       << started.error().message;
   EXPECT_GE(took, 0.25);
   EXPECT_LT(took, 3);
-  const pid_t pid = NumberAfter(ReadFile(Log()), "pid");
+  const pid_t pid = NumberAfter(Output(Log()), "pid");
   ASSERT_GT(pid, 0);
   EXPECT_TRUE(ProcessGone(pid));
 }
@@ -441,7 +455,7 @@ TEST_F(ServerProcessTest, LeaderExitingStopsWhatItLeftBehind) {
   EXPECT_NE(started.error().message.find("exited with code 0 before it was ready"),
             std::string::npos)
       << started.error().message;
-  const pid_t child = NumberAfter(ReadFile(Log()), "child");
+  const pid_t child = NumberAfter(Output(Log()), "child");
   ASSERT_GT(child, 0);
   EXPECT_TRUE(ProcessGone(child));
 }
@@ -479,7 +493,7 @@ TEST_F(ServerProcessTest, DestructorStops) {
     auto started = ServerProcess::Start(r, Log());
     ASSERT_TRUE(started.has_value()) << started.error().message;
     ASSERT_TRUE(WaitForText(Log(), "pid "));
-    pid = NumberAfter(ReadFile(Log()), "pid");
+    pid = NumberAfter(Output(Log()), "pid");
     EXPECT_EQ(pid, started.value()->pid());  // exec: the shell became sleep
   }
   EXPECT_TRUE(ProcessGone(pid, 0ms));
