@@ -1,0 +1,156 @@
+// What the quality-suite machinery costs per test, so it never shows up in a model's figures:
+// the streaming loop detector (runs on every event), reasoning separation and number
+// extraction, the checkers, loading a suite, generating the media, and running code in the
+// sandbox. Figures and the command are in docs/performance.md.
+//   build/bench/suite_cost [--reps N]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "media/internal.h"
+#include "media/media.h"
+#include "sandbox/sandbox.h"
+#include "suite/checkers.h"
+#include "suite/loop.h"
+#include "suite/suite.h"
+#include "suite/text.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MedianUs(int reps, const std::function<void()>& fn) {
+  std::vector<double> us;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = Clock::now();
+    fn();
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+  }
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
+// A long varied answer: numbered reasoning steps, prose, a code block.
+std::string LongAnswer(std::size_t bytes) {
+  std::string s = "<think>\n";
+  for (int i = 0; s.size() < bytes / 2; ++i) {
+    s += "Step " + std::to_string(i) + ": we add " + std::to_string(i * 7 % 13) +
+         " to the running total and note that the result is " + std::to_string(i * 31 % 97) +
+         ".\n";
+  }
+  s += "</think>\n\nThe schedule works out as follows.\n\n```python\n";
+  for (int i = 0; s.size() < bytes; ++i) {
+    s += "def f" + std::to_string(i) + "(x):\n    return x * " + std::to_string(i) + "\n";
+  }
+  s += "```\n\nThe answer is **842**.\n";
+  return s;
+}
+
+sb::suite::Check MakeCheck(const std::string& type, const std::string& args) {
+  sb::suite::Check c;
+  c.type = type;
+  c.args_json = args;
+  return c;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 20;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--reps") == 0) {
+      reps = std::max(1, std::atoi(argv[i + 1]));
+    }
+  }
+  std::printf("| what | median | per |\n|---|---:|---|\n");
+
+  const std::string answer = LongAnswer(128 * 1024);
+  {
+    const double us = MedianUs(reps, [&] {
+      sb::suite::LoopDetector d(20, 10);
+      for (std::size_t i = 0; i < answer.size(); i += 16) {
+        d.Feed(std::string_view(answer).substr(i, 16));
+      }
+    });
+    std::printf("| loop detector, 128 KiB answer fed in 16-byte events | %.0f µs | %.2f µs per KiB |\n",
+                us, us / 128);
+  }
+  {
+    const double us = MedianUs(reps, [&] {
+      auto split = sb::suite::SplitThinking(answer);
+      auto n = sb::suite::FinalNumber(split.answer);
+      (void)n;
+    });
+    std::printf("| reasoning split + final number, 128 KiB | %.0f µs | one answer |\n", us);
+  }
+  const sb::suite::Reply reply{answer.substr(answer.size() - 2000), {}, "stop"};
+  sb::suite::CheckEnv env;
+  struct Named {
+    const char* name;
+    sb::suite::Check check;
+  };
+  const std::vector<Named> checks = {
+      {"number", MakeCheck("number", R"({"expect": 842})")},
+      {"contains (3 needles)", MakeCheck("contains", R"({"all": ["schedule", "answer", "842"]})")},
+      {"regex", MakeCheck("regex", R"({"pattern": "answer is \\*\\*\\d+\\*\\*"})")},
+      {"length (words)", MakeCheck("length", R"({"unit": "words", "max": 5000})")},
+  };
+  for (const Named& n : checks) {
+    const double us = MedianUs(reps, [&] { (void)sb::suite::RunCheck(n.check, reply, env); });
+    std::printf("| %s check, 2 KB answer | %.1f µs | one check |\n", n.name, us);
+  }
+  {
+    const double us = MedianUs(std::min(reps, 5), [] {
+      auto s = sb::suite::LoadSuite("full");
+      if (!s) {
+        std::fprintf(stderr, "%s\n", s.error().message.c_str());
+        std::exit(1);
+      }
+    });
+    std::printf("| load the built-in `full` suite (65 tests, placeholders resolved) | %.1f ms | once per run |\n",
+                us / 1000);
+  }
+  {
+    const auto t0 = Clock::now();
+    for (const std::string& name : sb::media::CatalogueNames()) {
+      auto a = sb::media::internal::GenerateUncached(name);
+      if (!a) {
+        std::fprintf(stderr, "%s: %s\n", name.c_str(), a.error().message.c_str());
+        return 1;
+      }
+    }
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    std::printf("| generate every catalogue asset (%zu: PNG, MP4, WAV), uncached | %.0f ms | once per process |\n",
+                sb::media::CatalogueNames().size(), ms);
+  }
+  sb::sandbox::CodeOptions code;
+  {
+    const double us = MedianUs(std::min(reps, 10), [&] {
+      auto r = sb::sandbox::RunCode(sb::sandbox::Language::kPython, "print(6 * 7)\n", "", code);
+      if (!r || r->stdout_data != "42\n") {
+        std::fprintf(stderr, "python run failed\n");
+        std::exit(1);
+      }
+    });
+    std::printf("| sandboxed Python run (print) | %.1f ms | one code check |\n", us / 1000);
+  }
+  {
+    const double us = MedianUs(std::min(reps, 3), [&] {
+      auto r = sb::sandbox::RunCode(sb::sandbox::Language::kCpp,
+                                    "#include <cstdio>\nint main(){std::printf(\"42\\n\");}\n", "",
+                                    code);
+      if (!r || r->stdout_data != "42\n") {
+        std::fprintf(stderr, "c++ run failed\n");
+        std::exit(1);
+      }
+    });
+    std::printf("| sandboxed C++ compile + run (printf) | %.0f ms | one code check |\n", us / 1000);
+  }
+  std::printf("\nsandbox: %s\n", sb::sandbox::Probe().Describe().c_str());
+  return 0;
+}
