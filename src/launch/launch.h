@@ -52,7 +52,7 @@ std::string Substitute(std::string_view text, std::string_view host, int port);
 
 // kUsage error when the recipe can not run: a bad name, both or neither of command/argv, values
 // out of range, or port 0 with no way to tell the server the chosen port (no "{port}" in the
-// command, argv or env, and no `--port N` to take it from; see docs/launch.md §3).
+// command, argv or env, and no `--port N` to take it from; docs/launch.md §2).
 Result<void> ValidateRecipe(const Recipe& recipe);
 
 // One recipe file: a single recipe mapping, or {defaults: {...}, recipes: [{...}, ...]} (a
@@ -70,14 +70,15 @@ Recipe RecipeFromCommand(std::string command);
 
 // How a stopped server ended.
 struct StopReport {
-  std::optional<int> exit_code;  // it exited with this status...
-  std::optional<int> signal;     // ...or was ended by this signal (SIGTERM = 15, SIGKILL = 9)
+  std::optional<int> exit_code;     // it exited with this status...
+  std::optional<int> signal;        // ...or was ended by this signal (SIGTERM = 15, SIGKILL = 9)
   bool exited_before_stop = false;  // it had already exited when Stop() was called
-  bool killed = false;  // SIGKILL was needed: something outlived the grace period
-  double stop_s = 0;    // Stop() called -> everything it started had exited
+  bool killed = false;              // SIGKILL was needed: something outlived the grace period
+  double stop_s = 0;                // Stop() called -> everything it started had exited
 };
 
-// "exited with code 3", "ended by SIGTERM", "still running" (neither set).
+// "exited with code 3", "ended by SIGTERM", "ended (exit status unknown)" (neither set: it was
+// reaped by someone else, e.g. with SIGCHLD ignored).
 std::string DescribeEnd(const StopReport& report);
 
 // Optional observer of the readiness wait (e.g. a progress line every few seconds).
@@ -158,6 +159,7 @@ class ServerProcess {
   long long log_offset_ = 0;  // where this start's output begins in the log
   pid_t pid_ = -1;
   bool reaped_ = false;
+  bool group_gone_ = false;    // the leader is reaped and nothing is left in its group/session
   bool status_known_ = false;  // false: reaped by someone else (SIGCHLD ignored)
   int wait_status_ = 0;        // valid when reaped_ && status_known_
   double time_to_ready_s_ = 0;

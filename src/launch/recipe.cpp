@@ -143,15 +143,29 @@ int LineOf(const YAML::Node& n) {
   throw LoadError{line, std::move(message)};
 }
 
-const std::vector<std::string> kRecipeKeys = {
-    "name",     "command",         "argv",            "env",
-    "host",     "port",            "endpoint",        "ready_path",
-    "cwd",      "ready_timeout_s", "poll_interval_s", "stop_timeout_s"};
+const std::vector<std::string> kRecipeKeys = {"name",
+                                              "command",
+                                              "argv",
+                                              "env",
+                                              "host",
+                                              "port",
+                                              "endpoint",
+                                              "ready_path",
+                                              "cwd",
+                                              "ready_timeout_s",
+                                              "poll_interval_s",
+                                              "stop_timeout_s"};
 
 // The keys a defaults block may set (everything but what names and runs one recipe).
-const std::vector<std::string> kDefaultKeys = {
-    "env", "host", "port", "endpoint", "ready_path", "cwd", "ready_timeout_s", "poll_interval_s",
-    "stop_timeout_s"};
+const std::vector<std::string> kDefaultKeys = {"env",
+                                               "host",
+                                               "port",
+                                               "endpoint",
+                                               "ready_path",
+                                               "cwd",
+                                               "ready_timeout_s",
+                                               "poll_interval_s",
+                                               "stop_timeout_s"};
 
 // Every key of map must be in `allowed`; a key given twice is an error too.
 void CheckKeys(const YAML::Node& map, const std::vector<std::string>& allowed,
@@ -163,8 +177,8 @@ void CheckKeys(const YAML::Node& map, const std::vector<std::string>& allowed,
     }
     const std::string key = it->first.Scalar();
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      Throw(it->first, fmt::format("{}: unknown key '{}' (known: {})", where, key,
-                                   fmt::join(allowed, ", ")));
+      Throw(it->first,
+            fmt::format("{}: unknown key '{}' (known: {})", where, key, fmt::join(allowed, ", ")));
     }
     if (!seen.insert(key).second) {
       Throw(it->first, fmt::format("{}: key '{}' appears twice", where, key));
@@ -220,8 +234,8 @@ void ReadFields(const YAML::Node& map, const std::string& where, Recipe& r) {
   if (const YAML::Node n = map["name"]) {
     r.name = String(n, where + ": name");
     if (!ValidName(r.name)) {
-      Throw(n, fmt::format("{}: name '{}' must be letters, digits, '.', '_' or '-'", where,
-                           r.name));
+      Throw(n,
+            fmt::format("{}: name '{}' must be letters, digits, '.', '_' or '-'", where, r.name));
     }
   }
   if (const YAML::Node n = map["command"]) {
@@ -256,8 +270,8 @@ void ReadFields(const YAML::Node& map, const std::string& where, Recipe& r) {
                                      where, key));
       }
       const std::string value = it->second.Scalar();
-      auto same = std::find_if(r.env.begin(), r.env.end(),
-                               [&](const auto& kv) { return kv.first == key; });
+      auto same =
+          std::find_if(r.env.begin(), r.env.end(), [&](const auto& kv) { return kv.first == key; });
       if (same != r.env.end()) {
         same->second = value;
       } else {
@@ -362,8 +376,8 @@ std::vector<Recipe> Load(const YAML::Node& root, const std::string& default_name
     ReadFields(item, where, r);
     const int line = LineOf(item["name"]);
     if (auto [it, fresh] = lines.emplace(r.name, line); !fresh) {
-      ThrowAt(line, fmt::format("recipe name '{}' appears twice (first at line {})", r.name,
-                                it->second));
+      ThrowAt(line,
+              fmt::format("recipe name '{}' appears twice (first at line {})", r.name, it->second));
     }
     const std::string named = fmt::format("recipe '{}'", r.name);
     out.push_back(Finish(std::move(r), item, named));
@@ -387,8 +401,7 @@ Result<std::vector<Recipe>> Parse(std::string_view yaml, std::string_view source
                                             ? fmt::format("{}:{}: {}", source, e.line, e.message)
                                             : fmt::format("{}: {}", source, e.message));
   } catch (const YAML::Exception& e) {
-    return MakeError(ErrorCode::kUsage,
-                     fmt::format("{}:{}: {}", source, e.mark.line + 1, e.msg));
+    return MakeError(ErrorCode::kUsage, fmt::format("{}:{}: {}", source, e.mark.line + 1, e.msg));
   }
 }
 

@@ -4,6 +4,7 @@
 // is made with posix_spawn (no code of ours runs between fork and exec) and starts with an empty
 // signal mask and every signal at its default action.
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -192,7 +193,9 @@ std::optional<std::string> FindProgram(const std::string& name, const std::strin
     }
     std::string dir = path_value.substr(start, end - start);
     const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+
     struct stat st {};
+
     if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
         access(candidate.c_str(), X_OK) == 0) {
       return candidate;
@@ -238,8 +241,8 @@ Result<pid_t> Spawn(const std::string& program, const std::vector<std::string>& 
   sigfillset(&all);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   std::vector<char*> args;
   for (const auto& a : argv) {
     args.push_back(const_cast<char*>(a.c_str()));
@@ -255,8 +258,8 @@ Result<pid_t> Spawn(const std::string& program, const std::vector<std::string>& 
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {
-    return MakeError(ErrorCode::kSetup, fmt::format("cannot start {}: {}", program,
-                                                    std::strerror(rc)));
+    return MakeError(ErrorCode::kSetup,
+                     fmt::format("cannot start {}: {}", program, std::strerror(rc)));
   }
   return pid;
 }
@@ -448,7 +451,7 @@ std::string DescribeEnd(const StopReport& report) {
   if (report.signal) {
     return "ended by " + SignalName(*report.signal);
   }
-  return "still running";
+  return "ended (exit status unknown)";
 }
 
 Result<std::unique_ptr<ServerProcess>> ServerProcess::Start(const Recipe& recipe,
@@ -459,6 +462,9 @@ Result<std::unique_ptr<ServerProcess>> ServerProcess::Start(const Recipe& recipe
   if (auto ok = ValidateRecipe(recipe); !ok) {
     return ok.error().WithContext(who);
   }
+  if (stop.stop_requested()) {
+    return MakeError(ErrorCode::kCancelled, fmt::format("{}: start cancelled", who));
+  }
   std::unique_ptr<ServerProcess> p(new ServerProcess());
   Recipe& r = p->recipe_;
   r = recipe;
@@ -468,8 +474,8 @@ Result<std::unique_ptr<ServerProcess>> ServerProcess::Start(const Recipe& recipe
   if (r.port == 0) {
     const int port = TryBind(r.host, 0);
     if (port <= 0) {
-      return MakeError(ErrorCode::kSetup, fmt::format("{}: cannot find a free port on {}: {}",
-                                                      who, r.host, std::strerror(-port)));
+      return MakeError(ErrorCode::kSetup, fmt::format("{}: cannot find a free port on {}: {}", who,
+                                                      r.host, std::strerror(-port)));
     }
     r.port = port;
   } else if (const int bound = TryBind(r.host, r.port); bound == -EADDRINUSE) {
@@ -486,8 +492,8 @@ Result<std::unique_ptr<ServerProcess>> ServerProcess::Start(const Recipe& recipe
   for (auto& [name, value] : r.env) {
     value = Substitute(value, r.host, r.port);
   }
-  r.endpoint = Substitute(r.endpoint.empty() ? "http://{host}:{port}/v1" : r.endpoint,
-                          connect_host, r.port);
+  r.endpoint =
+      Substitute(r.endpoint.empty() ? "http://{host}:{port}/v1" : r.endpoint, connect_host, r.port);
   p->endpoint_ = r.endpoint;
 
   if (!r.cwd.empty() && !std::filesystem::is_directory(r.cwd)) {
@@ -504,11 +510,10 @@ Result<std::unique_ptr<ServerProcess>> ServerProcess::Start(const Recipe& recipe
     const std::string path_value = EnvValue(env, "PATH").value_or("/usr/local/bin:/usr/bin:/bin");
     auto found = FindProgram(r.argv[0], path_value);
     if (!found) {
-      return MakeError(ErrorCode::kSetup,
-                       fmt::format("{}: {} {}", who, r.argv[0],
-                                   r.argv[0].find('/') != std::string::npos
-                                       ? "is not an executable file"
-                                       : "was not found on PATH"));
+      return MakeError(ErrorCode::kSetup, fmt::format("{}: {} {}", who, r.argv[0],
+                                                      r.argv[0].find('/') != std::string::npos
+                                                          ? "is not an executable file"
+                                                          : "was not found on PATH"));
     }
     program = *found;
     argv = r.argv;
@@ -578,9 +583,15 @@ Result<std::unique_ptr<ServerProcess>> ServerProcess::Start(const Recipe& recipe
     const double after = SecondsSince(t0);
     const StopReport end = p->Stop();  // anything it left running in its group goes too
     const std::string hint = end.exit_code ? ExitHint(*end.exit_code) : "";
-    return MakeError(ErrorCode::kSetup,
-                     fmt::format("{} {}{} before it was ready (after {:.1f} s); {}", who,
-                                 DescribeEnd(end), hint, after, tail()));
+    const bool clean = end.exit_code == 0;  // a server that went to the background
+    return MakeError(
+        ErrorCode::kSetup,
+        fmt::format("{} {}{} before it was ready (after {:.1f} s); {}{}", who, DescribeEnd(end),
+                    hint, after,
+                    clean ? "did the command put the server in the background? It must stay in "
+                            "the foreground; "
+                          : "",
+                    tail()));
   };
   while (true) {
     if (stop.stop_requested()) {
@@ -615,7 +626,8 @@ Result<std::unique_ptr<ServerProcess>> ServerProcess::Start(const Recipe& recipe
     }
     const auto next = std::min(SteadyClock::now() + interval, deadline);
     while (SteadyClock::now() < next && !stop.stop_requested() && p->Running()) {
-      std::this_thread::sleep_for(std::min<SteadyClock::duration>(kSlice, next - SteadyClock::now()));
+      std::this_thread::sleep_for(
+          std::min<SteadyClock::duration>(kSlice, next - SteadyClock::now()));
     }
   }
 }
@@ -646,7 +658,15 @@ bool ServerProcess::Running() {
 }
 
 bool ServerProcess::Alive() {
-  return Running() || !GroupMembers(pid_).empty();
+  if (Running()) {
+    return true;
+  }
+  // Once the leader is reaped and its group and session are empty, the pid may be reused by an
+  // unrelated process: never look for it again.
+  if (!group_gone_ && GroupMembers(pid_).empty()) {
+    group_gone_ = true;
+  }
+  return !group_gone_;
 }
 
 void ServerProcess::SignalAll(int sig) {
@@ -654,6 +674,9 @@ void ServerProcess::SignalAll(int sig) {
   // that only the processes found in /proc are signalled.
   if (!reaped_) {
     kill(-pid_, sig);
+  }
+  if (group_gone_) {
+    return;
   }
   for (pid_t member : GroupMembers(pid_)) {
     kill(member, sig);  // includes those that moved to another group of the session

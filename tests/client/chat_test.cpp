@@ -468,6 +468,20 @@ TEST(LlamaCppStream, TimingsPerTokenGiveTokensPerEvent) {
   EXPECT_EQ(r.usage.completion_tokens, 4);
 }
 
+TEST(LlamaCppStream, CapturedB9821TimingsPerTokenStream) {
+  // Captured from llama-server b9821 (aidreams260K-chat.gguf) with "timings_per_token": true.
+  const ChatResponse r = DecodeStream(Data("llamacpp_b9821_timings_per_token_stream.txt"));
+  ASSERT_EQ(r.events.size(), 8u);
+  int sum = 0;
+  for (const TokenEvent& ev : r.events) {
+    EXPECT_EQ(ev.tokens, 1);
+    sum += ev.tokens;
+  }
+  EXPECT_EQ(sum, r.usage.completion_tokens);
+  EXPECT_EQ(r.timings_predicted_n, 8);
+  EXPECT_EQ(r.finish_reason, "length");
+}
+
 TEST(BuildChatBody, LlamaCppGetsTimingsPerTokenInsteadOfContinuousUsage) {
   ChatParams p = Params();
   p.continuous_usage = true;

@@ -65,8 +65,8 @@ TEST(RecipeTest, SingleRecipeDefaults) {
   ASSERT_EQ(recipes.size(), 1u);
   const Recipe& r = recipes[0];
   EXPECT_EQ(r.name, "serve");
-  EXPECT_EQ(r.argv, (std::vector<std::string>{"llama-server", "-m", "model.gguf", "--port",
-                                              "{port}"}));
+  EXPECT_EQ(r.argv,
+            (std::vector<std::string>{"llama-server", "-m", "model.gguf", "--port", "{port}"}));
   EXPECT_EQ(r.host, "127.0.0.1");
   EXPECT_EQ(r.port, 0);
   EXPECT_EQ(r.endpoint, "");
@@ -230,8 +230,8 @@ TEST(RecipeTest, ErrorsNameTheLine) {
 class RecipeFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("sb_launch_recipe_" + std::to_string(getpid()));
+    dir_ =
+        std::filesystem::temp_directory_path() / ("sb_launch_recipe_" + std::to_string(getpid()));
     std::filesystem::create_directories(dir_ / "work");
   }
 

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <nlohmann/json.hpp>
@@ -221,8 +222,9 @@ TEST_F(ServerProcessTest, SimulatorStartsAnswersAndStopsOnSigterm) {
 TEST_F(ServerProcessTest, ShellChildrenAndEnvironment) {
   Recipe r = Quick("shell");
   r.env = {{"SB_LAUNCH_PORT", "{port}"}, {"SB_LAUNCH_TOKEN", "hunter2"}};
-  r.command = std::string("echo \"env port $SB_LAUNCH_PORT\"; sleep 30 & echo \"child $!\"; exec '") +
-              SB_BINARY + "' sim --port {port}";
+  r.command =
+      std::string("echo \"env port $SB_LAUNCH_PORT\"; sleep 30 & echo \"child $!\"; exec '") +
+      SB_BINARY + "' sim --port {port}";
   auto started = ServerProcess::Start(r, Log());
   ASSERT_TRUE(started.has_value()) << started.error().message;
   ServerProcess& s = *started.value();
@@ -446,6 +448,17 @@ TEST_F(ServerProcessTest, StopRequestDuringTheWaitCancels) {
   EXPECT_TRUE(ProcessGone(pid));
 }
 
+TEST_F(ServerProcessTest, StopAlreadyRequestedStartsNothing) {
+  Recipe r = Quick("late");
+  r.command = "exec sleep 60 --port {port}";
+  std::stop_source source;
+  source.request_stop();
+  auto started = ServerProcess::Start(r, Log(), source.get_token());
+  ASSERT_FALSE(started.has_value());
+  EXPECT_EQ(started.error().code, ErrorCode::kCancelled);
+  EXPECT_FALSE(std::filesystem::exists(Log()));
+}
+
 TEST_F(ServerProcessTest, LeaderExitingStopsWhatItLeftBehind) {
   Recipe r = Quick("daemonizer");
   r.env = {{"PORT", "{port}"}};
@@ -455,6 +468,7 @@ TEST_F(ServerProcessTest, LeaderExitingStopsWhatItLeftBehind) {
   EXPECT_NE(started.error().message.find("exited with code 0 before it was ready"),
             std::string::npos)
       << started.error().message;
+  EXPECT_NE(started.error().message.find("It must stay in the foreground"), std::string::npos);
   const pid_t child = NumberAfter(Output(Log()), "child");
   ASSERT_GT(child, 0);
   EXPECT_TRUE(ProcessGone(child));
@@ -481,6 +495,42 @@ TEST_F(ServerProcessTest, InvalidRecipeIsAUsageError) {
   auto started = ServerProcess::Start(r, Log());
   ASSERT_FALSE(started.has_value());
   EXPECT_EQ(started.error().code, ErrorCode::kUsage);
+}
+
+// The caller (cli/signals.h) blocks SIGINT and SIGTERM in every thread: the server must not
+// inherit that, or SIGTERM would never reach it.
+TEST_F(ServerProcessTest, TheServerDoesNotInheritBlockedSignals) {
+  sigset_t stop_signals, old;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  ASSERT_EQ(pthread_sigmask(SIG_BLOCK, &stop_signals, &old), 0);
+  auto ready = ReadyServer();
+  Recipe r = Quick("masked");
+  r.endpoint = ready.url() + "/v1";
+  r.command = "exec sleep 60";
+  auto started = ServerProcess::Start(r, Log());
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  ASSERT_TRUE(started.has_value()) << started.error().message;
+  const StopReport report = started.value()->Stop();
+  EXPECT_FALSE(report.killed);
+  EXPECT_EQ(report.signal, std::optional<int>(SIGTERM)) << DescribeEnd(report);
+}
+
+// Descriptors the caller holds (a listening socket, a pipe) are not inherited.
+TEST_F(ServerProcessTest, OnlyStdioIsInherited) {
+  int leak[2];
+  ASSERT_EQ(pipe(leak), 0);  // deliberately without O_CLOEXEC
+  Recipe r = Quick("fds");
+  r.env = {{"PORT", "{port}"}};
+  r.command = fmt::format(
+      "for fd in 0 1 2 {} {}; do [ -e /proc/$$/fd/$fd ] && echo \"open $fd\"; done; exit 0",
+      leak[0], leak[1]);
+  auto started = ServerProcess::Start(r, Log());
+  close(leak[0]);
+  close(leak[1]);
+  ASSERT_FALSE(started.has_value());
+  EXPECT_EQ(Output(Log()), "open 0\nopen 1\nopen 2\n");
 }
 
 TEST_F(ServerProcessTest, DestructorStops) {
