@@ -22,6 +22,7 @@
 #include "client/server_info.h"
 #include "core/clock.h"
 #include "core/result.h"
+#include "launch/launch.h"
 #include "perf/profiles.h"
 #include "report/compare.h"
 #include "report/format.h"
@@ -202,6 +203,11 @@ struct SpeedCommand {
   bool profiles_given = false;  // --profiles on the command line (run)
   bool is_run = false;          // `run` (suites + profiles) rather than `perf`
   SuiteArgs suite;
+  // The server to start, measure and stop (--serve / --recipe / a matrix entry).
+  std::string serve;
+  std::string recipe_file;
+  double serve_ready_timeout_s = 900;
+  std::optional<launch::Recipe> recipe;
   perf::ProfileOptions profile;
   std::string thinking;  // "", "on", "off"
   double temperature = -1;
@@ -391,6 +397,70 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
   }
   std::string started_at = UtcTimestamp();
   std::string compact = UtcTimestampCompact();
+  // A server to launch: its run directory is chosen first, since its log goes there.
+  if (!c.serve.empty() || !c.recipe_file.empty()) {
+    if (!c.target.endpoint.empty()) {
+      return Fail(MakeError(ErrorCode::kUsage,
+                            "--serve and --recipe start the server: do not give --endpoint too"));
+    }
+    if (!c.serve.empty() && !c.recipe_file.empty()) {
+      return Fail(MakeError(ErrorCode::kUsage, "give either --serve or --recipe, not both"));
+    }
+    if (!c.serve.empty()) {
+      c.recipe = launch::RecipeFromCommand(c.serve);
+      c.recipe->ready_timeout_s = c.serve_ready_timeout_s;
+    } else {
+      auto recipes = launch::LoadRecipes(c.recipe_file);
+      if (!recipes) {
+        return Fail(recipes.error());
+      }
+      if (recipes->size() != 1) {
+        return Fail(MakeError(ErrorCode::kUsage,
+                              fmt::format("{} holds {} recipes: run a matrix with `servebench "
+                                          "launch {}`",
+                                          c.recipe_file, recipes->size(), c.recipe_file)));
+      }
+      c.recipe = recipes->front();
+    }
+    if (auto ok = launch::ValidateRecipe(*c.recipe); !ok) {
+      return Fail(ok.error());
+    }
+  }
+  std::unique_ptr<launch::ServerProcess> server;
+  std::filesystem::path server_out;
+  if (c.recipe) {
+    server_out = c.out.empty()
+                     ? std::filesystem::path("runs") / report::DefaultRunDirName(compact, c.recipe->name)
+                     : std::filesystem::path(c.out);
+    std::error_code ec;
+    std::filesystem::create_directories(server_out, ec);
+    if (ec) {
+      return Fail(MakeError(ErrorCode::kIo, fmt::format("cannot create {}: {}",
+                                                        server_out.string(), ec.message())));
+    }
+    std::fprintf(stderr, "starting server '%s': %s\n", c.recipe->name.c_str(),
+                 c.recipe->command.empty() ? fmt::format("{}", fmt::join(c.recipe->argv, " ")).c_str()
+                                           : c.recipe->command.c_str());
+    launch::StartHooks hooks;
+    double last_note = 0;
+    hooks.on_poll = [&last_note](double elapsed, const std::string& last) {
+      if (elapsed - last_note >= 10) {
+        last_note = elapsed;
+        std::fprintf(stderr, "  waiting for the server: %.0f s (%s)\n", elapsed, last.c_str());
+      }
+    };
+    auto started = launch::ServerProcess::Start(*c.recipe, server_out / "server.log",
+                                                stop.get_token(), hooks);
+    if (!started) {
+      return Fail(started.error());
+    }
+    server = std::move(started.value());
+    std::fprintf(stderr, "server ready after %.1f s at %s\n", server->time_to_ready_s(),
+                 server->endpoint().c_str());
+    c.target.endpoint = server->endpoint();
+    c.out = server_out.string();
+  }
+
   sim::SimOptions embedded = EmbeddedSimOptions();
   std::string embedded_what;
   if (!suites.empty()) {
@@ -466,8 +536,12 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
     results["demo"] = DemoDescription(suites, run_options->timeout_by_test);
   }
 
+  json extra_warnings = json::array();
   auto write_results = [&](const char* status) -> Result<void> {
     results["status"] = status;
+    if (server) {
+      results["server_process"] = server->Describe(rd.path());
+    }
     results["summary"] = MergedSummary(session, runner);
     if (!suites.empty()) {
       results["tests"] = runner.tests();
@@ -478,6 +552,9 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
     }
     json warnings = session.warnings();
     for (const auto& w : runner.warnings()) {
+      warnings.push_back(w);
+    }
+    for (const auto& w : extra_warnings) {
       warnings.push_back(w);
     }
     // Failed requests of the speed profiles (a suite's failures are in its test tables).
@@ -519,6 +596,15 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
     }
   }
   bool interrupted = stop.stop_requested();
+  if (server) {
+    const launch::StopReport end = server->Stop();
+    std::fprintf(stderr, "server '%s' stopped: %s\n", c.recipe->name.c_str(),
+                 launch::DescribeEnd(end).c_str());
+    if (end.exited_before_stop) {
+      extra_warnings.push_back(fmt::format("The server {} before the run ended; see server.log.",
+                                           launch::DescribeEnd(end)));
+    }
+  }
   if (!c.roofline.model_config.empty()) {
     std::optional<double> measured;
     const json& d = results["perf"].value("decode", json::object());
@@ -567,6 +653,17 @@ void AddTargetOptions(CLI::App* cmd, TargetOptions& t) {
                   "Limit from send to the first response byte")
       ->capture_default_str();
   cmd->add_option("--idle-timeout-s", t.idle_timeout_s, "Longest silence allowed within a response")
+      ->capture_default_str();
+}
+
+void AddServeOptions(CLI::App* cmd, SpeedCommand& c) {
+  cmd->add_option("--serve", c.serve,
+                  "Start this server command (run by /bin/sh; {port} is replaced by a free "
+                  "port), wait until it is ready, measure, then stop it (docs/launch.md)");
+  cmd->add_option("--recipe", c.recipe_file,
+                  "Like --serve, from a recipe file (command, env, port, readiness, timeouts)");
+  cmd->add_option("--serve-ready-timeout-s", c.serve_ready_timeout_s,
+                  "--serve: how long the server may take to become ready")
       ->capture_default_str();
 }
 
@@ -658,6 +755,130 @@ void AddSpeedOptions(CLI::App* cmd, SpeedCommand& c) {
                   "rate: at most N requests in flight; later arrivals wait in the client (the "
                   "wait counts from the scheduled time); 0 = no cap")
       ->capture_default_str();
+}
+
+// ---------------------------------------------------------------------------------------------
+// launch: a matrix of recipes, each started, measured with the same options and stopped, then
+// one comparison.
+
+struct LaunchCommand {
+  SpeedCommand base;
+  std::string matrix;
+  std::vector<std::string> only;
+  bool keep_going = false;
+};
+
+int RunLaunch(LaunchCommand& l, const std::string& command_line, std::stop_source& stop) {
+  auto recipes = launch::LoadRecipes(l.matrix);
+  if (!recipes) {
+    return Fail(recipes.error());
+  }
+  std::vector<launch::Recipe> chosen;
+  for (const std::string& name : l.only) {
+    if (std::none_of(recipes->begin(), recipes->end(),
+                     [&](const launch::Recipe& r) { return r.name == name; })) {
+      std::vector<std::string> names;
+      for (const auto& r : *recipes) {
+        names.push_back(r.name);
+      }
+      return Fail(MakeError(ErrorCode::kUsage,
+                            fmt::format("--only {}: no such recipe in {} (it has {})", name,
+                                        l.matrix, fmt::join(names, ", "))));
+    }
+  }
+  for (const auto& r : *recipes) {
+    if (l.only.empty() || std::find(l.only.begin(), l.only.end(), r.name) != l.only.end()) {
+      chosen.push_back(r);
+    }
+  }
+  if (!l.base.target.endpoint.empty() || !l.base.serve.empty() || !l.base.recipe_file.empty()) {
+    return Fail(MakeError(ErrorCode::kUsage,
+                          "launch starts each recipe's server: --endpoint, --serve and --recipe "
+                          "do not apply"));
+  }
+  const std::filesystem::path base =
+      l.base.out.empty()
+          ? std::filesystem::path("runs") /
+                report::DefaultRunDirName(UtcTimestampCompact(),
+                                          std::filesystem::path(l.matrix).stem().string())
+          : std::filesystem::path(l.base.out);
+  std::error_code ec;
+  std::filesystem::create_directories(base, ec);
+  if (ec) {
+    return Fail(MakeError(ErrorCode::kIo,
+                          fmt::format("cannot create {}: {}", base.string(), ec.message())));
+  }
+  int code = kExitOk;
+  std::vector<std::string> done_labels;
+  std::vector<std::filesystem::path> done_dirs;
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    if (stop.stop_requested()) {
+      lines.push_back(fmt::format("{}: not run (stopped)", chosen[i].name));
+      continue;
+    }
+    std::fprintf(stderr, "\n== recipe '%s' (%zu/%zu)\n", chosen[i].name.c_str(), i + 1,
+                 chosen.size());
+    SpeedCommand c = l.base;
+    c.recipe = chosen[i];
+    c.out = (base / chosen[i].name).string();
+    const int rc = RunSpeed(c, command_line, stop);
+    const bool measured = std::filesystem::exists(base / chosen[i].name / "results.json");
+    if (measured) {
+      done_labels.push_back(chosen[i].name);
+      done_dirs.push_back(base / chosen[i].name);
+    }
+    lines.push_back(fmt::format("{}: {}", chosen[i].name,
+                                rc == kExitOk            ? "done"
+                                : rc == kExitInterrupted ? "interrupted"
+                                : rc == kExitGate        ? "done, a gate failed"
+                                                         : "failed (see above)"));
+    if (rc == kExitInterrupted) {
+      code = kExitInterrupted;
+      continue;
+    }
+    if (rc != kExitOk && code == kExitOk) {
+      code = rc;
+    }
+    if (rc != kExitOk && rc != kExitGate && !l.keep_going) {
+      for (std::size_t k = i + 1; k < chosen.size(); ++k) {
+        lines.push_back(fmt::format("{}: not run (an earlier recipe failed; --keep-going runs "
+                                    "the rest)",
+                                    chosen[k].name));
+      }
+      break;
+    }
+  }
+  std::printf("\nmatrix %s:\n", l.matrix.c_str());
+  for (const auto& line : lines) {
+    std::printf("  %s\n", line.c_str());
+  }
+  if (done_dirs.size() >= 2) {
+    std::vector<json> docs;
+    for (const auto& d : done_dirs) {
+      auto doc = report::LoadResults(d);
+      if (!doc) {
+        return Fail(doc.error());
+      }
+      docs.push_back(std::move(doc.value()));
+    }
+    for (auto [format, file] : {std::pair{report::Format::kMarkdown, "compare.md"},
+                                {report::Format::kJson, "compare.json"}}) {
+      auto text = report::Compare(docs, done_labels, format);
+      if (!text) {
+        return Fail(text.error());
+      }
+      std::ofstream f(base / file, std::ios::binary | std::ios::trunc);
+      f << text.value();
+      if (!f.flush()) {
+        return Fail(MakeError(ErrorCode::kIo, fmt::format("cannot write {}", (base / file).string())));
+      }
+    }
+    std::printf("comparison: %s\n", (base / "compare.md").c_str());
+  } else {
+    std::printf("no comparison: fewer than two recipes were measured\n");
+  }
+  return code;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -880,6 +1101,7 @@ int Main(int argc, char** argv) {
                                      "run directory and print the summary");
   run_cmd.is_run = true;
   AddSpeedOptions(run, run_cmd);
+  AddServeOptions(run, run_cmd);
   AddSuiteOptions(run, run_cmd.suite);
   CLI::Option* profiles_opt =
       run->add_option("--profiles", run_cmd.profiles,
@@ -892,11 +1114,32 @@ int Main(int argc, char** argv) {
                                       "Run speed profiles: decode, concurrency, "
                                       "max-tokens, ttft, context, rate");
   AddSpeedOptions(perf, perf_cmd);
+  AddServeOptions(perf, perf_cmd);
   perf->add_option("--profile", perf_cmd.profiles,
                    "Profile(s): decode, concurrency, max-tokens, ttft, context, rate (repeat or "
                    "comma-separate)")
       ->delimiter(',')
       ->required();
+
+  LaunchCommand launch_cmd;
+  launch_cmd.base.is_run = true;
+  CLI::App* launch_app = app.add_subcommand(
+      "launch",
+      "Run a matrix of server recipes one after another (start, measure with the same "
+      "options, stop), then compare them");
+  launch_app->add_option("matrix", launch_cmd.matrix, "Recipe file (docs/launch.md)")->required();
+  launch_app->add_option("--only", launch_cmd.only, "Run only these recipes (names)")
+      ->delimiter(',');
+  launch_app->add_flag("--keep-going", launch_cmd.keep_going,
+                       "When a recipe fails to start, go on with the next one");
+  AddSpeedOptions(launch_app, launch_cmd.base);
+  AddSuiteOptions(launch_app, launch_cmd.base.suite);
+  CLI::Option* launch_profiles_opt =
+      launch_app
+          ->add_option("--profiles", launch_cmd.base.profiles,
+                       "Speed profiles to run for every recipe (as for `run`)")
+          ->delimiter(',');
+  launch_cmd.base.profiles = perf::ProfileNames();
 
   CompareCommand cmp_cmd;
   CLI::App* cmp =
@@ -941,6 +1184,11 @@ int Main(int argc, char** argv) {
     run_cmd.profiles_given = profiles_opt->count() > 0;
     WatchStopSignals(stop);
     return RunSpeed(run_cmd, command_line, stop);
+  }
+  if (launch_app->parsed()) {
+    launch_cmd.base.profiles_given = launch_profiles_opt->count() > 0;
+    WatchStopSignals(stop);
+    return RunLaunch(launch_cmd, command_line, stop);
   }
   if (suites_cmd->parsed()) {
     return RunSuitesCommand(suites_list);

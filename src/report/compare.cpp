@@ -376,6 +376,13 @@ void AddQualityRows(const std::vector<json>& runs, RowBuilder& b) {
 }
 
 void AddSpeedRows(const std::vector<json>& runs, RowBuilder& b) {
+  b.Add("Server time to ready", "server.time_to_ready_s", "s", Kind::kTime, [](const json& r) {
+    auto s = NumberAt(r, {"server_process", "time_to_ready_s"});
+    if (!s) {
+      return Missing();
+    }
+    return Value{s, FormatSeconds(s) + "s", std::nullopt, {}, {}};
+  });
   b.Add("Decode speed (median)", "decode_tok_s", "tok/s", Kind::kSpeed, [](const json& r) {
     return FromStats(Find(r, {"perf", "decode", "decode_tok_s"}), TokS);
   });

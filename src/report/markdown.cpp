@@ -185,6 +185,27 @@ void RenderHeader(const json& r, std::string& out) {
   if (!run.empty()) {
     out += fmt::format("Run: {}\n\n", fmt::join(run, " · "));
   }
+  if (const json* sp = Find(r, {"server_process"}); sp != nullptr && sp->is_object()) {
+    std::string line = "Server: started by servebench";
+    if (auto cmd = StringAt(*sp, {"command"})) {
+      line += " (`" + Text(*cmd) + "`)";
+    }
+    if (auto ready = NumberAt(*sp, {"time_to_ready_s"})) {
+      line += fmt::format(", ready after {}s", FormatSeconds(ready));
+    }
+    if (auto sig = StringAt(*sp, {"stop", "signal"})) {
+      line += fmt::format(", stopped ({})", Text(*sig));
+    } else if (auto code = NumberAt(*sp, {"stop", "exit_code"})) {
+      line += fmt::format(", exited with code {}", FormatCount(code));
+    }
+    if (BoolAt(*sp, {"stop", "killed"}).value_or(false)) {
+      line += " after SIGKILL";
+    }
+    if (auto log = StringAt(*sp, {"log_file"})) {
+      line += "; its log: " + Text(*log);
+    }
+    out += line + ".\n\n";
+  }
   std::string status = StringAt(r, {"status"}).value_or("complete");
   if (status == "interrupted") {
     out +=
