@@ -40,8 +40,7 @@ std::string LongAnswer(std::size_t bytes) {
   std::string s = "<think>\n";
   for (int i = 0; s.size() < bytes / 2; ++i) {
     s += "Step " + std::to_string(i) + ": we add " + std::to_string(i * 7 % 13) +
-         " to the running total and note that the result is " + std::to_string(i * 31 % 97) +
-         ".\n";
+         " to the running total and note that the result is " + std::to_string(i * 31 % 97) + ".\n";
   }
   s += "</think>\n\nThe schedule works out as follows.\n\n```python\n";
   for (int i = 0; s.size() < bytes; ++i) {
@@ -77,8 +76,9 @@ int main(int argc, char** argv) {
         d.Feed(std::string_view(answer).substr(i, 16));
       }
     });
-    std::printf("| loop detector, 128 KiB answer fed in 16-byte events | %.0f µs | %.2f µs per KiB |\n",
-                us, us / 128);
+    std::printf(
+        "| loop detector, 128 KiB answer fed in 16-byte events | %.0f µs | %.2f µs per KiB |\n", us,
+        us / 128);
   }
   {
     const double us = MedianUs(reps, [&] {
@@ -90,10 +90,12 @@ int main(int argc, char** argv) {
   }
   const sb::suite::Reply reply{answer.substr(answer.size() - 2000), {}, "stop"};
   sb::suite::CheckEnv env;
+
   struct Named {
     const char* name;
     sb::suite::Check check;
   };
+
   const std::vector<Named> checks = {
       {"number", MakeCheck("number", R"({"expect": 842})")},
       {"contains (3 needles)", MakeCheck("contains", R"({"all": ["schedule", "answer", "842"]})")},
@@ -112,8 +114,10 @@ int main(int argc, char** argv) {
         std::exit(1);
       }
     });
-    std::printf("| load the built-in `full` suite (65 tests, placeholders resolved) | %.1f ms | once per run |\n",
-                us / 1000);
+    std::printf(
+        "| load the built-in `full` suite (65 tests, placeholders resolved) | %.1f ms | once per "
+        "run |\n",
+        us / 1000);
   }
   {
     const auto t0 = Clock::now();
@@ -125,8 +129,10 @@ int main(int argc, char** argv) {
       }
     }
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    std::printf("| generate every catalogue asset (%zu: PNG, MP4, WAV), uncached | %.0f ms | once per process |\n",
-                sb::media::CatalogueNames().size(), ms);
+    std::printf(
+        "| generate every catalogue asset (%zu: PNG, MP4, WAV), uncached | %.0f ms | once per "
+        "process |\n",
+        sb::media::CatalogueNames().size(), ms);
   }
   sb::sandbox::CodeOptions code;
   {

@@ -23,12 +23,12 @@
 #include "core/clock.h"
 #include "core/result.h"
 #include "launch/launch.h"
+#include "media/media.h"
 #include "perf/profiles.h"
 #include "report/compare.h"
 #include "report/format.h"
 #include "report/markdown.h"
 #include "report/run_dir.h"
-#include "media/media.h"
 #include "roofline/roofline.h"
 #include "sim/sim_server.h"
 #include "suite/runner.h"
@@ -300,8 +300,9 @@ json DemoDescription(const std::vector<suite::Suite>& suites,
   json lines = json::array();
   lines.push_back(
       "The simulator answers every test with its reference answer, except where listed here.");
-  lines.push_back("It refuses audio input (vLLM's \"At most 0 audio(s)\"): audio tests are "
-                  "UNSUPPORTED after one probe request.");
+  lines.push_back(
+      "It refuses audio input (vLLM's \"At most 0 audio(s)\"): audio tests are "
+      "UNSUPPORTED after one probe request.");
   for (const auto& id : tw.loop) {
     if (present(id)) {
       lines.push_back(fmt::format("{}: the output loops (LOOP, cancelled early).", id));
@@ -309,9 +310,10 @@ json DemoDescription(const std::vector<suite::Suite>& suites,
   }
   for (const auto& [id, n] : tw.reasoning) {
     if (present(id)) {
-      lines.push_back(fmt::format("{}: thinks for {} tokens before answering (EMPTY when the "
-                                  "budget is smaller; --rerun-empty retries).",
-                                  id, report::Thousands(n)));
+      lines.push_back(
+          fmt::format("{}: thinks for {} tokens before answering (EMPTY when the "
+                      "budget is smaller; --rerun-empty retries).",
+                      id, report::Thousands(n)));
     }
   }
   for (const auto& id : tw.bad) {
@@ -325,9 +327,10 @@ json DemoDescription(const std::vector<suite::Suite>& suites,
     }
     if (fault == "stall") {
       const auto t = timeouts.find(id);
-      lines.push_back(fmt::format("{}: the stream stalls for 10 s; the test's time limit is {} s "
-                                  "(TIMEOUT).",
-                                  id, t != timeouts.end() ? t->second : 0));
+      lines.push_back(
+          fmt::format("{}: the stream stalls for 10 s; the test's time limit is {} s "
+                      "(TIMEOUT).",
+                      id, t != timeouts.end() ? t->second : 0));
     } else {
       lines.push_back(fmt::format("{}: the server answers HTTP {} (ERROR).", id, fault));
     }
@@ -358,8 +361,7 @@ int CheckGates(const SuiteArgs& a, const json& summary) {
       std::fprintf(stderr,
                    "servebench: gate failed: effective pass rate %s is below "
                    "--min-effective-pass-rate %.3g\n",
-                   r ? fmt::format("{:.3g}", *r).c_str() : "(no tests)",
-                   a.min_effective_pass_rate);
+                   r ? fmt::format("{:.3g}", *r).c_str() : "(no tests)", a.min_effective_pass_rate);
       code = kExitGate;
     }
   }
@@ -429,18 +431,19 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
   std::unique_ptr<launch::ServerProcess> server;
   std::filesystem::path server_out;
   if (c.recipe) {
-    server_out = c.out.empty()
-                     ? std::filesystem::path("runs") / report::DefaultRunDirName(compact, c.recipe->name)
-                     : std::filesystem::path(c.out);
+    server_out = c.out.empty() ? std::filesystem::path("runs") /
+                                     report::DefaultRunDirName(compact, c.recipe->name)
+                               : std::filesystem::path(c.out);
     std::error_code ec;
     std::filesystem::create_directories(server_out, ec);
     if (ec) {
-      return Fail(MakeError(ErrorCode::kIo, fmt::format("cannot create {}: {}",
-                                                        server_out.string(), ec.message())));
+      return Fail(MakeError(
+          ErrorCode::kIo, fmt::format("cannot create {}: {}", server_out.string(), ec.message())));
     }
     std::fprintf(stderr, "starting server '%s': %s\n", c.recipe->name.c_str(),
-                 c.recipe->command.empty() ? fmt::format("{}", fmt::join(c.recipe->argv, " ")).c_str()
-                                           : c.recipe->command.c_str());
+                 c.recipe->command.empty()
+                     ? fmt::format("{}", fmt::join(c.recipe->argv, " ")).c_str()
+                     : c.recipe->command.c_str());
     launch::StartHooks hooks;
     double last_note = 0;
     hooks.on_poll = [&last_note](double elapsed, const std::string& last) {
@@ -449,8 +452,8 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
         std::fprintf(stderr, "  waiting for the server: %.0f s (%s)\n", elapsed, last.c_str());
       }
     };
-    auto started = launch::ServerProcess::Start(*c.recipe, server_out / "server.log",
-                                                stop.get_token(), hooks);
+    auto started =
+        launch::ServerProcess::Start(*c.recipe, server_out / "server.log", stop.get_token(), hooks);
     if (!started) {
       return Fail(started.error());
     }
@@ -530,8 +533,8 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
   perf::Session session(*t.client, {t.model, t.info.kind, t.info.max_model_len}, on_sample,
                         on_progress, stop.get_token(), t0_ns);
   suite::SuiteRunner runner(*t.client, {t.model, t.info.kind, t.info.max_model_len},
-                            run_options.value(), session, on_sample, on_progress,
-                            stop.get_token(), t0_ns);
+                            run_options.value(), session, on_sample, on_progress, stop.get_token(),
+                            t0_ns);
   if (t.sim && !suites.empty()) {
     results["demo"] = DemoDescription(suites, run_options->timeout_by_test);
   }
@@ -781,9 +784,9 @@ int RunLaunch(LaunchCommand& l, const std::string& command_line, std::stop_sourc
       for (const auto& r : *recipes) {
         names.push_back(r.name);
       }
-      return Fail(MakeError(ErrorCode::kUsage,
-                            fmt::format("--only {}: no such recipe in {} (it has {})", name,
-                                        l.matrix, fmt::join(names, ", "))));
+      return Fail(
+          MakeError(ErrorCode::kUsage, fmt::format("--only {}: no such recipe in {} (it has {})",
+                                                   name, l.matrix, fmt::join(names, ", "))));
     }
   }
   for (const auto& r : *recipes) {
@@ -842,9 +845,10 @@ int RunLaunch(LaunchCommand& l, const std::string& command_line, std::stop_sourc
     }
     if (rc != kExitOk && rc != kExitGate && !l.keep_going) {
       for (std::size_t k = i + 1; k < chosen.size(); ++k) {
-        lines.push_back(fmt::format("{}: not run (an earlier recipe failed; --keep-going runs "
-                                    "the rest)",
-                                    chosen[k].name));
+        lines.push_back(
+            fmt::format("{}: not run (an earlier recipe failed; --keep-going runs "
+                        "the rest)",
+                        chosen[k].name));
       }
       break;
     }
@@ -871,7 +875,8 @@ int RunLaunch(LaunchCommand& l, const std::string& command_line, std::stop_sourc
       std::ofstream f(base / file, std::ios::binary | std::ios::trunc);
       f << text.value();
       if (!f.flush()) {
-        return Fail(MakeError(ErrorCode::kIo, fmt::format("cannot write {}", (base / file).string())));
+        return Fail(
+            MakeError(ErrorCode::kIo, fmt::format("cannot write {}", (base / file).string())));
       }
     }
     std::printf("comparison: %s\n", (base / "compare.md").c_str());
@@ -979,8 +984,8 @@ int RunSim(SimCommand& c) {
       }
     }
     c.options.answers = SimAnswers(suites.value(), tweaks);
-  } else if (c.demo || !c.answer_loop.empty() || !c.answer_bad.empty() ||
-             !c.answer_fault.empty() || !c.answer_reasoning.empty()) {
+  } else if (c.demo || !c.answer_loop.empty() || !c.answer_bad.empty() || !c.answer_fault.empty() ||
+             !c.answer_reasoning.empty()) {
     return Fail(MakeError(ErrorCode::kUsage,
                           "--demo and --answer-* need --answers SUITE (the suite to answer)"));
   }

@@ -96,8 +96,8 @@ Result<std::vector<suite::Suite>> LoadSuites(const std::vector<std::string>& nam
 Result<suite::RunOptions> MakeRunOptions(const SuiteArgs& a, const perf::ProfileOptions& profile) {
   suite::RunOptions o;
   if (a.rerun_empty) {
-    o.rerun_budgets = a.rerun_budgets.empty() ? std::vector<int>{8192, 16384, 32768}
-                                              : a.rerun_budgets;
+    o.rerun_budgets =
+        a.rerun_budgets.empty() ? std::vector<int>{8192, 16384, 32768} : a.rerun_budgets;
     for (int b : o.rerun_budgets) {
       if (b < 1) {
         return MakeError(ErrorCode::kUsage, "--rerun-empty budgets must be positive");
@@ -247,8 +247,9 @@ int RunSuitesCommand(const SuitesCommand& cmd) {
     if (cmd.json) {
       std::printf("%s\n", list.dump(2).c_str());
     } else {
-      std::printf("\nservebench suites NAME lists a suite's tests; docs/suites.md describes the "
-                  "file format.\n");
+      std::printf(
+          "\nservebench suites NAME lists a suite's tests; docs/suites.md describes the "
+          "file format.\n");
     }
     return kExitOk;
   }
@@ -269,8 +270,7 @@ int RunSuitesCommand(const SuitesCommand& cmd) {
                            {"max_tokens", t.max_tokens},
                            {"check", t.check ? json(t.check->type) : json(nullptr)}});
     }
-    std::printf("%s\n", json{{"suite", s->name}, {"description", s->description},
-                             {"tests", tests}}
+    std::printf("%s\n", json{{"suite", s->name}, {"description", s->description}, {"tests", tests}}
                             .dump(2)
                             .c_str());
     return kExitOk;

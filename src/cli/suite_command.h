@@ -79,6 +79,7 @@ struct SuitesCommand {
   std::string name;
   bool json = false;
 };
+
 CLI::App* AddSuitesCommand(CLI::App& app, SuitesCommand& cmd);
 int RunSuitesCommand(const SuitesCommand& cmd);
 
@@ -86,6 +87,7 @@ int RunSuitesCommand(const SuitesCommand& cmd);
 struct AssetsCommand {
   std::string out = "assets";
 };
+
 CLI::App* AddAssetsCommand(CLI::App& app, AssetsCommand& cmd);
 int RunAssetsCommand(const AssetsCommand& cmd);
 

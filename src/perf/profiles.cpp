@@ -160,10 +160,9 @@ client::ChatParams Session::Params(const ProfileOptions& options, const std::str
   p.stream = true;
   // Per-chunk token counts make per-token ITL exact under speculative decoding; only the servers
   // known to accept the field get it.
-  p.continuous_usage = target_.kind == client::ServerKind::kVllm ||
-                       target_.kind == client::ServerKind::kSglang ||
-                       target_.kind == client::ServerKind::kLlamaCpp ||
-                       target_.kind == client::ServerKind::kSim;
+  p.continuous_usage =
+      target_.kind == client::ServerKind::kVllm || target_.kind == client::ServerKind::kSglang ||
+      target_.kind == client::ServerKind::kLlamaCpp || target_.kind == client::ServerKind::kSim;
   return p;
 }
 

@@ -40,11 +40,11 @@ void RenderSuiteNotes(const json& r, std::string& out) {
   std::vector<std::string> notes;
   const auto ci = NumbersAt(r, {"summary", "pass_rate_ci95"});
   if (ci.size() == 2) {
-    notes.push_back(fmt::format("Pass rate {} (95% confidence interval {} to {}, Wilson score over "
-                                "{} test runs).",
-                                FormatPercent(NumberAt(r, {"summary", "pass_rate"})),
-                                FormatPercent(ci[0]), FormatPercent(ci[1]),
-                                FormatCount(NumberAt(r, {"summary", "total"}))));
+    notes.push_back(
+        fmt::format("Pass rate {} (95% confidence interval {} to {}, Wilson score over "
+                    "{} test runs).",
+                    FormatPercent(NumberAt(r, {"summary", "pass_rate"})), FormatPercent(ci[0]),
+                    FormatPercent(ci[1]), FormatCount(NumberAt(r, {"summary", "total"}))));
   }
   auto tokens = NumberAt(*suite, {"completion_tokens"});
   auto wall = NumberAt(*suite, {"wall_time_s"});
@@ -67,8 +67,8 @@ void RenderSuiteNotes(const json& r, std::string& out) {
       const auto supported = BoolAt(*it, {"supported"});
       const std::string reason = StringAt(*it, {"reason"}).value_or("");
       if (!supported) {
-        inputs.push_back(fmt::format("{} probe failed ({}), tests sent anyway", modality,
-                                     Text(reason)));
+        inputs.push_back(
+            fmt::format("{} probe failed ({}), tests sent anyway", modality, Text(reason)));
       } else if (*supported) {
         inputs.push_back(fmt::format("{} accepted as {}", modality, how));
       } else {
@@ -90,9 +90,10 @@ void RenderSuiteNotes(const json& r, std::string& out) {
     for (double v : budgets) {
       b.push_back(FormatCount(v));
     }
-    notes.push_back(fmt::format("EMPTY tests were retried with {} tokens; every attempt is in "
-                                "results.json.",
-                                fmt::join(b, ", then ")));
+    notes.push_back(
+        fmt::format("EMPTY tests were retried with {} tokens; every attempt is in "
+                    "results.json.",
+                    fmt::join(b, ", then ")));
   }
   if (auto not_run = ArrayAt(*suite, {"not_run"}); !not_run.empty()) {
     notes.push_back(fmt::format("{} tests were not run (the run stopped).",
@@ -129,9 +130,10 @@ void RenderRepeats(const json& r, std::string& out) {
   }
   t.AddRow(mean);
   out += "## Repeats\n\n";
-  out += "Each test ran several times. pass@k is the chance that at least one of k runs "
-         "passes (the unbiased estimator of Chen et al. 2021); UNSUPPORTED tests are left "
-         "out.\n\n";
+  out +=
+      "Each test ran several times. pass@k is the chance that at least one of k runs "
+      "passes (the unbiased estimator of Chen et al. 2021); UNSUPPORTED tests are left "
+      "out.\n\n";
   out += t.Render() + "\n";
 }
 
@@ -157,8 +159,9 @@ void RenderSpecByInput(const json& r, std::string& out) {
               FormatCount(NumberAt(*it, {"num_draft_tokens"}))});
   }
   out += "### Speculative decoding by input (quality tests)\n\n";
-  out += "Counters read around each test request: does the draft stay useful for image and "
-         "video requests?\n\n";
+  out +=
+      "Counters read around each test request: does the draft stay useful for image and "
+      "video requests?\n\n";
   out += t.Render() + "\n";
 }
 

@@ -681,10 +681,10 @@ std::string CompletionBody(std::string_view id, std::int64_t created, const SimO
   message[options.reasoning_field] = reasoning.empty() ? ojson(nullptr) : ojson(reasoning);
   message["tool_calls"] = ojson::array();
   for (std::size_t i = 0; i < tool_calls.size(); ++i) {
-    message["tool_calls"].push_back(
-        ojson{{"id", i < tool_ids.size() ? tool_ids[i] : "call_" + std::to_string(i)},
-              {"type", "function"},
-              {"function", {{"name", tool_calls[i].name}, {"arguments", tool_calls[i].arguments}}}});
+    message["tool_calls"].push_back(ojson{
+        {"id", i < tool_ids.size() ? tool_ids[i] : "call_" + std::to_string(i)},
+        {"type", "function"},
+        {"function", {{"name", tool_calls[i].name}, {"arguments", tool_calls[i].arguments}}}});
   }
   ojson choice = {{"index", 0},
                   {"message", std::move(message)},

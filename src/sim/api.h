@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <vector>
 #include <variant>
+#include <vector>
 
 #include "sim/engine.h"
 #include "sim/sim_server.h"

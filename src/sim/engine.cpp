@@ -129,7 +129,8 @@ Plan PlanChat(const ChatRequest& request, const SimOptions& options, Rng& rng) {
     natural_answer = static_cast<int>(length_rng.Between(lo, hi));
   }
   int reasoning_budget =
-      request.thinking ? std::max(0, request.reasoning_tokens.value_or(options.thinking_tokens)) : 0;
+      request.thinking ? std::max(0, request.reasoning_tokens.value_or(options.thinking_tokens))
+                       : 0;
   if (request.thinking && request.loop && request.scripted) {
     reasoning_budget = 1 << 30;  // the thinking loops
   }

@@ -57,6 +57,7 @@ struct ChatRequest {
   // The answer's first words (each with its leading space), e.g. {" 56"} for a prompt asking
   // "What is 7 × 8?"; filler words follow. See ArithmeticAnswer.
   std::vector<std::string> answer_words;
+
   // A scripted answer (SimOptions::answers): its tool calls, cut into the tokens that follow
   // the answer words, and the reasoning length it asks for.
   struct ToolToken {
@@ -65,9 +66,10 @@ struct ChatRequest {
     std::string id;         // ditto
     std::string arguments;  // a piece of the arguments (the first token carries none)
   };
+
   std::vector<ToolToken> tool_tokens;
   std::optional<int> reasoning_tokens;
-  bool scripted = false;  // answer_words came from SimOptions::answers (they need escaping)
+  bool scripted = false;        // answer_words came from SimOptions::answers (they need escaping)
   std::uint64_t text_hash = 0;  // FNV-1a over the message text; seeds length and words
 };
 

@@ -114,8 +114,7 @@ Result<void> Validate(const SimOptions& o) {
   }
   for (const SimAnswer& a : o.answers) {
     if (!a.fault.empty() && !ParseFault(a.fault)) {
-      return Bad("answer fault must be reset, stall, malformed, 500 or 429, got '" + a.fault +
-                 "'");
+      return Bad("answer fault must be reset, stall, malformed, 500 or 429, got '" + a.fault + "'");
     }
   }
   return {};

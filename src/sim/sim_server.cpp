@@ -1108,10 +1108,9 @@ void SimServer::Impl::OnStep(Stream& s) {
       AppendJsonString(escaped_scratch, content_scratch);
       content = std::string_view(escaped_scratch).substr(1, escaped_scratch.size() - 2);
     }
-    s.chunks->AppendDelta(events, reasoning_scratch, content,
-                          last ? s.plan.finish_reason : std::string_view(),
-                          s.truth.completion_tokens, s.truth.reasoning_tokens, sim_json,
-                          tool_scratch);
+    s.chunks->AppendDelta(
+        events, reasoning_scratch, content, last ? s.plan.finish_reason : std::string_view(),
+        s.truth.completion_tokens, s.truth.reasoning_tokens, sim_json, tool_scratch);
     if (usage_chunk) {
       s.chunks->AppendUsageChunk(events, s.truth.completion_tokens, s.truth.reasoning_tokens,
                                  TruthJson(s.truth));
@@ -1138,10 +1137,10 @@ void SimServer::Impl::OnStep(Stream& s) {
     s.reasoning_text += reasoning_scratch;
     s.content_text += content_scratch;
     if (last || (cut && s.plan.fault == Fault::kMalformed)) {
-      std::string body = cut ? std::string("{\"choices\": [")
-                             : CompletionBody(s.chat_id, s.created, options, s.reasoning_text,
-                                              s.content_text, s.plan.finish_reason, s.truth,
-                                              s.tool_calls, s.tool_ids);
+      std::string body =
+          cut ? std::string("{\"choices\": [")
+              : CompletionBody(s.chat_id, s.created, options, s.reasoning_text, s.content_text,
+                               s.plan.finish_reason, s.truth, s.tool_calls, s.tool_ids);
       if (!Send(*c, Response(200, "application/json", body, c->keep_alive))) {
         return;
       }

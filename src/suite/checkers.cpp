@@ -143,6 +143,7 @@ Result<std::optional<double>> OptNumber(const json& args, const char* key) {
 
 struct Bounds {
   std::optional<double> min, max;
+
   bool empty() const { return !min && !max; }
 };
 
@@ -232,8 +233,8 @@ std::string Normalize(std::string_view s, bool case_sensitive) {
 }
 
 bool IsWordByte(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-         c == '_' || (static_cast<unsigned char>(c) & 0x80) != 0;
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+         (static_cast<unsigned char>(c) & 0x80) != 0;
 }
 
 bool Contains(const std::string& hay, const std::string& needle, bool word) {
@@ -306,8 +307,7 @@ CheckOutcome RunExact(const ExactArgs& a, const Reply& r) {
   if (a.expect.size() == 1) {
     return FailWith(fmt::format("expected {}, got {}", Quote(a.expect[0]), Quote(r.answer)));
   }
-  return FailWith(
-      fmt::format("expected one of {}, got {}", QuoteList(a.expect), Quote(r.answer)));
+  return FailWith(fmt::format("expected one of {}, got {}", QuoteList(a.expect), Quote(r.answer)));
 }
 
 // ---- contains --------------------------------------------------------------------------------
@@ -359,12 +359,12 @@ CheckOutcome RunContains(const ContainsArgs& a, const Reply& r) {
     }
   }
   if (!missing.empty()) {
-    return FailWith(fmt::format("missing {} in the answer {}", QuoteList(missing),
-                                Quote(r.answer, 60)));
+    return FailWith(
+        fmt::format("missing {} in the answer {}", QuoteList(missing), Quote(r.answer, 60)));
   }
   if (!a.any.empty() && std::none_of(a.any.begin(), a.any.end(), has)) {
-    return FailWith(fmt::format("none of {} in the answer {}", QuoteList(a.any),
-                                Quote(r.answer, 60)));
+    return FailWith(
+        fmt::format("none of {} in the answer {}", QuoteList(a.any), Quote(r.answer, 60)));
   }
   std::vector<std::string> forbidden;
   for (const std::string& n : a.none) {
@@ -513,7 +513,8 @@ std::string ExpectText(const NumberArgs& a) {
   for (double e : a.expect) {
     parts.push_back(FormatNumber(e));
   }
-  std::string s = parts.size() == 1 ? parts[0] : "one of " + fmt::format("{}", fmt::join(parts, ", "));
+  std::string s =
+      parts.size() == 1 ? parts[0] : "one of " + fmt::format("{}", fmt::join(parts, ", "));
   if (a.tolerance > 0) {
     s += a.relative ? fmt::format(" (±{}%)", FormatNumber(a.tolerance * 100))
                     : fmt::format(" (±{})", FormatNumber(a.tolerance));
@@ -539,13 +540,14 @@ CheckOutcome RunNumber(const NumberArgs& a, const Reply& r) {
         return Pass();
       }
     }
-    return FailWith(fmt::format("expected {}, none of the answer's numbers matches", ExpectText(a)));
+    return FailWith(
+        fmt::format("expected {}, none of the answer's numbers matches", ExpectText(a)));
   }
   if (a.pick == "only") {
     for (const FoundNumber& n : all) {
       if (!AnyExpected(n.value, a)) {
-        return FailWith(fmt::format("expected only {}, the answer also says {}", ExpectText(a),
-                                    n.text));
+        return FailWith(
+            fmt::format("expected only {}, the answer also says {}", ExpectText(a), n.text));
       }
     }
     return Pass();
@@ -636,8 +638,8 @@ std::vector<std::size_t> OptionHits(const std::string& text, const std::string& 
         ++w;
       }
       static const std::vector<std::string> kNotNouns = {
-          "or",    "and",     "is",    "was",     "seems", "looks", "would", "will",
-          "because", "since", "as",    "fits",    "matches", "best", "correct", "then"};
+          "or",      "and",   "is", "was",  "seems",   "looks", "would",   "will",
+          "because", "since", "as", "fits", "matches", "best",  "correct", "then"};
       const std::string next = hay.substr(end + 1, w - end - 1);
       if (std::find(kNotNouns.begin(), kNotNouns.end(), next) == kNotNouns.end()) {
         continue;  // "A dog": the article
@@ -692,12 +694,10 @@ CheckOutcome RunChoice(const ChoiceArgs& a, const Reply& r) {
       return FailWith(fmt::format("expected {}, the answer names none of the options ({})",
                                   Quote(a.expect), QuoteList(a.options)));
     }
-    return FailWith(
-        fmt::format("expected {}, the answer is ambiguous: it names {}", Quote(a.expect),
-                    QuoteList(named)));
+    return FailWith(fmt::format("expected {}, the answer is ambiguous: it names {}",
+                                Quote(a.expect), QuoteList(named)));
   }
-  if (*picked == a.expect ||
-      (!IsLetterOption(a.expect) && Lower(*picked) == Lower(a.expect))) {
+  if (*picked == a.expect || (!IsLetterOption(a.expect) && Lower(*picked) == Lower(a.expect))) {
     return Pass();
   }
   return FailWith(fmt::format("expected {}, the answer chose {}", Quote(a.expect), Quote(*picked)));
@@ -881,8 +881,8 @@ CheckOutcome RunJson(const JsonArgs& a, const Reply& r) {
     return FailWith(fmt::format("no JSON {} in the answer {}", a.type, Quote(r.answer, 60)));
   }
   if ((a.type == "object" && !doc->is_object()) || (a.type == "array" && !doc->is_array())) {
-    return FailWith(fmt::format("the answer's JSON is not an {}: {}", a.type,
-                                Quote(doc->dump(), 60)));
+    return FailWith(
+        fmt::format("the answer's JSON is not an {}: {}", a.type, Quote(doc->dump(), 60)));
   }
   if (!a.items.empty()) {
     const double n = static_cast<double>(doc->size());
@@ -901,8 +901,8 @@ CheckOutcome RunJson(const JsonArgs& a, const Reply& r) {
       return FailWith(fmt::format("the JSON lacks the field '{}'", it.key()));
     }
     if (!LooseEqual(*have, *it)) {
-      return FailWith(fmt::format("field '{}' is {}, expected {}", it.key(), have->dump(),
-                                  it->dump()));
+      return FailWith(
+          fmt::format("field '{}' is {}, expected {}", it.key(), have->dump(), it->dump()));
     }
   }
   return Pass();
@@ -954,9 +954,10 @@ Result<ToolArgs> ParseTool(const Check& c) {
       for (auto it = call.begin(); it != call.end(); ++it) {
         if (it.key() != "name" && it.key() != "arguments" && it.key() != "optional" &&
             it.key() != "strict") {
-          return Bad(fmt::format("unknown key '{}' in a call (known: name, arguments, optional, "
-                                 "strict)",
-                                 it.key()));
+          return Bad(
+              fmt::format("unknown key '{}' in a call (known: name, arguments, optional, "
+                          "strict)",
+                          it.key()));
         }
       }
       if (!call.contains("name") || !call["name"].is_string()) {
@@ -1047,8 +1048,8 @@ std::string CallProblem(const client::ToolCall& call, const ExpectedCall& e) {
     return fmt::format("called {}, expected {}", call.name.empty() ? "(no name)" : call.name,
                        e.name);
   }
-  json args = Trim(call.arguments).empty() ? json::object()
-                                           : json::parse(call.arguments, nullptr, false);
+  json args =
+      Trim(call.arguments).empty() ? json::object() : json::parse(call.arguments, nullptr, false);
   if (args.is_string()) {  // arguments double-encoded as a JSON string
     json inner = json::parse(args.get<std::string>(), nullptr, false);
     if (!inner.is_discarded()) {
@@ -1279,13 +1280,12 @@ std::optional<std::string> PickCode(std::string_view answer, const CodeArgs& a) 
     }
   }
   if (candidates.empty()) {
-    const bool looks_like_code =
-        a.sql ? Lower(answer).find("select") != std::string::npos
-        : a.language == sandbox::Language::kPython
-            ? (answer.find("def ") != std::string_view::npos ||
-               answer.find("class ") != std::string_view::npos ||
-               answer.find("import ") != std::string_view::npos)
-            : answer.find("#include") != std::string_view::npos;
+    const bool looks_like_code = a.sql ? Lower(answer).find("select") != std::string::npos
+                                 : a.language == sandbox::Language::kPython
+                                     ? (answer.find("def ") != std::string_view::npos ||
+                                        answer.find("class ") != std::string_view::npos ||
+                                        answer.find("import ") != std::string_view::npos)
+                                     : answer.find("#include") != std::string_view::npos;
     if (blocks.empty() && looks_like_code) {
       return std::string(answer);
     }
@@ -1294,8 +1294,8 @@ std::optional<std::string> PickCode(std::string_view answer, const CodeArgs& a) 
   const CodeBlock* best = nullptr;
   for (const CodeBlock* b : candidates) {
     const bool defines = !a.entry.empty() && b->code.find(a.entry) != std::string::npos;
-    const bool best_defines = best != nullptr && !a.entry.empty() &&
-                              best->code.find(a.entry) != std::string::npos;
+    const bool best_defines =
+        best != nullptr && !a.entry.empty() && best->code.find(a.entry) != std::string::npos;
     if (best == nullptr || (defines && !best_defines) ||
         (defines == best_defines && b->code.size() > best->code.size())) {
       best = b;
@@ -1344,9 +1344,9 @@ CheckOutcome RunCode(const CodeArgs& a, const Reply& r, const CheckEnv& env) {
   auto code = PickCode(r.answer, a);
   if (!code) {
     return FailWith(fmt::format("no {} code block in the answer",
-                                a.sql                                        ? "SQL"
+                                a.sql                                      ? "SQL"
                                 : a.language == sandbox::Language::kPython ? "Python"
-                                                                             : "C++"));
+                                                                           : "C++"));
   }
   if (!a.entry.empty() && code->find(a.entry) == std::string::npos) {
     return FailWith(fmt::format("the code does not define '{}'", a.entry));
@@ -1358,7 +1358,8 @@ CheckOutcome RunCode(const CodeArgs& a, const Reply& r, const CheckEnv& env) {
   std::string program = *code;
   if (a.sql) {
     // The query as a Python string literal (JSON string syntax is valid Python).
-    program = "query = " + json(*code).dump(-1, ' ', true, json::error_handler_t::replace) + "\n\n" + a.tests;
+    program = "query = " + json(*code).dump(-1, ' ', true, json::error_handler_t::replace) +
+              "\n\n" + a.tests;
   } else if (!a.tests.empty()) {
     if (a.language == sandbox::Language::kCpp && a.tests.find("main(") != std::string::npos) {
       // The tests bring main(); the answer's own main (an example run) is renamed away.
@@ -1418,9 +1419,8 @@ Result<LengthArgs> ParseLength(const Check& c) {
   }
   LengthArgs a;
   const json& unit = (*args)["unit"];
-  if (!unit.is_string() ||
-      (unit != "chars" && unit != "words" && unit != "lines" && unit != "items" &&
-       unit != "paragraphs")) {
+  if (!unit.is_string() || (unit != "chars" && unit != "words" && unit != "lines" &&
+                            unit != "items" && unit != "paragraphs")) {
     return Bad("length needs 'unit': chars, words, lines, items or paragraphs");
   }
   a.unit = unit.get<std::string>();
@@ -1488,7 +1488,8 @@ Result<FormatArgs> ParseFormat(const Check& c) {
     }
   }
   for (auto [key, dest] : {std::pair{"starts_with", &a.starts_with},
-                           {"ends_with", &a.ends_with}, {"script", &a.script},
+                           {"ends_with", &a.ends_with},
+                           {"script", &a.script},
                            {"case", &a.letter_case}}) {
     if (args->contains(key)) {
       if (!(*args)[key].is_string()) {
@@ -1497,10 +1498,11 @@ Result<FormatArgs> ParseFormat(const Check& c) {
       *dest = (*args)[key].get<std::string>();
     }
   }
-  static const std::vector<std::string> kScripts = {
-      "latin",  "japanese", "chinese",    "korean", "cyrillic", "greek",
-      "arabic", "hebrew",   "devanagari", "thai"};
-  if (!a.script.empty() && std::find(kScripts.begin(), kScripts.end(), a.script) == kScripts.end()) {
+  static const std::vector<std::string> kScripts = {"latin",      "japanese", "chinese", "korean",
+                                                    "cyrillic",   "greek",    "arabic",  "hebrew",
+                                                    "devanagari", "thai"};
+  if (!a.script.empty() &&
+      std::find(kScripts.begin(), kScripts.end(), a.script) == kScripts.end()) {
     return Bad(fmt::format("unknown script '{}' (known: {})", a.script, fmt::join(kScripts, ", ")));
   }
   auto share = OptNumber(*args, "script_share");
@@ -1518,8 +1520,9 @@ Result<FormatArgs> ParseFormat(const Check& c) {
   a.forbid = *forbid;
   if (a.counts.empty() && a.starts_with.empty() && a.ends_with.empty() && a.script.empty() &&
       a.letter_case.empty() && a.forbid.empty()) {
-    return Bad("format needs at least one of bullets, items, paragraphs, lines, starts_with, "
-               "ends_with, script, case, forbid");
+    return Bad(
+        "format needs at least one of bullets, items, paragraphs, lines, starts_with, "
+        "ends_with, script, case, forbid");
   }
   return a;
 }
@@ -1551,13 +1554,12 @@ CheckOutcome RunFormat(const FormatArgs& a, const Reply& r) {
     }
     if (end.size() < want.size() || end.compare(end.size() - want.size(), want.size(), want) != 0) {
       const std::size_t cps = CountCodePoints(plain);
-      return FailWith(fmt::format("the answer does not end with {}: it ends {}",
-                                  Quote(a.ends_with),
-                                  Quote(cps > 40 ? "…" + plain.substr(plain.size() -
-                                                                      std::min<std::size_t>(
-                                                                          plain.size(), 40))
-                                                 : plain,
-                                        44)));
+      return FailWith(fmt::format(
+          "the answer does not end with {}: it ends {}", Quote(a.ends_with),
+          Quote(cps > 40
+                    ? "…" + plain.substr(plain.size() - std::min<std::size_t>(plain.size(), 40))
+                    : plain,
+                44)));
     }
   }
   if (!a.script.empty()) {
@@ -1565,9 +1567,9 @@ CheckOutcome RunFormat(const FormatArgs& a, const Reply& r) {
     if (share < a.script_share) {
       double dominant_share = 0;
       const std::string dominant = DominantScript(r.answer, &dominant_share);
-      return FailWith(fmt::format(
-          "{:.0f}% of the letters are {} (need {:.0f}%); mostly {}", share * 100, a.script,
-          a.script_share * 100, dominant.empty() ? "no letters" : dominant));
+      return FailWith(fmt::format("{:.0f}% of the letters are {} (need {:.0f}%); mostly {}",
+                                  share * 100, a.script, a.script_share * 100,
+                                  dominant.empty() ? "no letters" : dominant));
     }
   }
   if (a.letter_case == "lower" || a.letter_case == "upper") {
@@ -1600,7 +1602,7 @@ CheckOutcome Evaluate(const Result<Args>& args, Runner run) {
 
 const std::vector<std::string>& CheckerTypes() {
   static const std::vector<std::string> kTypes = {
-      "exact", "contains", "regex",  "number", "choice", "json",  "tool_call",
+      "exact", "contains", "regex",  "number", "choice", "json", "tool_call",
       "code",  "length",   "format", "all_of", "any_of", "not"};
   return kTypes;
 }

@@ -25,10 +25,14 @@ class LoopDetector {
   bool Feed(std::string_view more);
 
   bool found() const { return found_; }
+
   std::size_t units() const { return starts_.size(); }
+
   // The repeated span as text (at most 120 characters), "" until found.
   std::string span_text() const;
+
   int span() const { return span_; }
+
   int repeats() const { return repeats_; }
 
  private:
@@ -37,17 +41,19 @@ class LoopDetector {
   int span_;
   int repeats_;
   bool found_ = false;
-  std::string text_;                  // everything fed so far
-  std::size_t scanned_ = 0;           // text_ before this offset is cut into units
+  std::string text_;                   // everything fed so far
+  std::size_t scanned_ = 0;            // text_ before this offset is cut into units
   std::vector<std::uint32_t> starts_;  // byte offset of each unit in text_
   std::vector<std::uint32_t> ends_;
   std::vector<std::uint64_t> hashes_;  // per unit
   std::uint64_t window_ = 0;           // rolling hash of the last span_ units
   std::uint64_t power_ = 1;            // kBase^(span_-1)
+
   struct Seen {
     int count = 0;
     std::size_t last_end = 0;  // unit index just past the last counted occurrence
   };
+
   std::unordered_map<std::uint64_t, Seen> seen_;
   std::size_t found_at_ = 0;  // unit index of the span's last unit
 };

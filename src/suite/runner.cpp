@@ -50,8 +50,8 @@ json ToolCallsJson(const std::vector<client::ToolCall>& calls) {
   json out = json::array();
   for (const auto& c : calls) {
     json args = json::parse(c.arguments, nullptr, false);
-    out.push_back(json{{"name", c.name},
-                       {"arguments", args.is_discarded() ? json(c.arguments) : args}});
+    out.push_back(
+        json{{"name", c.name}, {"arguments", args.is_discarded() ? json(c.arguments) : args}});
   }
   return out;
 }
@@ -181,8 +181,7 @@ struct SuiteRunner::Attempt {
 
 SuiteRunner::SuiteRunner(client::Client& client, SuiteTarget target, RunOptions options,
                          perf::Session& session, perf::SampleSink on_sample,
-                         perf::ProgressSink on_progress, std::stop_token stop,
-                         std::int64_t t0_ns)
+                         perf::ProgressSink on_progress, std::stop_token stop, std::int64_t t0_ns)
     : client_(client),
       target_(std::move(target)),
       options_(std::move(options)),
@@ -249,8 +248,7 @@ Result<std::string> SuiteRunner::MediaParts(const MediaRef& ref) {
           return frames.error();
         }
         for (const auto& f : *frames) {
-          parts.push_back(
-              json{{"type", "image_url"}, {"image_url", {{"url", media::DataUri(f)}}}});
+          parts.push_back(json{{"type", "image_url"}, {"image_url", {{"url", media::DataUri(f)}}}});
         }
       } else {
         parts.push_back(
@@ -259,9 +257,10 @@ Result<std::string> SuiteRunner::MediaParts(const MediaRef& ref) {
       break;
     }
     case media::Kind::kAudio:
-      parts.push_back(json{
-          {"type", "input_audio"},
-          {"input_audio", {{"data", media::Base64(asset->bytes)}, {"format", AudioFormat(*asset)}}}});
+      parts.push_back(
+          json{{"type", "input_audio"},
+               {"input_audio",
+                {{"data", media::Base64(asset->bytes)}, {"format", AudioFormat(*asset)}}}});
       break;
   }
   std::string text = parts.dump();
@@ -367,8 +366,9 @@ void SuiteRunner::ProbeModalities(const std::vector<const TestSpec*>& tests) {
     transport_["image"] = "image_url";
     if (on_progress_) {
       on_progress_(fmt::format("probe image: {}", image->supported ? "accepted"
-                                                  : image->unknown ? "probe failed: " + image->reason
-                                                                   : "refused: " + image->reason));
+                                                  : image->unknown
+                                                      ? "probe failed: " + image->reason
+                                                      : "refused: " + image->reason));
     }
   }
   if (has("video")) {
@@ -379,8 +379,8 @@ void SuiteRunner::ProbeModalities(const std::vector<const TestSpec*>& tests) {
     if (options_.video == VideoTransport::kFrames) {
       transport_["video"] = "frames";
       if (image && !image_ok) {
-        unsupported_["video"] = "video sent as frames, and the server refuses images: " +
-                                image->reason;
+        unsupported_["video"] =
+            "video sent as frames, and the server refuses images: " + image->reason;
       }
     } else {
       Probe v = ProbeOne("video", "video_url");
@@ -389,19 +389,19 @@ void SuiteRunner::ProbeModalities(const std::vector<const TestSpec*>& tests) {
         transport_["video"] = "video_url";
       } else if (options_.video == VideoTransport::kAuto && image_ok) {
         transport_["video"] = "frames";
-        Warn(fmt::format("The server refused video_url ({}); videos are sent as {} frames each, "
-                         "as images.",
-                         v.reason, options_.video_frames));
+        Warn(
+            fmt::format("The server refused video_url ({}); videos are sent as {} frames each, "
+                        "as images.",
+                        v.reason, options_.video_frames));
       } else {
         transport_["video"] = "video_url";
         unsupported_["video"] = v.reason;
       }
       if (on_progress_) {
-        on_progress_(fmt::format("probe video: {}", transport_["video"] == "frames"
-                                                        ? "video_url refused, sending frames"
-                                                    : unsupported_.count("video")
-                                                        ? "refused: " + v.reason
-                                                        : "accepted"));
+        on_progress_(fmt::format(
+            "probe video: {}", transport_["video"] == "frames" ? "video_url refused, sending frames"
+                               : unsupported_.count("video")   ? "refused: " + v.reason
+                                                               : "accepted"));
       }
     }
   }
@@ -573,17 +573,19 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
   } else if (looped) {
     const LoopDetector& d = loop_channel == "answer" ? answer_loop : reasoning_loop;
     a.status = Status::kLoop;
-    const int tokens = r.usage.completion_tokens >= 0 ? r.usage.completion_tokens
-                                                      : a.metrics.completion_tokens;
-    a.reason = fmt::format("the {} repeats a {}-token span {} times (\"{}\"); cancelled after "
-                           "{}{} tokens",
-                           loop_channel, d.span(), d.repeats(), d.span_text(),
-                           r.usage.completion_tokens >= 0 ? "" : "about ", Thousands(tokens));
+    const int tokens =
+        r.usage.completion_tokens >= 0 ? r.usage.completion_tokens : a.metrics.completion_tokens;
+    a.reason = fmt::format(
+        "the {} repeats a {}-token span {} times (\"{}\"); cancelled after "
+        "{}{} tokens",
+        loop_channel, d.span(), d.repeats(), d.span_text(),
+        r.usage.completion_tokens >= 0 ? "" : "about ", Thousands(tokens));
   } else if (r.outcome == client::Outcome::kTimeout) {
     a.status = Status::kTimeout;
-    a.reason = r.reason.find("total time") != std::string::npos
-                   ? fmt::format("no answer within {} s (the test's time limit)", Seconds(timeout_s))
-                   : r.reason;
+    a.reason =
+        r.reason.find("total time") != std::string::npos
+            ? fmt::format("no answer within {} s (the test's time limit)", Seconds(timeout_s))
+            : r.reason;
   } else if (r.outcome == client::Outcome::kHttpError) {
     const bool unsupported =
         IsUnsupportedError(r.http_status, r.error_body.empty() ? r.reason : r.error_body);
@@ -594,15 +596,16 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
     a.reason = r.reason;
   } else if (r.finish_reason == "length" && Trim(a.answer).empty() && r.tool_calls.empty()) {
     a.status = Status::kEmpty;
-    const int tokens = r.usage.completion_tokens >= 0 ? r.usage.completion_tokens
-                                                      : a.metrics.completion_tokens;
-    a.reason = a.reasoning.empty()
-                   ? fmt::format("no answer: the budget ran out before any answer text "
-                                 "(finish_reason length at {} tokens)",
-                                 Thousands(tokens))
-                   : fmt::format("no answer: thinking used the whole budget (finish_reason "
-                                 "length at {} tokens)",
-                                 Thousands(tokens));
+    const int tokens =
+        r.usage.completion_tokens >= 0 ? r.usage.completion_tokens : a.metrics.completion_tokens;
+    a.reason = a.reasoning.empty() ? fmt::format(
+                                         "no answer: the budget ran out before any answer text "
+                                         "(finish_reason length at {} tokens)",
+                                         Thousands(tokens))
+                                   : fmt::format(
+                                         "no answer: thinking used the whole budget (finish_reason "
+                                         "length at {} tokens)",
+                                         Thousands(tokens));
   } else {
     Reply reply{a.answer, r.tool_calls, r.finish_reason};
     CheckEnv env{options_.code};
@@ -626,16 +629,16 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
     if (r.outcome != client::Outcome::kOk && !looped) {
       ++failed_requests_;
     }
-    completion_tokens_ += r.usage.completion_tokens >= 0 ? r.usage.completion_tokens
-                                                         : a.metrics.completion_tokens;
+    completion_tokens_ +=
+        r.usage.completion_tokens >= 0 ? r.usage.completion_tokens : a.metrics.completion_tokens;
     std::int64_t end = r.events.empty() ? r.done_ns : r.events.back().t_ns;
     if (end > r.send_ns) {
       wall_time_s_ += static_cast<double>(end - r.send_ns) / 1e9;
     }
   }
   if (on_sample_ && r.send_ns != 0) {
-    json rec = perf::RequestRecord(r, "suite", fmt::format("{} attempt {}", test.id, attempt_number),
-                                   t0_ns_);
+    json rec = perf::RequestRecord(r, "suite",
+                                   fmt::format("{} attempt {}", test.id, attempt_number), t0_ns_);
     rec["test"] = test.id;
     rec["attempt"] = attempt_number;
     rec["max_tokens"] = max_tokens;
@@ -694,17 +697,18 @@ json SuiteRunner::RunTest(const TestSpec& test, int repeat) {
       return json();  // dropped: the run was stopped while it was in flight
     }
     const auto& r = last.response;
-    attempts.push_back(json{
-        {"max_tokens", budgets[i]},
-        {"status", std::string(StatusName(last.status))},
-        {"reason", last.reason.empty() ? json(nullptr) : json(last.reason)},
-        {"finish_reason", r.finish_reason.empty() ? json(nullptr) : json(r.finish_reason)},
-        {"http_status", r.http_status == 0 ? json(nullptr) : json(r.http_status)},
-        {"ttft_ms", Opt(last.metrics.ttft_ms)},
-        {"e2e_ms", Opt(last.metrics.e2e_ms)},
-        {"completion_tokens", r.usage.completion_tokens >= 0 ? json(r.usage.completion_tokens)
-                                                             : json(last.metrics.completion_tokens)},
-        {"reasoning_tokens", OptInt(last.reasoning_tokens)}});
+    attempts.push_back(
+        json{{"max_tokens", budgets[i]},
+             {"status", std::string(StatusName(last.status))},
+             {"reason", last.reason.empty() ? json(nullptr) : json(last.reason)},
+             {"finish_reason", r.finish_reason.empty() ? json(nullptr) : json(r.finish_reason)},
+             {"http_status", r.http_status == 0 ? json(nullptr) : json(r.http_status)},
+             {"ttft_ms", Opt(last.metrics.ttft_ms)},
+             {"e2e_ms", Opt(last.metrics.e2e_ms)},
+             {"completion_tokens", r.usage.completion_tokens >= 0
+                                       ? json(r.usage.completion_tokens)
+                                       : json(last.metrics.completion_tokens)},
+             {"reasoning_tokens", OptInt(last.reasoning_tokens)}});
     if (last.status != Status::kEmpty) {
       break;
     }
@@ -726,10 +730,9 @@ json SuiteRunner::RunTest(const TestSpec& test, int repeat) {
                      : json(nullptr);
   t["decode_tok_s"] = ok ? Opt(last.metrics.decode_tok_s) : json(nullptr);
   t["prompt_tokens"] = OptInt(r.usage.prompt_tokens);
-  t["completion_tokens"] = r.send_ns == 0 ? json(nullptr)
-                           : r.usage.completion_tokens >= 0
-                               ? json(r.usage.completion_tokens)
-                               : json(last.metrics.completion_tokens);
+  t["completion_tokens"] = r.send_ns == 0                   ? json(nullptr)
+                           : r.usage.completion_tokens >= 0 ? json(r.usage.completion_tokens)
+                                                            : json(last.metrics.completion_tokens);
   t["tokens_estimated"] = r.usage.completion_tokens < 0;
   t["reasoning_tokens"] = OptInt(last.reasoning_tokens);
   t["reasoning_tokens_estimated"] = last.reasoning_estimated;
@@ -799,17 +802,16 @@ void SuiteRunner::RunProfileTest(const TestSpec& test) {
                 {"attempts", 1}};
   };
   auto from_request = [&](json& t, const json& req) {
-    for (const char* k : {"ttft_ms", "e2e_ms", "decode_tok_s", "prompt_tokens",
-                          "completion_tokens", "reasoning_tokens", "finish_reason"}) {
+    for (const char* k : {"ttft_ms", "e2e_ms", "decode_tok_s", "prompt_tokens", "completion_tokens",
+                          "reasoning_tokens", "finish_reason"}) {
       t[k] = req.is_object() && req.contains(k) ? req[k] : json(nullptr);
     }
     t["time_ms"] = t["e2e_ms"];
   };
   auto request_status = [](const json& req) -> std::pair<std::string, std::string> {
     const std::string s = req.value("status", std::string("ok"));
-    const std::string reason = req.contains("reason") && req["reason"].is_string()
-                                   ? req["reason"].get<std::string>()
-                                   : "";
+    const std::string reason =
+        req.contains("reason") && req["reason"].is_string() ? req["reason"].get<std::string>() : "";
     if (s == "ok") {
       return {"PASS", ""};
     }
@@ -860,15 +862,16 @@ void SuiteRunner::RunProfileTest(const TestSpec& test) {
   } else if (key == "concurrency") {
     for (const json& level : result.value("levels", json::array())) {
       const int n = level.value("concurrency", 0);
-      json t = base(fmt::format("c{}", n), fmt::format("{} parallel request{}", n, n == 1 ? "" : "s"));
+      json t =
+          base(fmt::format("c{}", n), fmt::format("{} parallel request{}", n, n == 1 ? "" : "s"));
       const json& reqs = level.contains("requests") ? level["requests"] : json::array();
       long long tokens = 0;
       for (const json& req : reqs) {
         tokens += req.value("completion_tokens", 0);
       }
       t["completion_tokens"] = tokens;
-      t["e2e_ms"] = level["wall_s"].is_number() ? json(level["wall_s"].get<double>() * 1000)
-                                                 : json(nullptr);
+      t["e2e_ms"] =
+          level["wall_s"].is_number() ? json(level["wall_s"].get<double>() * 1000) : json(nullptr);
       t["time_ms"] = t["e2e_ms"];
       row_status(reqs, t);
       if (t["status"] == "PASS" && level.value("ok", 0) != n) {
@@ -915,7 +918,8 @@ void SuiteRunner::RunProfileTest(const TestSpec& test) {
       json t = base(std::to_string(size), fmt::format("Context ~{}", Thousands(size)));
       if (row.contains("skipped")) {
         t["status"] = "UNSUPPORTED";
-        t["reason"] = fmt::format("{} tokens is {}", Thousands(size), row["skipped"].get<std::string>());
+        t["reason"] =
+            fmt::format("{} tokens is {}", Thousands(size), row["skipped"].get<std::string>());
         t["attempts"] = 0;
         tests_.push_back(t);
         continue;
@@ -1005,9 +1009,10 @@ void SuiteRunner::Run(const Suite& suite) {
         }
       }
       if (n > 0) {
-        Warn(fmt::format("{} {} test{} UNSUPPORTED: the server refuses {} input ({}); the probe "
-                         "cost one request, the tests sent none.",
-                         n, modality, n == 1 ? " is" : "s are", modality, reason));
+        Warn(
+            fmt::format("{} {} test{} UNSUPPORTED: the server refuses {} input ({}); the probe "
+                        "cost one request, the tests sent none.",
+                        n, modality, n == 1 ? " is" : "s are", modality, reason));
       }
     }
   }
@@ -1053,21 +1058,21 @@ json SuiteRunner::SuiteJson() const {
       spec[kind] = perf::SpecJson(window);
     }
   }
-  json out = {{"names", suites_run_},
-              {"tests", tests_.size()},
-              {"not_run", not_run_},
-              {"probes", probes},
-              {"transports", transport_},
-              {"requests", requests_},
-              {"completion_tokens", completion_tokens_},
-              {"wall_time_s", wall_time_s_},
-              {"avg_tok_s", wall_time_s_ > 0
-                                ? json(static_cast<double>(completion_tokens_) / wall_time_s_)
-                                : json(nullptr)},
-              {"repeat", options_.repeat},
-              {"rerun_budgets", options_.rerun_budgets},
-              {"spec_decode_by_input", spec.empty() ? json(nullptr) : spec},
-              {"sandbox", sandbox::Probe().Describe()}};
+  json out = {
+      {"names", suites_run_},
+      {"tests", tests_.size()},
+      {"not_run", not_run_},
+      {"probes", probes},
+      {"transports", transport_},
+      {"requests", requests_},
+      {"completion_tokens", completion_tokens_},
+      {"wall_time_s", wall_time_s_},
+      {"avg_tok_s", wall_time_s_ > 0 ? json(static_cast<double>(completion_tokens_) / wall_time_s_)
+                                     : json(nullptr)},
+      {"repeat", options_.repeat},
+      {"rerun_budgets", options_.rerun_budgets},
+      {"spec_decode_by_input", spec.empty() ? json(nullptr) : spec},
+      {"sandbox", sandbox::Probe().Describe()}};
   if (options_.repeat > 1) {
     // pass@k per test (unbiased estimator over its repetitions), and the mean over tests.
     std::map<std::string, std::pair<int, int>> by_test;  // id -> (n, c)

@@ -43,17 +43,17 @@ struct RunOptions {
   // Budgets for EMPTY reruns: an EMPTY attempt is retried with each budget larger than the
   // last one tried, in order (--rerun-empty; default 8192,16384,32768). Empty = no reruns.
   std::vector<int> rerun_budgets;
-  int repeat = 1;                            // each test this many times (--repeat)
-  std::optional<double> timeout_s;           // overrides every test's time limit
+  int repeat = 1;                                 // each test this many times (--repeat)
+  std::optional<double> timeout_s;                // overrides every test's time limit
   std::map<std::string, double> timeout_by_test;  // per test id; wins over timeout_s
-  std::optional<bool> thinking;              // overrides every test's thinking setting
-  std::optional<double> temperature;         // overrides every test's temperature
+  std::optional<bool> thinking;                   // overrides every test's thinking setting
+  std::optional<double> temperature;              // overrides every test's temperature
   VideoTransport video = VideoTransport::kAuto;
-  int video_frames = 8;                      // frames per video when sent as images
-  std::vector<std::string> only;             // run only these test ids or categories
-  sandbox::CodeOptions code;                 // the code checker's interpreter, compiler, limits
-  perf::ProfileOptions profile;              // base options of speed-profile tests
-  bool continuous_usage = false;             // stream_options.continuous_usage_stats
+  int video_frames = 8;           // frames per video when sent as images
+  std::vector<std::string> only;  // run only these test ids or categories
+  sandbox::CodeOptions code;      // the code checker's interpreter, compiler, limits
+  perf::ProfileOptions profile;   // base options of speed-profile tests
+  bool continuous_usage = false;  // stream_options.continuous_usage_stats
 };
 
 struct SuiteTarget {
@@ -89,8 +89,11 @@ class SuiteRunner {
 
   // Requests the suite sent and their totals (for the run's summary).
   long long requests() const { return requests_; }
+
   long long failed_requests() const { return failed_requests_; }
+
   long long completion_tokens() const { return completion_tokens_; }
+
   double wall_time_s() const { return wall_time_s_; }
 
   const std::vector<std::string>& warnings() const { return warnings_; }
@@ -123,8 +126,8 @@ class SuiteRunner {
   std::vector<nlohmann::json> tests_;
   std::vector<std::string> suites_run_;
   std::vector<std::string> not_run_;
-  std::map<std::string, nlohmann::json> probes_;   // modality -> probe result
-  std::map<std::string, std::string> transport_;   // modality -> how it is sent
+  std::map<std::string, nlohmann::json> probes_;    // modality -> probe result
+  std::map<std::string, std::string> transport_;    // modality -> how it is sent
   std::map<std::string, std::string> unsupported_;  // modality -> reason
   std::map<std::string, std::string> part_cache_;   // media key -> content-part JSON
   std::map<std::string, nlohmann::json> perf_;

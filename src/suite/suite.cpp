@@ -99,8 +99,8 @@ bool ParseFloat(const std::string& s, double& out) {
   char* end = nullptr;
   out = std::strtod(s.c_str(), &end);
   return end == s.c_str() + s.size() && std::isfinite(out) &&
-         s.find_first_of("0123456789") != std::string::npos && s.find_first_of("xX") ==
-                                                                      std::string::npos;
+         s.find_first_of("0123456789") != std::string::npos &&
+         s.find_first_of("xX") == std::string::npos;
 }
 
 long long Integer(const YAML::Node& n, const std::string& what, long long min, long long max) {
@@ -194,9 +194,9 @@ class Truths {
     const std::size_t dot = ref.find('.');
     const std::string asset = ref.substr(0, dot);
     if (!media::IsCatalogueName(asset)) {
-      return MakeError(ErrorCode::kUsage,
-                       fmt::format("placeholder {{{{{}}}}}: '{}' is not a catalogue asset", ref,
-                                   asset));
+      return MakeError(
+          ErrorCode::kUsage,
+          fmt::format("placeholder {{{{{}}}}}: '{}' is not a catalogue asset", ref, asset));
     }
     auto it = cache_.find(asset);
     if (it == cache_.end()) {
@@ -340,20 +340,28 @@ Result<void> ResolveJson(json& j, Truths& truths) {
 const std::vector<std::string> kTopKeys = {"suite", "description", "defaults", "tests"};
 const std::vector<std::string> kDefaultKeys = {"max_tokens", "temperature", "thinking",
                                                "timeout_s",  "system",      "loop"};
-const std::vector<std::string> kTestKeys = {
-    "id",          "name",        "category",         "section", "description", "prompt",
-    "system",      "messages",    "image",            "images",  "video",       "videos",
-    "audio",       "audios",      "max_tokens",       "temperature", "thinking", "timeout_s",
-    "tools",       "tool_choice", "check",            "reference_answer",       "bad_answers",
-    "loop",        "profile",     "levels",           "lengths", "sizes",       "runs",
-    "tokens",      "depth",       "context_max_tokens"};
-const std::vector<std::string> kMessageKeys = {"role", "text",   "image",  "images",
+const std::vector<std::string> kTestKeys = {"id",          "name",
+                                            "category",    "section",
+                                            "description", "prompt",
+                                            "system",      "messages",
+                                            "image",       "images",
+                                            "video",       "videos",
+                                            "audio",       "audios",
+                                            "max_tokens",  "temperature",
+                                            "thinking",    "timeout_s",
+                                            "tools",       "tool_choice",
+                                            "check",       "reference_answer",
+                                            "bad_answers", "loop",
+                                            "profile",     "levels",
+                                            "lengths",     "sizes",
+                                            "runs",        "tokens",
+                                            "depth",       "context_max_tokens"};
+const std::vector<std::string> kMessageKeys = {"role",  "text",   "image", "images",
                                                "video", "videos", "audio", "audios"};
 const std::vector<std::string> kProfiles = {"decode", "concurrency", "max-tokens", "ttft",
                                             "context"};
-const std::vector<std::string> kProfileArgKeys = {"levels", "lengths", "sizes",
-                                                  "runs",   "tokens",  "depth",
-                                                  "context_max_tokens"};
+const std::vector<std::string> kProfileArgKeys = {
+    "levels", "lengths", "sizes", "runs", "tokens", "depth", "context_max_tokens"};
 
 struct Defaults {
   int max_tokens = 4096;
@@ -456,9 +464,10 @@ class Loader {
       const char* plural;
       media::Kind kind;
     };
-    for (const Key& k : {Key{"image", "images", media::Kind::kImage},
-                         Key{"video", "videos", media::Kind::kVideo},
-                         Key{"audio", "audios", media::Kind::kAudio}}) {
+
+    for (const Key& k :
+         {Key{"image", "images", media::Kind::kImage}, Key{"video", "videos", media::Kind::kVideo},
+          Key{"audio", "audios", media::Kind::kAudio}}) {
       std::vector<YAML::Node> items;
       if (holder[k.single]) {
         items.push_back(holder[k.single]);
@@ -500,8 +509,9 @@ class Loader {
           }
           if (asset->kind != k.kind) {
             Throw(item, fmt::format("{}: '{}' is not {} file", where, name,
-                                    k.kind == media::Kind::kAudio ? "an audio" : "a " +
-                                    std::string(media::KindName(k.kind))));
+                                    k.kind == media::Kind::kAudio
+                                        ? "an audio"
+                                        : "a " + std::string(media::KindName(k.kind))));
           }
           ref.name = p.string();
           ref.is_file = true;
@@ -615,8 +625,8 @@ class Loader {
     c.line = LineOf(it->first);
     const auto& types = CheckerTypes();
     if (std::find(types.begin(), types.end(), c.type) == types.end()) {
-      Throw(it->first, fmt::format("{}: unknown checker '{}' (known: {})", where, c.type,
-                                   Join(types)));
+      Throw(it->first,
+            fmt::format("{}: unknown checker '{}' (known: {})", where, c.type, Join(types)));
     }
     const YAML::Node arg = it->second;
     if (c.type == "all_of" || c.type == "any_of") {
@@ -681,8 +691,8 @@ class Loader {
     }
     spec.id = String(t["id"], "id");
     if (spec.id.empty() || !std::all_of(spec.id.begin(), spec.id.end(), [](char ch) {
-          return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' ||
-                 ch == '.' || ch == '-';
+          return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' ||
+                 ch == '-';
         })) {
       Throw(t["id"], fmt::format("{}: an id uses only a-z, 0-9, '_', '.' and '-'", where));
     }
@@ -732,8 +742,8 @@ class Loader {
     } else {
       for (const char* key : {"image", "images", "video", "videos", "audio", "audios", "system"}) {
         if (t[key]) {
-          Throw(t[key], fmt::format("{}: '{}' goes inside a message when 'messages' is used",
-                                    where, key));
+          Throw(t[key],
+                fmt::format("{}: '{}' goes inside a message when 'messages' is used", where, key));
         }
       }
       const YAML::Node msgs = t["messages"];
@@ -894,8 +904,8 @@ Result<Suite> ParseSuite(std::string_view yaml, std::string_view source,
   try {
     root = YAML::Load(std::string(yaml));
   } catch (const YAML::Exception& e) {
-    return MakeError(ErrorCode::kUsage, fmt::format("{}:{}: not valid YAML: {}", source,
-                                                    e.mark.line + 1, e.msg));
+    return MakeError(ErrorCode::kUsage,
+                     fmt::format("{}:{}: not valid YAML: {}", source, e.mark.line + 1, e.msg));
   }
   try {
     Loader loader(source, base_dir);
@@ -905,8 +915,7 @@ Result<Suite> ParseSuite(std::string_view yaml, std::string_view source,
                                             ? fmt::format("{}:{}: {}", source, e.line, e.message)
                                             : fmt::format("{}: {}", source, e.message));
   } catch (const YAML::Exception& e) {
-    return MakeError(ErrorCode::kUsage,
-                     fmt::format("{}:{}: {}", source, e.mark.line + 1, e.msg));
+    return MakeError(ErrorCode::kUsage, fmt::format("{}:{}: {}", source, e.mark.line + 1, e.msg));
   }
 }
 

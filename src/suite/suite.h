@@ -82,6 +82,7 @@ struct TestSpec {
 
   // Modalities the test sends ("image", "video", "audio"), without duplicates.
   std::vector<std::string> Modalities() const;
+
   const std::string& DisplayName() const { return name.empty() ? id : name; }
 };
 

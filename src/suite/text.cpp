@@ -237,9 +237,9 @@ std::string LowerAscii(std::string_view s) {
 // The first number starting at or right after `i` (spaces, '*', '$', '`', quotes and '(' may
 // come first), or nullopt.
 std::optional<FoundNumber> NumberRightAt(std::string_view text, std::size_t i) {
-  while (i < text.size() && (text[i] == ' ' || text[i] == '*' || text[i] == '$' ||
-                             text[i] == '`' || text[i] == '"' || text[i] == '(' ||
-                             text[i] == '\t' || text[i] == '\n')) {
+  while (i < text.size() &&
+         (text[i] == ' ' || text[i] == '*' || text[i] == '$' || text[i] == '`' || text[i] == '"' ||
+          text[i] == '(' || text[i] == '\t' || text[i] == '\n')) {
     ++i;
   }
   for (const FoundNumber& n : FindNumbers(text.substr(i, 64))) {
@@ -329,10 +329,10 @@ std::size_t N(const ScriptCounts& c, Script s) {
 // English number words ("two", "twelve", "forty"): models often write small counts in words.
 std::optional<double> NumberWord(std::string_view word) {
   static constexpr std::array<std::string_view, 21> kUnits = {
-      "zero",   "one",     "two",     "three",   "four",     "five",    "six",
-      "seven",  "eight",   "nine",    "ten",     "eleven",   "twelve",  "thirteen",
+      "zero",     "one",     "two",     "three",     "four",     "five",     "six",
+      "seven",    "eight",   "nine",    "ten",       "eleven",   "twelve",   "thirteen",
       "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"};
-  static constexpr std::array<std::string_view, 7> kTens = {"thirty", "forty", "fifty", "sixty",
+  static constexpr std::array<std::string_view, 7> kTens = {"thirty",  "forty",  "fifty", "sixty",
                                                             "seventy", "eighty", "ninety"};
   const std::string w = LowerAscii(word);
   for (std::size_t i = 0; i < kUnits.size(); ++i) {
@@ -530,7 +530,8 @@ std::vector<FoundNumber> FindNumbers(std::string_view text) {
       while (end < text.size() && IsAsciiLetter(text[end])) {
         ++end;
       }
-      const bool word_ends = end >= text.size() || !IsWordChar(static_cast<unsigned char>(text[end]));
+      const bool word_ends =
+          end >= text.size() || !IsWordChar(static_cast<unsigned char>(text[end]));
       if (word_ends) {
         if (auto v = NumberWord(text.substr(i, end - i))) {
           out.push_back({*v, i, std::string(text.substr(i, end - i)), true});
@@ -784,10 +785,14 @@ std::string DominantScript(std::string_view s, double* share) {
   const std::size_t kana = N(c, Script::kKana);
   const std::size_t han = N(c, Script::kHan);
   std::vector<std::pair<std::string, std::size_t>> groups = {
-      {"latin", N(c, Script::kLatin)},       {"greek", N(c, Script::kGreek)},
-      {"cyrillic", N(c, Script::kCyrillic)}, {"hebrew", N(c, Script::kHebrew)},
-      {"arabic", N(c, Script::kArabic)},     {"devanagari", N(c, Script::kDevanagari)},
-      {"thai", N(c, Script::kThai)},         {"korean", N(c, Script::kHangul)},
+      {"latin", N(c, Script::kLatin)},
+      {"greek", N(c, Script::kGreek)},
+      {"cyrillic", N(c, Script::kCyrillic)},
+      {"hebrew", N(c, Script::kHebrew)},
+      {"arabic", N(c, Script::kArabic)},
+      {"devanagari", N(c, Script::kDevanagari)},
+      {"thai", N(c, Script::kThai)},
+      {"korean", N(c, Script::kHangul)},
       {kana > 0 ? "japanese" : "chinese", kana + han}};
   auto best = std::max_element(groups.begin(), groups.end(),
                                [](const auto& a, const auto& b) { return a.second < b.second; });

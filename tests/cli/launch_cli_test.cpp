@@ -26,10 +26,10 @@ const std::string kBin = SB_BINARY;
 TEST(LaunchCli, RunServeStartsMeasuresAndStopsTheServer) {
   TempDir dir;
   const fs::path out = dir.path() / "run";
-  ProcessResult r = RunProcess({kBin, "run", "--serve",
-                                kBin + " sim --port {port} --itl-ms 0.2 --answers quick",
-                                "--suite", "quick", "--out", out.string()},
-                               std::chrono::seconds(120));
+  ProcessResult r =
+      RunProcess({kBin, "run", "--serve", kBin + " sim --port {port} --itl-ms 0.2 --answers quick",
+                  "--suite", "quick", "--out", out.string()},
+                 std::chrono::seconds(120));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("server ready after"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("stopped: ended by SIGTERM"), std::string::npos) << r.err;
@@ -46,8 +46,8 @@ TEST(LaunchCli, RunServeStartsMeasuresAndStopsTheServer) {
 TEST(LaunchCli, AServerThatDiesGivesItsLogTailAndExitThree) {
   TempDir dir;
   ProcessResult r = RunProcess({kBin, "perf", "--profile", "decode", "--serve",
-                                "echo 'model file not found' >&2; exit 4 # --port {port}",
-                                "--out", (dir.path() / "run").string()});
+                                "echo 'model file not found' >&2; exit 4 # --port {port}", "--out",
+                                (dir.path() / "run").string()});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("exited with code 4"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("model file not found"), std::string::npos) << r.err;
@@ -68,7 +68,8 @@ TEST(LaunchCli, MatrixRunsEachRecipeThenCompares) {
   {
     std::ofstream(matrix) << "defaults:\n  ready_timeout_s: 30\n  stop_timeout_s: 5\n"
                              "recipes:\n"
-                             "  - name: bare\n    argv: [" << kBin
+                             "  - name: bare\n    argv: ["
+                          << kBin
                           << ", sim, --port, '{port}', --itl-ms, '2']\n"
                              "  - name: broken\n    command: 'exit 1 # {port}'\n"
                              "  - name: mtp3\n    argv: ["
@@ -77,10 +78,9 @@ TEST(LaunchCli, MatrixRunsEachRecipeThenCompares) {
                              "--spec-accept, '0.86,0.67,0.55']\n";
   }
   const fs::path out = dir.path() / "matrix";
-  ProcessResult r =
-      RunProcess({kBin, "launch", matrix.string(), "--keep-going", "--profiles", "decode",
-                  "--runs", "2", "--tokens", "64", "--out", out.string()},
-                 std::chrono::seconds(120));
+  ProcessResult r = RunProcess({kBin, "launch", matrix.string(), "--keep-going", "--profiles",
+                                "decode", "--runs", "2", "--tokens", "64", "--out", out.string()},
+                               std::chrono::seconds(120));
   EXPECT_EQ(r.exit_code, 3) << r.err;  // one recipe failed to start
   EXPECT_NE(r.out.find("bare: done"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("broken: failed"), std::string::npos) << r.out;
@@ -102,10 +102,10 @@ TEST(LaunchCli, MatrixRunsEachRecipeThenCompares) {
   EXPECT_FALSE(fs::exists(out / "broken" / "results.json"));
 
   // Without --keep-going the matrix stops at the failure.
-  ProcessResult stop = RunProcess({kBin, "launch", matrix.string(), "--profiles", "decode",
-                                   "--runs", "1", "--tokens", "16", "--out",
-                                   (dir.path() / "m2").string()},
-                                  std::chrono::seconds(120));
+  ProcessResult stop =
+      RunProcess({kBin, "launch", matrix.string(), "--profiles", "decode", "--runs", "1",
+                  "--tokens", "16", "--out", (dir.path() / "m2").string()},
+                 std::chrono::seconds(120));
   EXPECT_EQ(stop.exit_code, 3);
   EXPECT_NE(stop.out.find("mtp3: not run"), std::string::npos) << stop.out;
   EXPECT_NE(stop.out.find("no comparison"), std::string::npos);

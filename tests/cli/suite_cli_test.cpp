@@ -1,8 +1,6 @@
 // End-to-end tests of the quality suites through the servebench binary: the embedded demo with
 // its exact status counts (standard and full), a suite against `servebench sim --answers`,
 // reruns, gates, Ctrl-C, broken suite files, and the suites/assets commands.
-#include <signal.h>
-
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -13,6 +11,7 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <signal.h>
 
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
@@ -43,8 +42,8 @@ std::map<std::string, std::string> Statuses(const json& results) {
 class Sim {
  public:
   explicit Sim(std::vector<std::string> extra) {
-    std::vector<std::string> argv = {kBin, "sim", "--port", "0", "--ttft-ms", "2", "--itl-ms",
-                                     "0.2"};
+    std::vector<std::string> argv = {kBin,        "sim", "--port",   "0",
+                                     "--ttft-ms", "2",   "--itl-ms", "0.2"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     child_ = std::make_unique<Child>(argv);
     const std::string line = child_->ReadLine();
@@ -53,6 +52,7 @@ class Sim {
       url_ = line.substr(prefix.size());
     }
   }
+
   const std::string& url() const { return url_; }
 
  private:
@@ -177,8 +177,9 @@ TEST(SuiteCli, QuickSuitePassesAgainstItsOwnAnswersAndGatesExitOne) {
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_NE(ok.out.find("tests: 5/5 passed (100%)"), std::string::npos) << ok.out;
   Sim bad({"--answers", "quick", "--answer-bad", "quick.arithmetic"});
-  ProcessResult gated = RunProcess({kBin, "run", "--endpoint", bad.url(), "--suite", "quick",
-                                    "--min-pass-rate", "0.9", "--out", (dir.path() / "b").string()});
+  ProcessResult gated =
+      RunProcess({kBin, "run", "--endpoint", bad.url(), "--suite", "quick", "--min-pass-rate",
+                  "0.9", "--out", (dir.path() / "b").string()});
   EXPECT_EQ(gated.exit_code, 1);
   EXPECT_NE(gated.err.find("gate failed: pass rate 0.8 is below --min-pass-rate 0.9"),
             std::string::npos)
@@ -223,8 +224,8 @@ TEST(SuiteCli, BrokenSuiteFileIsAUsageErrorNamingTheLine) {
     std::ofstream(file) << "suite: mine\ntests:\n  - id: a\n    category: c\n    prompt: hi\n"
                            "    check: {contanis: x}\n";
   }
-  ProcessResult r = RunProcess({kBin, "run", "--suite", file.string(), "--out",
-                                (dir.path() / "run").string()});
+  ProcessResult r =
+      RunProcess({kBin, "run", "--suite", file.string(), "--out", (dir.path() / "run").string()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find(file.string() + ":6: test 'a': unknown checker 'contanis'"),
             std::string::npos)

@@ -17,7 +17,7 @@ Check C(const std::string& type, const json& args) {
 }
 
 CheckOutcome Eval(const Check& c, const std::string& answer,
-                 std::vector<client::ToolCall> calls = {}) {
+                  std::vector<client::ToolCall> calls = {}) {
   EXPECT_TRUE(ValidateCheck(c)) << ValidateCheck(c).error().message;
   return RunCheck(c, Reply{answer, std::move(calls), "stop"}, CheckEnv{});
 }
@@ -29,7 +29,8 @@ TEST(Checkers, Exact) {
   auto f = Eval(c, "Sydney");
   EXPECT_FALSE(f.pass);
   EXPECT_EQ(f.reason, "expected \"Canberra\", got \"Sydney\"");
-  EXPECT_FALSE(Eval(C("exact", {{"expect", "Canberra"}, {"case_sensitive", true}}), "canberra").pass);
+  EXPECT_FALSE(
+      Eval(C("exact", {{"expect", "Canberra"}, {"case_sensitive", true}}), "canberra").pass);
   EXPECT_TRUE(Eval(C("exact", {{"expect", json::array({"1989", "In 1989"})}}), "In 1989.").pass);
 }
 
@@ -52,7 +53,8 @@ TEST(Checkers, Regex) {
   Check c = C("regex", {{"pattern", "^\\d{4}-\\d{2}-\\d{2}$"}});
   EXPECT_TRUE(Eval(c, "Date:\n2026-03-14\n").pass);  // multiline: ^ and $ match lines
   EXPECT_FALSE(Eval(c, "14 March 2026").pass);
-  EXPECT_TRUE(Eval(C("regex", {{"pattern", "ok"}, {"ignore_case", true}, {"full", true}}), "OK").pass);
+  EXPECT_TRUE(
+      Eval(C("regex", {{"pattern", "ok"}, {"ignore_case", true}, {"full", true}}), "OK").pass);
   EXPECT_FALSE(Eval(C("regex", {{"pattern", "ok"}, {"full", true}}), "ok then").pass);
   Check bad = C("regex", {{"pattern", "("}});
   EXPECT_FALSE(ValidateCheck(bad));
@@ -90,7 +92,8 @@ TEST(Checkers, Choice) {
 }
 
 TEST(Checkers, Json) {
-  Check c = C("json", {{"required", {"color", "count"}}, {"values", {{"count", 3}, {"color", "Red"}}}});
+  Check c =
+      C("json", {{"required", {"color", "count"}}, {"values", {{"count", 3}, {"color", "Red"}}}});
   EXPECT_TRUE(Eval(c, "Here:\n```json\n{\"color\": \"red\", \"count\": 3}\n```").pass);
   EXPECT_TRUE(Eval(c, "The result {\"color\":\"red\",\"count\":\"3\"} as asked").pass);
   EXPECT_EQ(Eval(c, "{\"color\": \"red\"}").reason, "the JSON lacks the field 'count'");
@@ -106,14 +109,16 @@ client::ToolCall Call(const std::string& name, const std::string& args) {
 }
 
 TEST(Checkers, ToolCallMatchesNamesArgumentsAndOrder) {
-  Check c = C("tool_call",
-              {{"calls", {{{"name", "get_weather"},
-                           {"arguments", {{"city", {"Tokyo", "Tokyo, Japan"}}}},
-                           {"optional", {"unit"}}}}}});
+  Check c = C("tool_call", {{"calls",
+                             {{{"name", "get_weather"},
+                               {"arguments", {{"city", {"Tokyo", "Tokyo, Japan"}}}},
+                               {"optional", {"unit"}}}}}});
   EXPECT_TRUE(Eval(c, "", {Call("get_weather", R"({"city": "tokyo"})")}).pass);
-  EXPECT_TRUE(Eval(c, "", {Call("get_weather", R"({"city": "Tokyo, Japan", "unit": "celsius"})")}).pass);
-  EXPECT_EQ(Eval(c, "", {Call("get_weather", R"({"city": "Kyoto"})")}).reason,
-            "get_weather: argument 'city' is \"Kyoto\", expected one of \"Tokyo\", \"Tokyo, Japan\"");
+  EXPECT_TRUE(
+      Eval(c, "", {Call("get_weather", R"({"city": "Tokyo, Japan", "unit": "celsius"})")}).pass);
+  EXPECT_EQ(
+      Eval(c, "", {Call("get_weather", R"({"city": "Kyoto"})")}).reason,
+      "get_weather: argument 'city' is \"Kyoto\", expected one of \"Tokyo\", \"Tokyo, Japan\"");
   EXPECT_EQ(Eval(c, "", {Call("get_weather", R"({})")}).reason,
             "get_weather: missing argument 'city'");
   EXPECT_EQ(Eval(c, "", {Call("get_weather", R"({"city": "Tokyo", "days": 3})")}).reason,
@@ -125,15 +130,15 @@ TEST(Checkers, ToolCallMatchesNamesArgumentsAndOrder) {
   EXPECT_NE(Eval(c, "", {Call("get_weather", "{not json")}).reason.find("not a JSON object"),
             std::string::npos);
   // Parallel calls in any order; numbers compare numerically, strings without spaces.
-  Check two = C("tool_call",
-                {{"calls",
-                  {{{"name", "calculate"}, {"arguments", {{"expression", "45 * 73"}}}},
-                   {{"name", "get_weather"}, {"arguments", {{"city", "Paris"}}}}}}});
-  EXPECT_TRUE(Eval(two, "", {Call("get_weather", R"({"city":"Paris"})"),
-                            Call("calculate", R"({"expression":"45*73"})")})
+  Check two = C("tool_call", {{"calls",
+                               {{{"name", "calculate"}, {"arguments", {{"expression", "45 * 73"}}}},
+                                {{"name", "get_weather"}, {"arguments", {{"city", "Paris"}}}}}}});
+  EXPECT_TRUE(Eval(two, "",
+                   {Call("get_weather", R"({"city":"Paris"})"),
+                    Call("calculate", R"({"expression":"45*73"})")})
                   .pass);
-  EXPECT_NE(Eval(two, "", {Call("calculate", R"({"expression":"45*73"})")}).reason.find(
-                "expected 2 tool calls"),
+  EXPECT_NE(Eval(two, "", {Call("calculate", R"({"expression":"45*73"})")})
+                .reason.find("expected 2 tool calls"),
             std::string::npos);
   Check none = C("tool_call", {{"none", true}});
   EXPECT_TRUE(Eval(none, "I can't help with that.").pass);
@@ -157,13 +162,15 @@ TEST(Checkers, LengthCountsCodePointsWordsLinesItems) {
 
 TEST(Checkers, Format) {
   EXPECT_TRUE(Eval(C("format", {{"bullets", 3}}), "- a\n- b\n- c").pass);
-  EXPECT_EQ(Eval(C("format", {{"bullets", 3}}), "- a\n- b").reason, "2 bullets, expected exactly 3");
+  EXPECT_EQ(Eval(C("format", {{"bullets", 3}}), "- a\n- b").reason,
+            "2 bullets, expected exactly 3");
   EXPECT_TRUE(Eval(C("format", {{"starts_with", "Subject:"}}), "**Subject:** Delay").pass);
   EXPECT_FALSE(Eval(C("format", {{"starts_with", "Subject:"}}), "Hi team").pass);
-  EXPECT_TRUE(Eval(C("format", {{"ends_with", "Best regards, Sam"}}), "...\nBest regards, Sam.").pass);
+  EXPECT_TRUE(
+      Eval(C("format", {{"ends_with", "Best regards, Sam"}}), "...\nBest regards, Sam.").pass);
   EXPECT_TRUE(Eval(C("format", {{"script", "japanese"}}), "東京は日本の首都です。").pass);
-  EXPECT_NE(Eval(C("format", {{"script", "japanese"}}), "Tokyo is the capital.").reason.find(
-                "mostly latin"),
+  EXPECT_NE(Eval(C("format", {{"script", "japanese"}}), "Tokyo is the capital.")
+                .reason.find("mostly latin"),
             std::string::npos);
   EXPECT_TRUE(Eval(C("format", {{"case", "lower"}}), "all lower").pass);
   EXPECT_FALSE(Eval(C("format", {{"forbid", ","}}), "a, b").pass);
@@ -200,8 +207,10 @@ TEST(Checkers, CodeRunsTheAnswerAgainstTheTests) {
   EXPECT_EQ(Eval(c, "Use a + b.").reason, "no Python code block in the answer");
   EXPECT_EQ(Eval(c, "```python\ndef plus(a, b):\n    return a + b\n```").reason,
             "the code does not define 'add'");
-  Check io = C("code", {{"language", "python"},
-                        {"cases", {{{"stdin", "3\n4\n"}, {"stdout", "7"}}, {{"stdin", "1\n1\n"}, {"stdout", "2"}}}}});
+  Check io = C(
+      "code", {{"language", "python"},
+               {"cases",
+                {{{"stdin", "3\n4\n"}, {"stdout", "7"}}, {{"stdin", "1\n1\n"}, {"stdout", "2"}}}}});
   EXPECT_TRUE(Eval(io, "```python\nprint(int(input()) + int(input()))\n```").pass);
   auto io_wrong = Eval(io, "```python\nprint(int(input()) * int(input()))\n```");
   EXPECT_EQ(io_wrong.reason, "case 1: expected output \"7\", got \"12\"");
@@ -214,8 +223,9 @@ TEST(Checkers, CodeRunsTheAnswerAgainstTheTests) {
 TEST(Checkers, CodeCppWithTestMainAndTheAnswersOwnMain) {
   Check c = C("code", {{"language", "cpp"},
                        {"tests", "#include <cassert>\nint main() { assert(square(7) == 49); }\n"}});
-  EXPECT_TRUE(Eval(c, "```cpp\nint square(int x) { return x * x; }\n"
-                     "int main() { return square(2) == 4 ? 0 : 1; }\n```")
+  EXPECT_TRUE(Eval(c,
+                   "```cpp\nint square(int x) { return x * x; }\n"
+                   "int main() { return square(2) == 4 ? 0 : 1; }\n```")
                   .pass);
   auto bad = Eval(c, "```cpp\nint square(int x) { return x + x }\n```");
   EXPECT_FALSE(bad.pass);

@@ -31,7 +31,8 @@ TEST(LoopDetector, FindsAPeriodicTailAndNamesTheSpan) {
 }
 
 TEST(LoopDetector, ResultDoesNotDependOnHowTheStreamIsSplit) {
-  const std::string text = "x " + Repeat("the model keeps saying the same thing over and over ", 30);
+  const std::string text =
+      "x " + Repeat("the model keeps saying the same thing over and over ", 30);
   LoopDetector whole(20, 10);
   ASSERT_TRUE(whole.Feed(text));
   for (std::size_t piece : {1u, 2u, 3u, 7u, 64u}) {

@@ -74,11 +74,13 @@ struct Harness {
     co.endpoint = server->base_url();
     client = std::make_unique<client::Client>(co);
     auto sink = [this](const json& j) { samples.push_back(j); };
-    session = std::make_unique<perf::Session>(*client, perf::SessionTarget{o.model, client::ServerKind::kSim, o.max_model_len},
-                                              sink, nullptr, stop.get_token(), 0);
+    session = std::make_unique<perf::Session>(
+        *client, perf::SessionTarget{o.model, client::ServerKind::kSim, o.max_model_len}, sink,
+        nullptr, stop.get_token(), 0);
     ro.profile.warmup = 0;
-    runner = std::make_unique<SuiteRunner>(*client, SuiteTarget{o.model, client::ServerKind::kSim, o.max_model_len},
-                                           ro, *session, sink, nullptr, stop.get_token(), 0);
+    runner = std::make_unique<SuiteRunner>(
+        *client, SuiteTarget{o.model, client::ServerKind::kSim, o.max_model_len}, ro, *session,
+        sink, nullptr, stop.get_token(), 0);
   }
 
   const json& Test(const std::string& id) const {
@@ -164,8 +166,11 @@ TEST(SuiteRunner, EveryStatusFromTheWire) {
   sim::SimAnswer stall;
   stall.content = "SELECT 1;";
   stall.fault = "stall";
-  o.answers = Answers(s, {{"t.fail", wrong}, {"t.empty", empty}, {"t.loop", loop},
-                          {"t.error", error}, {"t.timeout", stall}});
+  o.answers = Answers(s, {{"t.fail", wrong},
+                          {"t.empty", empty},
+                          {"t.loop", loop},
+                          {"t.error", error},
+                          {"t.timeout", stall}});
   o.reject = {"image"};
   Harness h(o, RunOptions{});
   h.runner->Run(s);
@@ -174,7 +179,8 @@ TEST(SuiteRunner, EveryStatusFromTheWire) {
   EXPECT_EQ(h.Test("t.fail")["reason"], "none of \"Canberra\" in the answer \"Sydney\"");
   const json& e = h.Test("t.empty");
   EXPECT_EQ(e["status"], "EMPTY");
-  EXPECT_EQ(e["reason"], "no answer: thinking used the whole budget (finish_reason length at 64 tokens)");
+  EXPECT_EQ(e["reason"],
+            "no answer: thinking used the whole budget (finish_reason length at 64 tokens)");
   EXPECT_EQ(e["reasoning_tokens"], 64);
   const json& l = h.Test("t.loop");
   EXPECT_EQ(l["status"], "LOOP");
@@ -324,10 +330,12 @@ tests:
 
 TEST(SuiteRunner, UnsupportedPatterns) {
   EXPECT_TRUE(IsUnsupportedError(400, "At most 0 audio(s) may be provided in one prompt."));
-  EXPECT_TRUE(IsUnsupportedError(500, "image input is not supported - hint: if this is "
-                                      "unexpected, you may need to provide the mmproj"));
-  EXPECT_TRUE(IsUnsupportedError(400, "\"auto\" tool choice requires --enable-auto-tool-choice "
-                                      "and --tool-call-parser to be set"));
+  EXPECT_TRUE(IsUnsupportedError(500,
+                                 "image input is not supported - hint: if this is "
+                                 "unexpected, you may need to provide the mmproj"));
+  EXPECT_TRUE(IsUnsupportedError(400,
+                                 "\"auto\" tool choice requires --enable-auto-tool-choice "
+                                 "and --tool-call-parser to be set"));
   EXPECT_TRUE(IsUnsupportedError(400, "This model does not support image input"));
   EXPECT_FALSE(IsUnsupportedError(400, "This model's maximum context length is 4096 tokens."));
   EXPECT_FALSE(IsUnsupportedError(503, "image input is not supported"));

@@ -122,9 +122,9 @@ tests:
   const json truth = json::parse(asset->truth_json);
   const json args = json::parse(s->tests[0].check->args_json);
   EXPECT_EQ(args["expect"], truth["counts"]["red"]);  // stays a number
-  EXPECT_EQ(s->tests[0].reference_answer->text,
-            "There are " + truth["counts"]["red"].dump() + " red squares (" +
-                truth["total"].dump() + " in all).");
+  EXPECT_EQ(s->tests[0].reference_answer->text, "There are " + truth["counts"]["red"].dump() +
+                                                    " red squares (" + truth["total"].dump() +
+                                                    " in all).");
 }
 
 TEST(SuiteFile, SpeedProfileTests) {

@@ -11,7 +11,9 @@ TEST(Text, CodePointsCountEmojiOnce) {
   EXPECT_EQ(CountCodePoints("abc"), 3u);
   EXPECT_EQ(CountCodePoints("東京は日本の首都です。"), 11u);
   EXPECT_EQ(CountCodePoints("ok 👍"), 4u);
-  EXPECT_EQ(CountCodePoints("a\xff" "b"), 3u);  // an invalid byte counts once
+  EXPECT_EQ(CountCodePoints("a\xff"
+                            "b"),
+            3u);  // an invalid byte counts once
 }
 
 TEST(Text, WordsFollowWordCharactersAndApostrophes) {
@@ -80,7 +82,8 @@ TEST(Text, SplitThinkingHandlesPrefilledAndUnclosedTags) {
 }
 
 TEST(Text, CodeBlocksWithLanguagesAndUnterminatedFence) {
-  auto blocks = CodeBlocks("Intro\n```python\nprint(1)\n```\ntext\n~~~ C++ {.x}\nint x;\n~~~\n```\nopen");
+  auto blocks =
+      CodeBlocks("Intro\n```python\nprint(1)\n```\ntext\n~~~ C++ {.x}\nint x;\n~~~\n```\nopen");
   ASSERT_EQ(blocks.size(), 3u);
   EXPECT_EQ(blocks[0].language, "python");
   EXPECT_EQ(blocks[0].code, "print(1)\n");

@@ -19,10 +19,12 @@ class TempDir {
     const char* made = mkdtemp(tmpl);
     path_ = made != nullptr ? made : "/tmp";
   }
+
   ~TempDir() {
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
   }
+
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
 
