@@ -702,7 +702,8 @@ void AddSpeedOptions(CLI::App* cmd, SpeedCommand& c) {
   cmd->add_option("--warmup", c.profile.warmup, "Warm-up requests, excluded from results")
       ->capture_default_str();
   cmd->add_option("--thinking", c.thinking,
-                  "Send chat_template_kwargs.enable_thinking (on|off; default: not sent)")
+                  "Send chat_template_kwargs.enable_thinking (on|off; default: not sent; for "
+                  "suites it replaces every test's own setting)")
       ->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--temperature", c.temperature, "Sampling temperature (default: not sent)");
   cmd->add_option("--request-timeout-s", c.request_timeout_s,

@@ -374,7 +374,11 @@ std::string BuildChatBody(const ChatParams& params, ServerKind kind) {
     }
   }
   if (params.enable_thinking) {
-    body["chat_template_kwargs"] = ordered_json{{"enable_thinking", *params.enable_thinking}};
+    if (kind == ServerKind::kOllama) {
+      body["think"] = *params.enable_thinking;  // Ollama has no chat_template_kwargs
+    } else {
+      body["chat_template_kwargs"] = ordered_json{{"enable_thinking", *params.enable_thinking}};
+    }
   }
 
   // force_length: the one place that knows each server's minimum-length field.

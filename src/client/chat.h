@@ -33,7 +33,7 @@ struct ChatParams {
   // (vLLM min_tokens, SGLang min_new_tokens, llama.cpp n_predict/ignore_eos). Ollama has none.
   bool force_length = false;
   std::optional<double> temperature;
-  std::optional<bool> enable_thinking;  // chat_template_kwargs.enable_thinking
+  std::optional<bool> enable_thinking;  // chat_template_kwargs.enable_thinking (Ollama: think)
   bool stream = true;
   // stream_options.continuous_usage_stats: usage on every chunk, so each event's token count is
   // exact (vLLM, SGLang); llama.cpp gets `timings_per_token` instead, whose timings.predicted_n

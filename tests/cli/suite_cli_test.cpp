@@ -89,6 +89,14 @@ TEST(SuiteCli, StandardDemoShowsEveryStatusWithExactCounts) {
   EXPECT_EQ(res["target"]["server"]["kind"], "sim");
   EXPECT_FALSE(res["demo"].empty());
   EXPECT_TRUE(res["perf"].empty());  // --suite without --profiles runs no profile
+  // The demo simulator drafts 3 tokens with per-position acceptance 0.86/0.67/0.55: the
+  // acceptance rate (mean of the three) holds for text and for image requests alike.
+  const json& by_input = res["suite"]["spec_decode_by_input"];
+  for (const char* kind : {"text", "image", "video"}) {
+    ASSERT_TRUE(by_input.contains(kind)) << kind;
+    EXPECT_NEAR(by_input[kind]["acceptance_rate"].get<double>(), (0.86 + 0.67 + 0.55) / 3, 0.08)
+        << kind;
+  }
   // Audio cost one probe request, and no test request.
   int audio_requests = 0;
   for (const json& rec : ReadJsonl(out / "samples.jsonl")) {

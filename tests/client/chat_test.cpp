@@ -131,6 +131,15 @@ TEST(BuildChatBody, NonStreamingAndOptionalFields) {
   EXPECT_EQ(Body(p, ServerKind::kVllm)["stream_options"]["continuous_usage_stats"], true);
 }
 
+TEST(BuildChatBody, OllamaGetsThinkInsteadOfChatTemplateKwargs) {
+  ChatParams p = Params();
+  p.enable_thinking = false;
+  const json b = Body(p, ServerKind::kOllama);
+  EXPECT_EQ(b["think"], false);
+  EXPECT_FALSE(b.contains("chat_template_kwargs"));
+  EXPECT_EQ(Body(p, ServerKind::kVllm)["chat_template_kwargs"]["enable_thinking"], false);
+}
+
 TEST(BuildChatBody, ToolsAndToolChoiceAreSentAsJson) {
   ChatParams p = Params();
   EXPECT_FALSE(Body(p, ServerKind::kVllm).contains("tools"));
