@@ -21,6 +21,7 @@ using nlohmann::json;
 
 constexpr std::size_t kAnswerCap = 16 * 1024;  // answer text kept in results.json (code points)
 constexpr const char* kProbePrompt = "Reply with the word OK.";
+constexpr int kMaxTransportFailures = 3;  // in a row: the server is gone
 
 json Opt(const std::optional<double>& v) {
   return v ? json(*v) : json(nullptr);
@@ -322,8 +323,12 @@ SuiteRunner::Probe SuiteRunner::ProbeOne(const std::string& modality, const std:
     return p;
   }
   p.reason = r.reason;
+  // Refused: a known refusal message, or a plain "bad request" for a minimal valid request.
+  // Authentication, a missing model or rate limiting say nothing about the modality.
+  const bool bad_request =
+      r.http_status == 400 || r.http_status == 415 || r.http_status == 422 || r.http_status == 501;
   if (r.outcome == client::Outcome::kHttpError &&
-      ((r.http_status >= 400 && r.http_status < 500) ||
+      (bad_request ||
        IsUnsupportedError(r.http_status, r.error_body.empty() ? r.reason : r.error_body))) {
     return p;  // refused
   }
@@ -622,6 +627,10 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
                  (a.reasoning.empty() ? "" : " after reasoning");
     }
   }
+
+  // A server that stopped answering ends the suite (Run checks this).
+  consecutive_transport_failures_ =
+      r.outcome == client::Outcome::kTransport ? consecutive_transport_failures_ + 1 : 0;
 
   // Totals and the sample line.
   if (r.send_ns != 0) {
@@ -966,7 +975,14 @@ void SuiteRunner::Run(const Suite& suite) {
   ProbeModalities(quality);
   for (int rep = 1; rep <= options_.repeat; ++rep) {
     for (const TestSpec* t : selected) {
-      if (stop_.stop_requested() || session_.Halted()) {
+      if (consecutive_transport_failures_ >= kMaxTransportFailures && !server_gone_) {
+        server_gone_ = true;
+        Warn(
+            fmt::format("The server stopped answering ({} requests in a row failed to "
+                        "connect); the remaining tests were not run.",
+                        consecutive_transport_failures_));
+      }
+      if (stop_.stop_requested() || session_.Halted() || server_gone_) {
         not_run_.push_back(t->id);
         continue;
       }

@@ -132,6 +132,8 @@ class SuiteRunner {
   std::map<std::string, std::string> part_cache_;   // media key -> content-part JSON
   std::map<std::string, nlohmann::json> perf_;
   bool scrape_ = true;
+  int consecutive_transport_failures_ = 0;
+  bool server_gone_ = false;
   std::map<std::string, perf::SpecWindow> spec_by_input_;  // "text", "image", "video", "audio"
   long long requests_ = 0, failed_requests_ = 0, completion_tokens_ = 0;
   double wall_time_s_ = 0;

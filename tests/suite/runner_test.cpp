@@ -328,6 +328,29 @@ tests:
   EXPECT_TRUE(h.runner->perf_results().count("context"));
 }
 
+TEST(SuiteRunner, AServerThatStopsAnsweringEndsTheSuite) {
+  Suite s = ParseOrDie(kTextSuite);
+  client::ClientOptions co;
+  co.endpoint = "http://127.0.0.1:1/v1";  // nothing listens there: connection refused
+  client::Client client(co);
+  std::stop_source stop;
+  perf::Session session(client, perf::SessionTarget{"m", client::ServerKind::kVllm, 0}, nullptr,
+                        nullptr, stop.get_token(), 0);
+  RunOptions ro;
+  ro.only = {"reasoning", "writing", "coding"};
+  SuiteRunner runner(client, SuiteTarget{"m", client::ServerKind::kVllm, 0}, ro, session, nullptr,
+                     nullptr, stop.get_token(), 0);
+  runner.Run(s);
+  ASSERT_EQ(runner.tests().size(), 3u);
+  for (const json& t : runner.tests()) {
+    EXPECT_EQ(t["status"], "ERROR");
+  }
+  const json suite = runner.SuiteJson();
+  EXPECT_EQ(suite["not_run"].size(), 3u);  // 6 selected: 3 failed, the rest never sent
+  ASSERT_FALSE(runner.warnings().empty());
+  EXPECT_NE(runner.warnings().back().find("stopped answering"), std::string::npos);
+}
+
 TEST(SuiteRunner, UnsupportedPatterns) {
   EXPECT_TRUE(IsUnsupportedError(400, "At most 0 audio(s) may be provided in one prompt."));
   EXPECT_TRUE(IsUnsupportedError(500,
