@@ -93,10 +93,8 @@ bool Selected(const TestSpec& t, const std::vector<std::string>& only) {
   return false;
 }
 
+// input_audio.format: the file's extension ("wav", "mp3", ...).
 std::string AudioFormat(const media::Asset& a) {
-  if (a.extension == "mp3") {
-    return "mp3";
-  }
   return a.extension.empty() ? "wav" : a.extension;
 }
 
@@ -133,7 +131,7 @@ bool IsUnsupportedError(int http_status, std::string_view text) {
       "does not support (image|video|audio|vision|multimodal|multi-modal|tool|function)|"
       "(doesn't|do not|cannot|can't) (support|accept|process) (image|video|audio|tool)|"
       "only supported by certain models|"
-      "unsupported (content|part|message) type|"
+      "unsupported (content|part|message)( ?\\[\\]\\.)? ?type|"
       "unknown (content|part) type|"
       "invalid content type|"
       "mmproj|"

@@ -360,6 +360,7 @@ TEST(SuiteRunner, UnsupportedPatterns) {
                                  "\"auto\" tool choice requires --enable-auto-tool-choice "
                                  "and --tool-call-parser to be set"));
   EXPECT_TRUE(IsUnsupportedError(400, "This model does not support image input"));
+  EXPECT_TRUE(IsUnsupportedError(400, "unsupported content[].type"));  // llama.cpp b9821, video
   EXPECT_FALSE(IsUnsupportedError(400, "This model's maximum context length is 4096 tokens."));
   EXPECT_FALSE(IsUnsupportedError(503, "image input is not supported"));
   EXPECT_FALSE(IsUnsupportedError(500, "simulated internal error"));
