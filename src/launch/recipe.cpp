@@ -11,6 +11,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "launch/launch.h"
+#include "yamlfile/strict_yaml.h"
 
 namespace sb::launch {
 
@@ -124,24 +125,11 @@ void InferPort(Recipe& r) {
 
 // ---- YAML ------------------------------------------------------------------------------------
 
-// Thrown inside the loader only and turned into an Error at ParseRecipes' boundary.
-struct LoadError {
-  int line = 0;
-  std::string message;
-};
-
-int LineOf(const YAML::Node& n) {
-  const YAML::Mark m = n.Mark();
-  return m.line >= 0 ? m.line + 1 : 0;
-}
-
-[[noreturn]] void Throw(const YAML::Node& at, std::string message) {
-  throw LoadError{LineOf(at), std::move(message)};
-}
-
-[[noreturn]] void ThrowAt(int line, std::string message) {
-  throw LoadError{line, std::move(message)};
-}
+using yamlfile::CheckKeys;
+using yamlfile::LineOf;
+using yamlfile::String;
+using yamlfile::Throw;
+using yamlfile::ThrowAt;
 
 const std::vector<std::string> kRecipeKeys = {"name",
                                               "command",
@@ -166,32 +154,6 @@ const std::vector<std::string> kDefaultKeys = {"env",
                                                "ready_timeout_s",
                                                "poll_interval_s",
                                                "stop_timeout_s"};
-
-// Every key of map must be in `allowed`; a key given twice is an error too.
-void CheckKeys(const YAML::Node& map, const std::vector<std::string>& allowed,
-               const std::string& where) {
-  std::set<std::string> seen;
-  for (auto it = map.begin(); it != map.end(); ++it) {
-    if (!it->first.IsScalar()) {
-      Throw(it->first, where + ": keys must be plain names");
-    }
-    const std::string key = it->first.Scalar();
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      Throw(it->first,
-            fmt::format("{}: unknown key '{}' (known: {})", where, key, fmt::join(allowed, ", ")));
-    }
-    if (!seen.insert(key).second) {
-      Throw(it->first, fmt::format("{}: key '{}' appears twice", where, key));
-    }
-  }
-}
-
-std::string String(const YAML::Node& n, const std::string& what) {
-  if (!n.IsScalar()) {
-    Throw(n, what + " must be a string");
-  }
-  return n.Scalar();
-}
 
 bool AllDigits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -387,22 +349,13 @@ std::vector<Recipe> Load(const YAML::Node& root, const std::string& default_name
 
 Result<std::vector<Recipe>> Parse(std::string_view yaml, std::string_view source,
                                   const std::string& default_name) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml));
-  } catch (const YAML::Exception& e) {
-    return MakeError(ErrorCode::kUsage,
-                     fmt::format("{}:{}: not valid YAML: {}", source, e.mark.line + 1, e.msg));
+  std::vector<Recipe> recipes;
+  auto ok = yamlfile::LoadStrict(
+      yaml, source, [&](const YAML::Node& root) { recipes = Load(root, default_name); });
+  if (!ok) {
+    return ok.error();
   }
-  try {
-    return Load(root, default_name);
-  } catch (const LoadError& e) {
-    return MakeError(ErrorCode::kUsage, e.line > 0
-                                            ? fmt::format("{}:{}: {}", source, e.line, e.message)
-                                            : fmt::format("{}: {}", source, e.message));
-  } catch (const YAML::Exception& e) {
-    return MakeError(ErrorCode::kUsage, fmt::format("{}:{}: {}", source, e.mark.line + 1, e.msg));
-  }
+  return recipes;
 }
 
 }  // namespace

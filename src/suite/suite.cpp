@@ -12,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "suite/checkers.h"
+#include "yamlfile/strict_yaml.h"
 
 namespace sb::suite {
 
@@ -19,56 +20,19 @@ namespace {
 
 using nlohmann::json;
 
-// ---- Errors ----------------------------------------------------------------------------------
-
-// Thrown inside the loader only and turned into an Error at ParseSuite's boundary.
-struct LoadError {
-  int line = 0;
-  std::string message;
-};
-
-int LineOf(const YAML::Node& n) {
-  const YAML::Mark m = n.Mark();
-  return m.line >= 0 ? m.line + 1 : 0;
-}
-
-[[noreturn]] void Throw(const YAML::Node& at, std::string message) {
-  throw LoadError{LineOf(at), std::move(message)};
-}
+using yamlfile::CheckKeys;
+using yamlfile::LineOf;
+using yamlfile::String;
+using yamlfile::Throw;
 
 std::string Join(const std::vector<std::string>& items) {
   return fmt::format("{}", fmt::join(items, ", "));
-}
-
-// Every key of map must be in `allowed`; duplicates are errors too.
-void CheckKeys(const YAML::Node& map, const std::vector<std::string>& allowed,
-               const std::string& where) {
-  std::set<std::string> seen;
-  for (auto it = map.begin(); it != map.end(); ++it) {
-    if (!it->first.IsScalar()) {
-      Throw(it->first, where + ": keys must be plain names");
-    }
-    const std::string key = it->first.Scalar();
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      Throw(it->first, fmt::format("{}: unknown key '{}' (known: {})", where, key, Join(allowed)));
-    }
-    if (!seen.insert(key).second) {
-      Throw(it->first, fmt::format("{}: key '{}' appears twice", where, key));
-    }
-  }
 }
 
 // ---- Scalars ---------------------------------------------------------------------------------
 
 bool IsPlain(const YAML::Node& n) {
   return n.Tag() != "!";  // quoted scalars carry the non-specific tag "!"
-}
-
-std::string String(const YAML::Node& n, const std::string& what) {
-  if (!n.IsScalar()) {
-    Throw(n, what + " must be a string");
-  }
-  return n.Scalar();
 }
 
 bool ParseInteger(const std::string& s, long long& out) {
@@ -900,23 +864,15 @@ std::vector<std::string> TestSpec::Modalities() const {
 
 Result<Suite> ParseSuite(std::string_view yaml, std::string_view source,
                          const std::filesystem::path& base_dir) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml));
-  } catch (const YAML::Exception& e) {
-    return MakeError(ErrorCode::kUsage,
-                     fmt::format("{}:{}: not valid YAML: {}", source, e.mark.line + 1, e.msg));
-  }
-  try {
+  Suite suite;
+  auto ok = yamlfile::LoadStrict(yaml, source, [&](const YAML::Node& root) {
     Loader loader(source, base_dir);
-    return loader.Load(root);
-  } catch (const LoadError& e) {
-    return MakeError(ErrorCode::kUsage, e.line > 0
-                                            ? fmt::format("{}:{}: {}", source, e.line, e.message)
-                                            : fmt::format("{}: {}", source, e.message));
-  } catch (const YAML::Exception& e) {
-    return MakeError(ErrorCode::kUsage, fmt::format("{}:{}: {}", source, e.mark.line + 1, e.msg));
+    suite = loader.Load(root);
+  });
+  if (!ok) {
+    return ok.error();
   }
+  return suite;
 }
 
 Result<Suite> LoadSuiteFile(const std::filesystem::path& path) {
