@@ -458,8 +458,8 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
       return Fail(started.error());
     }
     server = std::move(started.value());
-    std::fprintf(stderr, "server ready after %.1f s at %s\n", server->time_to_ready_s(),
-                 server->endpoint().c_str());
+    std::fprintf(stderr, "server ready after %.1f s at %s (%s)\n", server->time_to_ready_s(),
+                 server->endpoint().c_str(), server->command().c_str());
     c.target.endpoint = server->endpoint();
     c.out = server_out.string();
   }
