@@ -31,18 +31,7 @@ struct Decoded {
 
 Decoded Load(const std::string& name) {
   Decoded d;
-  auto a = Generate(name);
-  EXPECT_TRUE(a.has_value()) << name << ": " << (a ? "" : a.error().message);
-  if (!a) {
-    return d;
-  }
-  d.asset = *a;
-  d.truth = json::parse(a->truth_json);
-  auto w = testing::ParseWav(a->bytes);
-  EXPECT_TRUE(w.has_value()) << name << " is not a WAV file";
-  if (w) {
-    d.wav = std::move(*w);
-  }
+  testing::GenerateAndDecode(name, testing::ParseWav, "a WAV file", d.asset, d.truth, d.wav);
   return d;
 }
 

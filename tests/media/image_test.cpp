@@ -30,18 +30,7 @@ struct Decoded {
 
 Decoded Load(const std::string& name) {
   Decoded d;
-  auto a = Generate(name);
-  EXPECT_TRUE(a.has_value()) << name << ": " << (a ? "" : a.error().message);
-  if (!a) {
-    return d;
-  }
-  d.asset = *a;
-  d.truth = json::parse(a->truth_json);
-  auto img = testing::DecodePng(a->bytes);
-  EXPECT_TRUE(img.has_value()) << name << " is not a PNG";
-  if (img) {
-    d.image = *img;
-  }
+  testing::GenerateAndDecode(name, testing::DecodePng, "a PNG", d.asset, d.truth, d.image);
   return d;
 }
 

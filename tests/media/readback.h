@@ -10,6 +10,11 @@
 #include <string_view>
 #include <vector>
 
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "media/media.h"
+
 namespace sb::media::testing {
 
 struct Pixel {
@@ -81,5 +86,25 @@ std::vector<Blob> Blobs(const Image& image, const std::function<bool(const Pixel
 
 // Blobs of the named colour (ColorName).
 std::vector<Blob> ColorBlobs(const Image& image, std::string_view color, int min_pixels);
+
+// Generates the catalogue asset `name` and reads it back with `decode` (DecodePng, DecodeMp4,
+// ParseWav); a failure of either step is a test failure naming the asset. `what` names the
+// format for the message ("a PNG").
+template <typename T, typename Decode>
+void GenerateAndDecode(const std::string& name, Decode decode, const char* what, Asset& asset,
+                       nlohmann::json& truth, T& decoded) {
+  auto a = Generate(name);
+  EXPECT_TRUE(a.has_value()) << name << ": " << (a ? "" : a.error().message);
+  if (!a) {
+    return;
+  }
+  asset = *a;
+  truth = nlohmann::json::parse(a->truth_json);
+  auto d = decode(a->bytes);
+  EXPECT_TRUE(d.has_value()) << name << " is not " << what;
+  if (d) {
+    decoded = std::move(*d);
+  }
+}
 
 }  // namespace sb::media::testing

@@ -31,18 +31,8 @@ struct Decoded {
 
 Decoded Load(const std::string& name) {
   Decoded d;
-  auto a = Generate(name);
-  EXPECT_TRUE(a.has_value()) << name << ": " << (a ? "" : a.error().message);
-  if (!a) {
-    return d;
-  }
-  d.asset = *a;
-  d.truth = json::parse(a->truth_json);
-  auto v = testing::DecodeMp4(a->bytes);
-  EXPECT_TRUE(v.has_value()) << name << " does not decode";
-  if (v) {
-    d.video = std::move(*v);
-  }
+  testing::GenerateAndDecode(name, testing::DecodeMp4, "a decodable MP4", d.asset, d.truth,
+                             d.video);
   return d;
 }
 
