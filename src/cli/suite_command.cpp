@@ -32,6 +32,41 @@ const suite::TestSpec* FindTest(const std::vector<suite::Suite>& suites, const s
   return nullptr;
 }
 
+// Tests a suite entry becomes: one, or one per row of a speed-profile entry.
+std::size_t RowCount(const suite::TestSpec& t) {
+  if (t.profile.empty()) {
+    return 1;
+  }
+  const perf::ProfileOptions defaults;
+  const json args = json::parse(t.profile_args_json, nullptr, false);
+  auto size_of = [&](const char* key, std::size_t fallback) {
+    return args.is_object() && args.contains(key) && args[key].is_array() ? args[key].size()
+                                                                          : fallback;
+  };
+  if (t.profile == "concurrency") {
+    return size_of("levels", defaults.levels.size());
+  }
+  if (t.profile == "max-tokens") {
+    return size_of("lengths", defaults.lengths.size());
+  }
+  if (t.profile == "context") {
+    return size_of("sizes", defaults.sizes.size());
+  }
+  if (t.profile == "ttft") {
+    return 3;  // short, medium, long
+  }
+  return args.is_object() && args.contains("runs") ? args["runs"].get<std::size_t>()
+                                                   : static_cast<std::size_t>(defaults.runs);
+}
+
+std::size_t Rows(const suite::Suite& s) {
+  std::size_t n = 0;
+  for (const auto& t : s.tests) {
+    n += RowCount(t);
+  }
+  return n;
+}
+
 }  // namespace
 
 void AddSuiteOptions(CLI::App* run, SuiteArgs& a) {
@@ -237,7 +272,7 @@ int RunSuitesCommand(const SuitesCommand& cmd) {
     json list = json::array();
     for (const auto& b : suite::BuiltinSuites()) {
       auto s = suite::LoadSuite(b.name);
-      const std::size_t n = s ? s->tests.size() : 0;
+      const std::size_t n = s ? Rows(*s) : 0;
       list.push_back(json{{"name", b.name}, {"tests", n}, {"description", b.description}});
       if (!cmd.json) {
         std::printf("%-10s %3zu tests  %s\n", std::string(b.name).c_str(), n,
@@ -275,8 +310,8 @@ int RunSuitesCommand(const SuitesCommand& cmd) {
                             .c_str());
     return kExitOk;
   }
-  std::printf("%s: %s (%zu tests, %s)\n\n", s->name.c_str(), s->description.c_str(),
-              s->tests.size(), s->source.c_str());
+  std::printf("%s: %s (%zu tests, %s)\n\n", s->name.c_str(), s->description.c_str(), Rows(*s),
+              s->source.c_str());
   std::string category;
   for (const auto& t : s->tests) {
     if (t.category != category) {
