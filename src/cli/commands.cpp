@@ -1,13 +1,17 @@
 #include "cli/commands.h"
 
+#include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +25,7 @@
 #include "client/http_client.h"
 #include "client/server_info.h"
 #include "core/clock.h"
+#include "core/redact.h"
 #include "core/result.h"
 #include "launch/launch.h"
 #include "media/media.h"
@@ -54,7 +59,7 @@ int ExitCodeFor(const Error& e) {
 }
 
 int Fail(const Error& e) {
-  std::fprintf(stderr, "servebench: error: %s\n", e.message.c_str());
+  std::fprintf(stderr, "servebench: error: %s\n", Redact(e.message).c_str());
   return ExitCodeFor(e);
 }
 
@@ -66,10 +71,51 @@ struct TargetOptions {
   std::string model;
   std::string api_key_env;
   std::string api_key_file;
+  // Time limits (docs/bounds.md). Defaults end a dead server in tens of seconds.
   double connect_timeout_s = 10;
-  double first_byte_timeout_s = 600;
-  double idle_timeout_s = 120;
+  double first_byte_timeout_s = 60;
+  double idle_timeout_s = 30;
+  double request_timeout_s = 0;  // whole request; 0 = none (the other limits still hold)
 };
+
+std::chrono::milliseconds Millis(double seconds) {
+  return std::chrono::milliseconds(static_cast<long long>(std::llround(seconds * 1e3)));
+}
+
+// The client's options for the server root or API base `endpoint`.
+client::ClientOptions MakeClientOptions(const TargetOptions& o, const std::string& endpoint,
+                                        const std::string& api_key) {
+  client::ClientOptions co;
+  co.endpoint = endpoint;
+  co.api_key = api_key;
+  co.connect_timeout = Millis(o.connect_timeout_s);
+  co.first_byte_timeout = Millis(o.first_byte_timeout_s);
+  co.idle_timeout = Millis(o.idle_timeout_s);
+  co.total_timeout = Millis(o.request_timeout_s);
+  return co;
+}
+
+// A limit must be a finite number of seconds above 0 (or exactly 0 where `zero_means_none`):
+// 0, negative or NaN silently turning a limit off is how a run hangs.
+Result<void> CheckSeconds(const char* flag, double v, bool zero_means_none) {
+  if (std::isfinite(v) && (v > 0 || (zero_means_none && v == 0))) {
+    return {};
+  }
+  return MakeError(ErrorCode::kUsage,
+                   fmt::format("{} must be a number of seconds above 0{} (got {})", flag,
+                               zero_means_none ? ", or 0 for no limit" : "", v));
+}
+
+Result<void> CheckTimeouts(const TargetOptions& o) {
+  for (auto [flag, v] : {std::pair{"--connect-timeout-s", o.connect_timeout_s},
+                         {"--first-byte-timeout-s", o.first_byte_timeout_s},
+                         {"--idle-timeout-s", o.idle_timeout_s}}) {
+    if (auto ok = CheckSeconds(flag, v, false); !ok) {
+      return ok;
+    }
+  }
+  return CheckSeconds("--request-timeout-s", o.request_timeout_s, true);
+}
 
 struct Target {
   std::unique_ptr<sim::SimServer> sim;  // set when the built-in simulator is the target
@@ -145,18 +191,14 @@ Result<Target> OpenTarget(const TargetOptions& o, const sim::SimOptions& embedde
   if (!key) {
     return key.error();
   }
-  client::ClientOptions co;
-  co.endpoint = endpoint;
-  co.api_key = key.value();
-  co.connect_timeout = std::chrono::milliseconds(static_cast<long>(o.connect_timeout_s * 1e3));
-  co.first_byte_timeout =
-      std::chrono::milliseconds(static_cast<long>(o.first_byte_timeout_s * 1e3));
-  co.idle_timeout = std::chrono::milliseconds(static_cast<long>(o.idle_timeout_s * 1e3));
-  t.client = std::make_unique<client::Client>(co);
+  AddSecret(key.value());
+  AddUrlSecrets(endpoint);
+  t.client = std::make_unique<client::Client>(MakeClientOptions(o, endpoint, key.value()));
   if (auto valid = t.client->Validate(); !valid) {
     return valid.error();
   }
-  t.endpoint = t.client->root() + "/v1";
+  // As shown and recorded: credentials in the URL (user:password@) never leave the client.
+  t.endpoint = RedactUrl(t.client->root() + "/v1");
   auto info = client::DetectServer(*t.client);
   if (!info) {
     return info.error();
@@ -180,6 +222,52 @@ json TargetJson(const Target& t) {
         {"version", t.info.version.empty() ? json(nullptr) : json(t.info.version)}}},
       {"models", t.info.models},
       {"max_model_len", t.info.max_model_len > 0 ? json(t.info.max_model_len) : json(nullptr)}};
+}
+
+// "90", "90s", "45m", "2h", "1.5h" -> seconds; kUsage error naming the flag otherwise.
+Result<double> ParseDuration(const std::string& flag, const std::string& text) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (...) {
+    used = 0;
+  }
+  const std::string unit = used > 0 ? text.substr(used) : "";
+  const double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 0;
+  if (used == 0 || scale == 0 || !std::isfinite(v) || v <= 0) {
+    return MakeError(
+        ErrorCode::kUsage,
+        fmt::format("{} {}: expected a time above 0 such as 90, 90s, 45m or 2h", flag, text));
+  }
+  return v * scale;
+}
+
+// A list flag given as "1,,2" or "1,2," (CLI11 drops the empty item silently): a usage error.
+Result<void> CheckListArgs(int argc, char** argv) {
+  static const std::vector<std::string> kListFlags = {
+      "--levels", "--lengths", "--sizes", "--rates", "--profile",    "--profiles",
+      "--suite",  "--tests",   "--slo",   "--only",  "--rerun-empty"};
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    std::string flag = arg;
+    if (auto eq = arg.find('='); eq != std::string::npos && arg.starts_with("--")) {
+      flag = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+    } else if (i + 1 < argc) {
+      value = argv[i + 1];
+    }
+    if (std::find(kListFlags.begin(), kListFlags.end(), flag) == kListFlags.end()) {
+      continue;
+    }
+    if (value.find(",,") != std::string::npos || value.starts_with(",") ||
+        (value.ends_with(",") && !value.empty())) {
+      return MakeError(ErrorCode::kUsage,
+                       fmt::format("{} {}: an empty item in the list", flag, value));
+    }
+  }
+  return {};
 }
 
 std::string CommandLine(int argc, char** argv) {
@@ -211,7 +299,8 @@ struct SpeedCommand {
   perf::ProfileOptions profile;
   std::string thinking;  // "", "on", "off"
   double temperature = -1;
-  double request_timeout_s = 0;
+  std::string deadline;  // --deadline: the whole run's time limit ("" = none), as given
+  std::optional<std::chrono::steady_clock::time_point> deadline_at;  // from `deadline`
   RooflineArgs roofline;  // --model-config etc.: the bandwidth ceiling beside decode results
 };
 
@@ -228,12 +317,29 @@ Result<void> CheckSpeedOptions(SpeedCommand& c) {
   auto positive = [](const std::vector<int>& v) {
     return std::all_of(v.begin(), v.end(), [](int x) { return x > 0; });
   };
-  if (c.profile.tokens < 2 || c.profile.runs < 1 || c.profile.length_runs < 1 ||
-      !positive(c.profile.levels) || !positive(c.profile.lengths) || !positive(c.profile.sizes) ||
-      c.profile.warmup < 0) {
-    return MakeError(
-        ErrorCode::kUsage,
-        "--tokens must be >= 2; --runs, --levels, --lengths and --sizes must be positive");
+  auto usage = [](std::string text) { return MakeError(ErrorCode::kUsage, std::move(text)); };
+  if (c.profile.tokens < 2) {
+    return usage(fmt::format("--tokens must be at least 2 (got {})", c.profile.tokens));
+  }
+  for (auto [flag, v] :
+       {std::pair{"--runs", c.profile.runs}, {"--length-runs", c.profile.length_runs}}) {
+    if (v < 1) {
+      return usage(fmt::format("{} must be at least 1 (got {})", flag, v));
+    }
+  }
+  for (auto [flag, v] : {std::pair{"--levels", &c.profile.levels},
+                         {"--lengths", &c.profile.lengths},
+                         {"--sizes", &c.profile.sizes}}) {
+    if (!positive(*v)) {
+      return usage(
+          fmt::format("{} must list positive whole numbers (got {})", flag, fmt::join(*v, ",")));
+    }
+  }
+  if (c.profile.warmup < 0) {
+    return usage(fmt::format("--warmup must be 0 or more (got {})", c.profile.warmup));
+  }
+  if (auto ok = CheckTimeouts(c.target); !ok) {
+    return ok.error();
   }
   if (c.thinking == "on") {
     c.profile.enable_thinking = true;
@@ -243,23 +349,16 @@ Result<void> CheckSpeedOptions(SpeedCommand& c) {
   if (c.temperature >= 0) {
     c.profile.temperature = c.temperature;
   }
-  c.profile.request_timeout =
-      std::chrono::milliseconds(static_cast<long>(c.request_timeout_s * 1e3));
+  c.profile.request_timeout = Millis(c.target.request_timeout_s);
   if (std::find(c.profiles.begin(), c.profiles.end(), "rate") != c.profiles.end()) {
     if (auto ok = perf::ValidateRateOptions(c.profile.rate); !ok) {
       return ok.error();
     }
     // --max-concurrency runs one client per slot, each made like the main one.
     c.profile.rate.new_client = [t = c.target](const std::string& root) {
-      client::ClientOptions co;
-      co.endpoint = root;
       auto key = ResolveApiKey(t);
-      co.api_key = key ? key.value() : std::string();
-      co.connect_timeout = std::chrono::milliseconds(static_cast<long>(t.connect_timeout_s * 1e3));
-      co.first_byte_timeout =
-          std::chrono::milliseconds(static_cast<long>(t.first_byte_timeout_s * 1e3));
-      co.idle_timeout = std::chrono::milliseconds(static_cast<long>(t.idle_timeout_s * 1e3));
-      return std::make_unique<client::Client>(co);
+      return std::make_unique<client::Client>(
+          MakeClientOptions(t, root, key ? key.value() : std::string()));
     };
   }
   return {};
@@ -521,14 +620,43 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
                   {"spec_decode", nullptr},
                   {"warnings", json::array()}};
 
-  std::string sample_error;
+  // Why the run stops early, set once by whoever stops it: the journal's disk, the deadline.
+  // A stop with neither set came from a signal.
+  std::mutex stop_mu;
+  std::string io_error;       // guarded by stop_mu
+  bool deadline_hit = false;  // guarded by stop_mu
   auto on_sample = [&](const json& rec) {
-    if (auto ok = rd.AppendSample(rec); !ok && sample_error.empty()) {
-      sample_error = ok.error().message;
-      std::fprintf(stderr, "servebench: warning: %s\n", sample_error.c_str());
+    if (auto ok = rd.AppendSample(rec); !ok) {
+      std::lock_guard<std::mutex> lock(stop_mu);
+      if (io_error.empty()) {
+        // Measuring on without a journal would lose what follows: stop now.
+        io_error = ok.error().message;
+        std::fprintf(stderr, "servebench: error: %s: stopping the run\n", io_error.c_str());
+        stop.request_stop();
+      }
     }
   };
-  auto on_progress = [](const std::string& line) { std::fprintf(stderr, "  %s\n", line.c_str()); };
+  auto on_progress = [](const std::string& line) {
+    std::fprintf(stderr, "  %s\n", Redact(line).c_str());
+  };
+  // --deadline: the whole run's time limit, shared by every recipe of a matrix.
+  std::jthread deadline_watch;
+  if (c.deadline_at) {
+    deadline_watch = std::jthread([&, at = *c.deadline_at](std::stop_token done) {
+      std::mutex mu;
+      std::condition_variable_any cv;
+      std::unique_lock<std::mutex> lock(mu);
+      if (!cv.wait_until(lock, done, at, [] { return false; }) && !done.stop_requested()) {
+        std::lock_guard<std::mutex> guard(stop_mu);
+        deadline_hit = true;
+        std::fprintf(stderr,
+                     "servebench: the run's deadline (--deadline %s) passed: stopping, "
+                     "writing what was measured\n",
+                     c.deadline.c_str());
+        stop.request_stop();
+      }
+    });
+  }
   const std::int64_t t0_ns = ToNanos(std::chrono::steady_clock::now());
   perf::Session session(*t.client, {t.model, t.info.kind, t.info.max_model_len}, on_sample,
                         on_progress, stop.get_token(), t0_ns);
@@ -540,8 +668,10 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
   }
 
   json extra_warnings = json::array();
+  std::string stop_reason;
   auto write_results = [&](const char* status) -> Result<void> {
     results["status"] = status;
+    results["stop_reason"] = stop_reason.empty() ? json(nullptr) : json(stop_reason);
     if (server) {
       results["server_process"] = server->Describe(rd.path());
     }
@@ -598,7 +728,7 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
       return Fail(ok.error());
     }
   }
-  bool interrupted = stop.stop_requested();
+  deadline_watch = std::jthread();  // joined: no stop from it after this point
   if (server) {
     const launch::StopReport end = server->Stop();
     std::fprintf(stderr, "server '%s' stopped: %s\n", c.recipe->name.c_str(),
@@ -618,7 +748,38 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
       results["roofline"] = roof.value();
     }
   }
-  if (auto ok = write_results(interrupted ? "interrupted" : "complete"); !ok) {
+  // The run's end: the first cause that applies names the status, the reason and the exit code.
+  const char* status = "complete";
+  int code = kExitOk;
+  {
+    std::lock_guard<std::mutex> lock(stop_mu);
+    const json summary = MergedSummary(session, runner);
+    const long long requests = summary.value("requests", 0LL);
+    const long long failed = summary.value("failed_requests", 0LL);
+    if (!io_error.empty()) {
+      status = "failed";
+      stop_reason = io_error;
+      code = kExitSetup;
+    } else if (deadline_hit) {
+      status = "interrupted";
+      stop_reason = fmt::format("the run's deadline (--deadline {}) passed", c.deadline);
+      code = kExitSetup;
+    } else if (stop.stop_requested()) {
+      status = "interrupted";
+      stop_reason = "stopped by a signal (Ctrl-C or SIGTERM)";
+      code = kExitInterrupted;
+    } else if (session.server_gone() || runner.server_gone()) {
+      status = "failed";
+      stop_reason =
+          "the server stopped answering (connections refused); the rest of the run was not sent";
+      code = kExitSetup;
+    } else if (requests > 0 && failed == requests) {
+      status = "failed";
+      stop_reason = fmt::format("every request failed ({} of {})", failed, requests);
+      code = kExitSetup;
+    }
+  }
+  if (auto ok = write_results(status); !ok) {
     return Fail(ok.error());
   }
   std::string markdown = report::RenderMarkdown(results);
@@ -628,13 +789,13 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
   if (auto ok = rd.WriteText("report.md", markdown); !ok) {
     return Fail(ok.error());
   }
-  std::printf("%s", report::RenderConsoleSummary(results).c_str());
+  std::printf("%s", Redact(report::RenderConsoleSummary(results)).c_str());
   if (results.contains("roofline")) {
     std::printf("%s", roofline::RenderRooflineConsole(results).c_str());
   }
   std::printf("results: %s/ (report.md, results.json, samples.jsonl)\n", rd.path().c_str());
-  if (interrupted) {
-    return kExitInterrupted;
+  if (code != kExitOk) {
+    return code;
   }
   return CheckGates(c.suite, results["summary"]);
 }
@@ -650,12 +811,13 @@ void AddTargetOptions(CLI::App* cmd, TargetOptions& t) {
   cmd->add_option("--api-key-env", t.api_key_env,
                   "Environment variable holding the API key (default: OPENAI_API_KEY if set)");
   cmd->add_option("--api-key-file", t.api_key_file, "File holding the API key");
-  cmd->add_option("--connect-timeout-s", t.connect_timeout_s, "Connect time limit")
+  cmd->add_option("--connect-timeout-s", t.connect_timeout_s, "Connect time limit (seconds, > 0)")
       ->capture_default_str();
   cmd->add_option("--first-byte-timeout-s", t.first_byte_timeout_s,
-                  "Limit from send to the first response byte")
+                  "Limit from send to the first response byte (seconds, > 0)")
       ->capture_default_str();
-  cmd->add_option("--idle-timeout-s", t.idle_timeout_s, "Longest silence allowed within a response")
+  cmd->add_option("--idle-timeout-s", t.idle_timeout_s,
+                  "Longest silence allowed within a response (seconds, > 0)")
       ->capture_default_str();
 }
 
@@ -706,8 +868,14 @@ void AddSpeedOptions(CLI::App* cmd, SpeedCommand& c) {
                   "suites it replaces every test's own setting)")
       ->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--temperature", c.temperature, "Sampling temperature (default: not sent)");
-  cmd->add_option("--request-timeout-s", c.request_timeout_s,
-                  "Total time limit per request (0 = none)");
+  cmd->add_option("--request-timeout-s", c.target.request_timeout_s,
+                  "Whole-request time limit, every profile and suite (0 = none; the connect, "
+                  "first-byte and idle limits still hold)")
+      ->capture_default_str();
+  cmd->add_option("--deadline", c.deadline,
+                  "Time limit of the whole run, e.g. 90s, 45m, 2h (a bare number is seconds): "
+                  "then it stops sending and writes what was measured (status interrupted, "
+                  "exit 3)");
   // The rate profile (open-loop load, docs/load.md); these affect nothing else.
   perf::RateOptions& rate = c.profile.rate;
   cmd->add_option("--rates", rate.rates, "rate: arrival rates in req/s, one open-loop run each")
@@ -1183,6 +1351,20 @@ int Main(int argc, char** argv) {
     return kExitUsage;
   }
 
+  if (auto ok = CheckListArgs(argc, argv); !ok) {
+    return Fail(ok.error());
+  }
+  for (SpeedCommand* c : {&run_cmd, &perf_cmd, &launch_cmd.base}) {
+    if (!c->deadline.empty()) {
+      auto seconds = ParseDuration("--deadline", c->deadline);
+      if (!seconds) {
+        return Fail(seconds.error());
+      }
+      c->deadline_at = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(*seconds));
+    }
+  }
   std::stop_source stop;
   std::string command_line = CommandLine(argc, argv);
   SetMediaCache();

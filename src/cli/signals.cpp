@@ -38,10 +38,16 @@ void WatchStopSignals(std::stop_source source) {
     WaitForStopSignal();
     std::fputs(
         "\nservebench: interrupted: stopping, writing what was measured "
-        "(Ctrl-C again to quit at once)\n",
+        "(a third Ctrl-C quits at once)\n",
         stderr);
     source.request_stop();
+    // A second signal is common (GNU timeout sends SIGTERM twice, people press Ctrl-C twice):
+    // it must not cost the final write, which is already under way.
     WaitForStopSignal();
+    std::fputs("servebench: still writing the results; a third Ctrl-C quits at once\n", stderr);
+    WaitForStopSignal();
+    // Every file of the run directory is replaced by rename, so quitting here leaves each one
+    // either as it was or complete, never half-written.
     _exit(130);
   }).detach();
 }

@@ -1,5 +1,7 @@
 // Ctrl-C handling without code in signal context: SIGINT/SIGTERM are blocked in every thread and
-// a watcher thread turns the first one into stop_source.request_stop(); a second one exits at once.
+// a watcher thread turns the first one into stop_source.request_stop(); a second one only says the
+// results are being written; a third exits at once (files are replaced atomically, so none is
+// left half-written).
 #pragma once
 
 #include <stop_token>
@@ -11,7 +13,7 @@ namespace sb::cli {
 void BlockStopSignals();
 
 // Starts the (detached) watcher. The first signal requests stop on `source` and prints a note to
-// stderr; a second one ends the process with exit code 130.
+// stderr; the second prints another; the third ends the process with exit code 130.
 void WatchStopSignals(std::stop_source source);
 
 // Waits (blocking) for SIGINT or SIGTERM; returns the signal number. For `servebench sim`.

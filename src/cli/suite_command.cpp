@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -121,6 +122,18 @@ Result<std::vector<suite::Suite>> LoadSuites(const std::vector<std::string>& nam
     }
     auto s = suite::LoadSuite(n);
     if (!s) {
+      // A name that is a path to a file that is not there is an unreadable file (exit 3), not
+      // a misspelt suite name (exit 2).
+      const bool path_like =
+          n.find('/') != std::string::npos || n.ends_with(".yaml") || n.ends_with(".yml");
+      if (s.error().code == ErrorCode::kUsage && path_like) {
+        std::error_code ec;
+        if (!std::filesystem::exists(n, ec)) {
+          return MakeError(
+              ErrorCode::kSetup,
+              fmt::format("cannot read suite file '{}': No such file or directory", n));
+        }
+      }
       return s.error();
     }
     out.push_back(std::move(s.value()));

@@ -89,6 +89,19 @@ bool ContainsNumber(const std::string& text, const std::string& number) {
 
 }  // namespace
 
+int CachedPromptTokens(const client::ChatResponse& r) {
+  if (r.usage.cached_tokens >= 0) {
+    return r.usage.cached_tokens;
+  }
+  if (!r.timings_json.empty()) {
+    json t = json::parse(r.timings_json, nullptr, /*allow_exceptions=*/false);
+    if (t.is_object() && t.contains("cache_n") && t["cache_n"].is_number_integer()) {
+      return t["cache_n"].get<int>();
+    }
+  }
+  return -1;
+}
+
 json Session::Context(const ProfileOptions& options) {
   WarmUp(options);
   json rows = json::array();
@@ -191,6 +204,7 @@ json Session::Context(const ProfileOptions& options) {
     auto rs = Execute({params}, "context", {label});
     const auto& r = rs.front();
     RequestMetrics m = ComputeMetrics(r);
+    const int cached = CachedPromptTokens(r);
     json row = {
         {"size", size},
         {"prompt_tokens_requested", size},
@@ -202,9 +216,13 @@ json Session::Context(const ProfileOptions& options) {
         {"answer", r.answer.substr(0, 200)},
         {"correct", r.outcome == client::Outcome::kOk && ContainsNumber(r.answer, expected)},
         {"ttft_ms", m.ttft_ms ? json(*m.ttft_ms) : json()},
-        {"prefill_tok_s", m.ttft_ms && r.usage.prompt_tokens > 0
-                              ? json(r.usage.prompt_tokens / (*m.ttft_ms / 1e3))
-                              : json()},
+        {"cached_prompt_tokens", cached >= 0 ? json(cached) : json()},
+        // Only the tokens the server actually prefilled: a prefix it served from its cache
+        // (llama.cpp's chat template, timings.cache_n) took no prefill time.
+        {"prefill_tok_s",
+         m.ttft_ms && r.usage.prompt_tokens > std::max(cached, 0)
+             ? json((r.usage.prompt_tokens - std::max(cached, 0)) / (*m.ttft_ms / 1e3))
+             : json()},
         {"decode_tok_s", m.decode_tok_s ? json(*m.decode_tok_s) : json()},
         {"status", std::string(client::OutcomeName(r.outcome))},
         {"request", Record(r, "context", label, false)}};

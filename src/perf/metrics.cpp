@@ -60,6 +60,11 @@ std::optional<double> CombinedThroughput(std::span<const client::ChatResponse> r
   std::int64_t last_token = std::numeric_limits<std::int64_t>::min();
   long long tokens = 0;
   for (const auto& r : responses) {
+    // Only streams that finished count: a failed stream's partial tokens and its time would
+    // make up a throughput nobody measured (all streams failed -> no figure at all).
+    if (r.outcome != client::Outcome::kOk) {
+      continue;
+    }
     if (r.send_ns != 0) {
       first_send = std::min(first_send, r.send_ns);
     }

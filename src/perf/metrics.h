@@ -25,8 +25,8 @@ struct RequestMetrics {
 RequestMetrics ComputeMetrics(const client::ChatResponse& r);
 
 // Combined throughput of requests run together: Σ completion tokens / (last token of any
-// request − first send of any request), in tok/s. Failed requests contribute the tokens they
-// delivered. Empty when no token arrived.
+// request − first send of any request), in tok/s, over the requests that succeeded only (a failed
+// stream contributes neither tokens nor time). Empty when no request succeeded with a token.
 std::optional<double> CombinedThroughput(std::span<const client::ChatResponse> responses);
 
 }  // namespace sb::perf

@@ -232,6 +232,7 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
     call.id = next_id_++;
     call.body = client::BuildChatBody(p, target_.kind);
     call.stream = p.stream;
+    call.total_timeout = request_timeout_;
     calls.push_back(std::move(call));
   }
   bool warmup = profile == "warmup";
@@ -330,6 +331,14 @@ std::optional<SpecCounters> Session::ScrapeSpec() {
     scrape_spec_ = false;
     return std::nullopt;
   }
+  // Some servers answer /metrics with JSON (their own stats, or an error object): that is not
+  // the Prometheus text format, and not a problem worth a warning in every run.
+  const auto first = resp->body.find_first_not_of(" \t\r\n");
+  if (resp->content_type.find("json") != std::string::npos ||
+      (first != std::string::npos && (resp->body[first] == '{' || resp->body[first] == '['))) {
+    scrape_spec_ = false;
+    return std::nullopt;
+  }
   auto samples = ParsePrometheus(resp->body);
   if (!samples) {
     Warn(samples.error().message);
@@ -380,6 +389,17 @@ std::string FailureNote(const client::ChatResponse& r) {
   std::string_view name = client::OutcomeName(r.outcome);
   return r.reason.empty() || r.reason == name ? std::string(name)
                                               : fmt::format("{}: {}", name, r.reason);
+}
+
+// The first failed response's note, for a progress line ("" when none failed).
+std::string FirstFailure(const std::vector<client::ChatResponse>& rs) {
+  for (const auto& r : rs) {
+    if (r.outcome != client::Outcome::kOk &&
+        !(r.outcome == client::Outcome::kCancelled && r.send_ns == 0)) {
+      return FailureNote(r);
+    }
+  }
+  return "";
 }
 
 }  // namespace
@@ -497,8 +517,15 @@ json Session::Concurrency(const ProfileOptions& options) {
       level["spec_decode"] = SpecJson(last_window_);
     }
     if (on_progress_) {
-      on_progress_(fmt::format("concurrency {}: {}/{} ok, {} tok/s combined", n, ok, n,
-                               throughput ? fmt::format("{:.1f}", *throughput) : "n/a"));
+      // Failures first: a figure from the streams that succeeded must not hide the rest.
+      on_progress_(
+          errors > 0
+              ? fmt::format("concurrency {}: {} of {} streams failed ({:.0f}%; first: {}); {} "
+                            "tok/s combined over the {} that finished",
+                            n, errors, n, 100.0 * errors / n, FirstFailure(rs),
+                            throughput ? fmt::format("{:.1f}", *throughput) : "no figure", ok)
+              : fmt::format("concurrency {}: {}/{} ok, {} tok/s combined", n, ok, n,
+                            throughput ? fmt::format("{:.1f}", *throughput) : "n/a"));
     }
     levels.push_back(std::move(level));
   }
@@ -595,6 +622,7 @@ json Session::Ttft(const ProfileOptions& options) {
 }
 
 json Session::Run(const std::string& name, const ProfileOptions& options) {
+  request_timeout_ = options.request_timeout;
   if (name == "decode") {
     return Decode(options);
   }

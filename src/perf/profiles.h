@@ -132,6 +132,9 @@ class Session {
   // True once the user stopped the run or the server stopped answering: no more requests.
   bool Halted() const { return stop_.stop_requested() || server_gone_; }
 
+  // True once the server stopped answering (3 refused connections in a row).
+  bool server_gone() const { return server_gone_; }
+
   // Speculative-decoding acceptance over every measurement window so far (results.json
   // "spec_decode"), null when the server exposes no such counters.
   nlohmann::json SpecDecode() const;
@@ -161,6 +164,7 @@ class Session {
   std::uint64_t next_id_ = 1;
   std::uint64_t nonce_ = 0;      // makes every prompt unique (defeats prefix caching) ...
   std::uint64_t session_nonce_;  // ... across invocations too (random per session)
+  std::chrono::milliseconds request_timeout_{0};  // ProfileOptions::request_timeout of Run()
   int consecutive_transport_failures_ = 0;
   bool server_gone_ = false;
   int warmups_done_ = 0;
@@ -186,6 +190,10 @@ nlohmann::json StatsJson(const std::vector<double>& values);
 // Adds a llama.cpp response's `timings.draft_n` / `draft_n_accepted` to window (servers without
 // speculative-decoding counters in /metrics). Returns false when the timings carry no drafts.
 bool AddTimingsDrafts(const std::string& timings_json, SpecWindow& window);
+
+// Prompt tokens the server served from its prefix cache: usage.prompt_tokens_details.
+// cached_tokens (vLLM, SGLang), else llama.cpp's timings.cache_n; -1 when the server says nothing.
+int CachedPromptTokens(const client::ChatResponse& r);
 
 // A deterministic English filler text of about `words` words (for long prompts).
 std::string FillerText(int words, std::uint64_t seed);

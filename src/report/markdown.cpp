@@ -207,14 +207,18 @@ void RenderHeader(const json& r, std::string& out) {
     out += line + ".\n\n";
   }
   std::string status = StringAt(r, {"status"}).value_or("complete");
+  const std::string reason = StringAt(r, {"stop_reason"}).value_or("");
+  const std::string why = reason.empty() ? "" : " Reason: " + Text(reason) + ".";
   if (status == "interrupted") {
     out +=
         "**Interrupted: partial results.** The run was stopped before it finished; the tables "
-        "show only what was measured.\n\n";
+        "show only what was measured." +
+        why + "\n\n";
   } else if (status == "failed") {
     out +=
         "**Failed: partial results.** The run stopped on an error; the tables show only what "
-        "was measured.\n\n";
+        "was measured." +
+        why + "\n\n";
   } else if (status == "running") {
     out +=
         "**Incomplete: partial results.** results.json was last written while the run was still "
@@ -889,11 +893,18 @@ std::string RenderMarkdown(const json& results) {
 }
 
 std::string RenderConsoleSummary(const json& r) {
-  std::string out = "target: " + DescribeTarget(r) + "\n";
+  // A run that failed or was stopped says so before any figure.
+  std::string out;
   std::string status = StringAt(r, {"status"}).value_or("complete");
-  if (status != "complete") {
-    out += fmt::format("status: {} (partial results)\n", status);
+  const std::string reason = StringAt(r, {"stop_reason"}).value_or("");
+  if (status == "failed") {
+    out += fmt::format("RUN FAILED: {} (partial results below)\n",
+                       reason.empty() ? "see the warnings" : reason);
+  } else if (status != "complete") {
+    out += fmt::format("status: {}{} (partial results)\n", status,
+                       reason.empty() ? "" : ": " + reason);
   }
+  out += "target: " + DescribeTarget(r) + "\n";
   auto n = [&](std::string_view key) { return NumberAt(r, {"summary", key}); };
   if (auto total = n("total"); total && *total > 0) {
     std::vector<std::string> other;

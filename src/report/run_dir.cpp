@@ -10,7 +10,10 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "core/redact.h"
 
 namespace sb::report {
 
@@ -113,6 +116,7 @@ struct RunDir::Samples {
   std::mutex mu;
   std::FILE* file = nullptr;  // guarded by mu
   fs::path path;
+  std::string error;  // guarded by mu: the first failed append ("" = none)
 
   ~Samples() {
     if (file != nullptr) {
@@ -150,8 +154,7 @@ Result<RunDir> RunDir::Create(const fs::path& dir, RunDirMode mode) {
       if (has_results || has_samples) {
         return MakeError(ErrorCode::kSetup,
                          fmt::format("{} already holds a run ({}); choose another output "
-                                     "directory, or pass --overwrite to replace it or --resume "
-                                     "to continue it",
+                                     "directory, or pass --overwrite to replace it",
                                      dir.string(), has_results ? kResultsFile : kSamplesFile));
       }
       break;
@@ -185,20 +188,35 @@ Result<RunDir> RunDir::Create(const fs::path& dir, RunDirMode mode) {
 }
 
 Result<void> RunDir::AppendSample(const json& record) {
-  std::string line = Dump(record, -1);
+  std::string line = Redact(Dump(record, -1));
   line.push_back('\n');
   std::lock_guard<std::mutex> lock(samples_->mu);
+  if (!samples_->error.empty()) {
+    // After a failed append the journal ends at the last whole line; nothing goes after a gap.
+    return MakeError(ErrorCode::kIo, samples_->error);
+  }
+  const int fd = ::fileno(samples_->file);
+
+  struct stat st {};
+
+  const off_t before = ::fstat(fd, &st) == 0 ? st.st_size : -1;
   if (std::fwrite(line.data(), 1, line.size(), samples_->file) != line.size() ||
       std::fflush(samples_->file) != 0) {
     int err = errno;
     std::clearerr(samples_->file);
-    return IoError("cannot append to", samples_->path, err);
+    // A short write (disk full) would leave a cut line: take it back.
+    if (before >= 0) {
+      [[maybe_unused]] int rc = ::ftruncate(fd, before);
+    }
+    samples_->error =
+        fmt::format("cannot append to {}: {}", samples_->path.string(), SystemReason(err));
+    return MakeError(ErrorCode::kIo, samples_->error);
   }
   return {};
 }
 
 Result<void> RunDir::WriteResults(const json& results) {
-  std::string text = Dump(results, 2);
+  std::string text = Redact(Dump(results, 2));
   text.push_back('\n');
   return AtomicWrite(dir_, kResultsFile, text);
 }
@@ -210,7 +228,7 @@ Result<void> RunDir::WriteText(std::string_view name, std::string_view text) {
         ErrorCode::kInternal,
         fmt::format("\"{}\" is not a plain file name inside the run directory", std::string(name)));
   }
-  return AtomicWrite(dir_, name, text);
+  return AtomicWrite(dir_, name, Redact(text));
 }
 
 Result<json> LoadResults(const fs::path& run_dir_or_file) {

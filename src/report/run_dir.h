@@ -49,7 +49,11 @@ class RunDir {
   ~RunDir();
 
   // Appends `record` as one line of samples.jsonl and flushes it to the kernel before
-  // returning. Invalid UTF-8 in strings is replaced (U+FFFD), never thrown on.
+  // returning. Invalid UTF-8 in strings is replaced (U+FFFD), never thrown on. A failed append
+  // (disk full, I/O error) takes back any part of the line that was written, so the file always
+  // ends in a whole line, and every later append fails with the same error (kIo, naming the
+  // file and the system's reason). Every write of the run directory passes through Redact()
+  // (core/redact.h): no registered secret reaches a file.
   Result<void> AppendSample(const nlohmann::json& record);
 
   // Replaces results.json atomically with `results`, pretty-printed (2-space indent).

@@ -90,6 +90,9 @@ class SuiteRunner {
   // Requests the suite sent and their totals (for the run's summary).
   long long requests() const { return requests_; }
 
+  // True once the server stopped answering (refused connections in a row): the suite ended.
+  bool server_gone() const { return server_gone_; }
+
   long long failed_requests() const { return failed_requests_; }
 
   long long completion_tokens() const { return completion_tokens_; }

@@ -210,8 +210,13 @@ TEST(CliTest, ServerFaultsAreRecordedAndTheRunGoesOn) {
   fs::path out = dir.path() / "run";
   ProcessResult r = RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "decode,ttft",
                                 "--tokens", "16", "--runs", "2", "--out", out.string()});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Every request failed: the run is `failed` (exit 3), never `complete` with exit 0.
+  ASSERT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            "RUN FAILED: every request failed (8 of 8) "
+            "(partial results below)");
   json res = json::parse(ReadFile(out / "results.json"));
+  EXPECT_EQ(res["status"], "failed");
   EXPECT_EQ(res["perf"]["decode"]["errors"], 2);
   EXPECT_EQ(res["perf"]["decode"]["runs"][0]["status"], "http_error");
   EXPECT_EQ(res["perf"]["decode"]["runs"][0]["http_status"], 500);

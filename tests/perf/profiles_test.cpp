@@ -15,6 +15,7 @@
 #include "client/http_client.h"
 #include "core/clock.h"
 #include "sim/sim_server.h"
+#include "support/script_server.h"
 
 namespace sb::perf {
 namespace {
@@ -199,6 +200,104 @@ TEST(ProfilesTest, FailedStreamsHaveNoSpeedAndAddNothingToTheSummary) {
   EXPECT_EQ(sum["completion_tokens"], 0);
   EXPECT_TRUE(sum["avg_tok_s"].is_null());
   EXPECT_TRUE(s.warnings().empty());  // no bogus "estimated tokens" warning
+}
+
+TEST(ProfilesTest, ALevelWhereEveryStreamFailedHasNoThroughput) {
+  // Every stream is reset after some tokens arrived: those tokens are no throughput.
+  sim::SimOptions so = Quiet();
+  so.fault_rate = 1;
+  so.fault_kinds = {"reset"};
+  Fixture f(so);
+  Session s = f.MakeSession();
+  ProfileOptions o;
+  o.tokens = 64;
+  o.levels = {4};
+  o.warmup = 0;
+  json c = s.Concurrency(o);
+  const json& l = c["levels"][0];
+  EXPECT_EQ(l["ok"], 0);
+  EXPECT_EQ(l["errors"], 4);
+  EXPECT_TRUE(l["throughput_tok_s"].is_null()) << l["throughput_tok_s"];
+  EXPECT_EQ(l["per_stream_decode_tok_s"]["n"], 0);
+}
+
+TEST(ProfilesTest, RequestTimeoutEndsAStalledDecodeRequest) {
+  sim::SimOptions so = Quiet();
+  so.fault_rate = 1;
+  so.fault_kinds = {"stall"};
+  so.stall_ms = 20000;
+  Fixture f(so);
+  Session s = f.MakeSession();
+  ProfileOptions o;
+  o.tokens = 64;
+  o.runs = 1;
+  o.warmup = 0;
+  o.request_timeout = std::chrono::milliseconds(300);
+  const auto start = std::chrono::steady_clock::now();
+  json d = s.Run("decode", o);
+  const double took_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(d["runs"].size(), 1u);
+  EXPECT_EQ(d["runs"][0]["status"], "timeout") << d["runs"][0].dump();
+  EXPECT_NE(d["runs"][0]["reason"].get<std::string>().find("300 ms"), std::string::npos)
+      << d["runs"][0]["reason"];
+  EXPECT_LT(took_s, 5.0);  // the stall lasts 20 s
+}
+
+TEST(ProfilesTest, MetricsAnsweredWithJsonIsNoWarning) {
+  using testing::Chunk;
+  using testing::FullResponse;
+  using testing::LastChunk;
+  using testing::Script;
+  using testing::ScriptRequest;
+  using testing::SseHead;
+  testing::ScriptServer server([](const ScriptRequest& req) {
+    if (req.path == "/metrics") {
+      return Script().Send(
+          FullResponse(200, "application/json", R"({"requests": 12, "uptime_s": 99})"));
+    }
+    Script script;
+    script.Send(SseHead());
+    for (int i = 0; i < 8; ++i) {
+      script
+          .Send(Chunk(R"(data: {"choices":[{"index":0,"delta":{"content":"tok "}}]})"
+                      "\n\n"))
+          .Pause(2);
+    }
+    return script
+        .Send(Chunk(R"(data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}],)"
+                    R"("usage":{"prompt_tokens":5,"completion_tokens":8}})"
+                    "\n\ndata: [DONE]\n\n"))
+        .Send(LastChunk());
+  });
+  client::ClientOptions co;
+  co.endpoint = server.url();
+  client::Client c(co);
+  std::stop_source stop;
+  Session s(c, {"m", client::ServerKind::kUnknown}, nullptr, nullptr, stop.get_token(),
+            ToNanos(std::chrono::steady_clock::now()));
+  ProfileOptions o;
+  o.tokens = 8;
+  o.runs = 2;
+  o.warmup = 0;
+  json d = s.Decode(o);
+  EXPECT_EQ(d["decode_tok_s"]["n"], 2) << d.dump();
+  for (const auto& w : s.warnings()) {
+    EXPECT_EQ(w.find("metrics"), std::string::npos) << w;
+  }
+  EXPECT_TRUE(s.SpecDecode().is_null());
+}
+
+TEST(ProfilesTest, CachedPromptTokensComeFromUsageOrLlamaCppTimings) {
+  client::ChatResponse r;
+  EXPECT_EQ(CachedPromptTokens(r), -1);
+  r.timings_json = R"({"cache_n": 37, "prompt_n": 63, "prompt_ms": 21.9})";
+  EXPECT_EQ(CachedPromptTokens(r), 37);
+  r.usage.cached_tokens = 12;  // the OpenAI field wins where both exist
+  EXPECT_EQ(CachedPromptTokens(r), 12);
+  r.usage.cached_tokens = -1;
+  r.timings_json = "not json";
+  EXPECT_EQ(CachedPromptTokens(r), -1);
 }
 
 TEST(ProfilesTest, AServerThatStopsAnsweringEndsTheRun) {

@@ -220,6 +220,40 @@ TEST_F(RunDirTest, FailedAppendIsReported) {
       << r.error().message;
 }
 
+TEST_F(RunDirTest, DiskFullMidRunLeavesOnlyWholeLines) {
+  auto run = RunDir::Create(root_ / "r");
+  ASSERT_TRUE(run.has_value());
+  const json record = {{"id", 1}, {"pad", std::string(300, 'y')}};
+  int written = 0;
+  Result<void> r;
+  {
+    // Room for a few lines: the append that crosses the limit is written only in part.
+    FileSizeLimit limit(2000);
+    for (int i = 0; i < 100; ++i) {
+      r = run->AppendSample(record);
+      if (!r) {
+        break;
+      }
+      ++written;
+    }
+  }
+  ASSERT_FALSE(r.has_value());
+  ASSERT_GT(written, 0);
+  const std::string text = Slurp(root_ / "r" / "samples.jsonl");
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');  // no cut line
+  const auto lines = Lines(text);
+  EXPECT_EQ(static_cast<int>(lines.size()), written);
+  for (const auto& line : lines) {
+    EXPECT_NO_THROW((void)json::parse(line));
+  }
+  // With room again, nothing is appended after the gap: the same error, named once more.
+  auto again = run->AppendSample(record);
+  ASSERT_FALSE(again.has_value());
+  EXPECT_EQ(again.error().message, r.error().message);
+  EXPECT_EQ(Slurp(root_ / "r" / "samples.jsonl"), text);
+}
+
 TEST_F(RunDirTest, WriteTextReplacesAtomically) {
   auto run = RunDir::Create(root_ / "r");
   ASSERT_TRUE(run.has_value());

@@ -1,0 +1,26 @@
+// Secrets that must never reach any output: the password (userinfo) of an endpoint URL such as
+// http://user:password@host/v1 and the API key. The command line registers them once; every
+// writer of user-visible bytes (stdout/stderr lines, results.json, samples.jsonl, reports)
+// passes its text through Redact(). Thread safety: AddSecret before starting threads that call
+// Redact; Redact may then be called from any thread.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace sb {
+
+// Registers `secret` (ignored when shorter than 4 bytes: redacting "ab" would garble text).
+void AddSecret(std::string secret);
+
+// `text` with every registered secret replaced by "***".
+std::string Redact(std::string_view text);
+
+// The URL's userinfo ("user:password@" in "http://user:password@host:8000/v1") replaced by
+// "***@"; a URL without userinfo is returned as is.
+std::string RedactUrl(std::string_view url);
+
+// Registers the userinfo of `url` (as written, and its password alone) as secrets.
+void AddUrlSecrets(std::string_view url);
+
+}  // namespace sb

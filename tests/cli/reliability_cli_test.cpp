@@ -1,0 +1,423 @@
+// End-to-end reliability of the servebench binary (docs/bounds.md): every fault the simulator can
+// strike, through `perf` and `run`, ends with the documented status and exit code, in bounded
+// time, with nothing measured before the fault lost; signals, deadlines, a failing disk, bad
+// limits and credentials in the endpoint URL. Real processes, real HTTP on loopback, real files.
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <signal.h>
+
+#include "support/subprocess.h"
+#include "support/temp_dir.h"
+
+namespace sb {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::Child;
+using testing::ProcessResult;
+using testing::ReadFile;
+using testing::ReadJsonl;
+using testing::RunProcess;
+using testing::TempDir;
+
+const std::string kBin = SB_BINARY;
+
+// `servebench sim` as a child process with extra flags; its base URL.
+class Sim {
+ public:
+  explicit Sim(std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {kBin, "sim", "--port", "0", "--ttft-ms", "5", "--itl-ms", "1"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    child_ = std::make_unique<Child>(argv);
+    const std::string line = child_->ReadLine();
+    const std::string prefix = "listening on ";
+    if (line.rfind(prefix, 0) == 0) {
+      url_ = line.substr(prefix.size());
+    }
+  }
+
+  const std::string& url() const { return url_; }
+
+  Child& child() { return *child_; }
+
+ private:
+  std::unique_ptr<Child> child_;
+  std::string url_;
+};
+
+double SecondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+std::string FirstLine(const std::string& s) {
+  return s.substr(0, s.find('\n'));
+}
+
+// Every request record of results.json's perf section (decode runs, concurrency streams).
+std::vector<json> PerfRecords(const json& res) {
+  std::vector<json> out;
+  if (res["perf"].contains("decode")) {
+    for (const auto& r : res["perf"]["decode"]["runs"]) {
+      out.push_back(r);
+    }
+  }
+  if (res["perf"].contains("concurrency")) {
+    for (const auto& l : res["perf"]["concurrency"]["levels"]) {
+      for (const auto& r : l["requests"]) {
+        out.push_back(r);
+      }
+    }
+  }
+  return out;
+}
+
+// Measured (non-warm-up) lines of samples.jsonl.
+std::vector<json> MeasuredSamples(const fs::path& run) {
+  std::vector<json> out;
+  for (const auto& s : ReadJsonl(run / "samples.jsonl")) {
+    if (!s.value("warmup", false)) {
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
+// Waits (bounded) until the run directory's journal holds `n` measured samples.
+bool WaitForSamples(const fs::path& run, std::size_t n) {
+  for (int i = 0; i < 1000; ++i) {
+    if (fs::exists(run / "samples.jsonl") && MeasuredSamples(run).size() >= n) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// ---- The fault matrix -------------------------------------------------------------------------
+
+struct FaultCase {
+  std::string fault;   // sim --fault-kinds value
+  std::string status;  // the request record's status it must produce
+};
+
+void PrintTo(const FaultCase& c, std::ostream* os) {
+  *os << c.fault;
+}
+
+class FaultMatrix : public ::testing::TestWithParam<FaultCase> {};
+
+// Every request struck by the fault: perf ends `failed`, exit 3, says so first, in bounded time,
+// and every request it sent is in both samples.jsonl and results.json with the fault's status.
+TEST_P(FaultMatrix, PerfWhereEveryRequestFailsEndsFailed) {
+  const FaultCase& c = GetParam();
+  Sim sim({"--fault-rate", "1", "--fault-kinds", c.fault, "--stall-ms", "30000"});
+  ASSERT_FALSE(sim.url().empty());
+  TempDir dir;
+  const fs::path out = dir.path() / "run";
+  const auto start = std::chrono::steady_clock::now();
+  ProcessResult r = RunProcess({kBin,
+                                "perf",
+                                "--endpoint",
+                                sim.url(),
+                                "--profile",
+                                "decode,concurrency",
+                                "--runs",
+                                "2",
+                                "--levels",
+                                "2",
+                                "--tokens",
+                                "16",
+                                "--warmup",
+                                "0",
+                                "--idle-timeout-s",
+                                "1",
+                                "--first-byte-timeout-s",
+                                "2",
+                                "--out",
+                                out.string()},
+                               std::chrono::seconds(90));
+  const double took = SecondsSince(start);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_LT(took, 40.0);  // the stall alone lasts 30 s per request
+  EXPECT_EQ(FirstLine(r.out).rfind("RUN FAILED: every request failed", 0), 0u) << r.out;
+  const json res = json::parse(ReadFile(out / "results.json"));
+  EXPECT_EQ(res["status"], "failed");
+  EXPECT_NE(res["stop_reason"].get<std::string>().find("every request failed"), std::string::npos);
+  const auto records = PerfRecords(res);
+  EXPECT_EQ(records.size(), 4u);
+  for (const auto& rec : records) {
+    EXPECT_EQ(rec["status"], c.status) << rec.dump();
+    EXPECT_TRUE(rec["decode_tok_s"].is_null());
+  }
+  EXPECT_EQ(MeasuredSamples(out).size(), records.size());
+  EXPECT_TRUE(fs::exists(out / "report.md"));
+  EXPECT_NE(ReadFile(out / "report.md").find("**Failed: partial results.**"), std::string::npos);
+}
+
+// Half the requests struck: the run completes, the failures are counted, and every success is
+// kept with its figures.
+TEST_P(FaultMatrix, PerfWithSomeFaultsKeepsEverySuccess) {
+  const FaultCase& c = GetParam();
+  Sim sim({"--fault-rate", "0.5", "--fault-kinds", c.fault, "--stall-ms", "30000", "--seed", "7"});
+  ASSERT_FALSE(sim.url().empty());
+  TempDir dir;
+  const fs::path out = dir.path() / "run";
+  ProcessResult r =
+      RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "decode", "--runs", "8",
+                  "--tokens", "16", "--warmup", "0", "--idle-timeout-s", "1",
+                  "--first-byte-timeout-s", "2", "--out", out.string()},
+                 std::chrono::seconds(90));
+  const json res = json::parse(ReadFile(out / "results.json"));
+  const auto records = PerfRecords(res);
+  int ok = 0, failed = 0;
+  for (const auto& rec : records) {
+    if (rec["status"] == "ok") {
+      ++ok;
+      EXPECT_TRUE(rec["decode_tok_s"].is_number()) << rec.dump();
+    } else {
+      ++failed;
+      EXPECT_EQ(rec["status"], c.status) << rec.dump();
+    }
+  }
+  ASSERT_GT(ok, 0) << "seed 7 struck every request";
+  ASSERT_GT(failed, 0) << "seed 7 struck no request";
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(res["status"], "complete");
+  EXPECT_EQ(res["perf"]["decode"]["errors"], failed);
+  EXPECT_EQ(res["perf"]["decode"]["decode_tok_s"]["n"], ok);
+  EXPECT_EQ(res["summary"]["failed_requests"], failed);
+  EXPECT_EQ(MeasuredSamples(out).size(), records.size());
+}
+
+// The quick suite against a server where every request fails: every test ERROR or TIMEOUT, the
+// run `failed` with exit 3.
+TEST_P(FaultMatrix, SuiteWhereEveryRequestFailsEndsFailed) {
+  const FaultCase& c = GetParam();
+  Sim sim({"--fault-rate", "1", "--fault-kinds", c.fault, "--stall-ms", "30000"});
+  ASSERT_FALSE(sim.url().empty());
+  TempDir dir;
+  const fs::path out = dir.path() / "run";
+  const auto start = std::chrono::steady_clock::now();
+  ProcessResult r =
+      RunProcess({kBin, "run", "--endpoint", sim.url(), "--suite", "quick", "--idle-timeout-s", "1",
+                  "--first-byte-timeout-s", "2", "--out", out.string()},
+                 std::chrono::seconds(120));
+  EXPECT_LT(SecondsSince(start), 60.0);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const json res = json::parse(ReadFile(out / "results.json"));
+  EXPECT_EQ(res["status"], "failed") << res["stop_reason"];
+  ASSERT_FALSE(res["tests"].empty());
+  for (const auto& t : res["tests"]) {
+    const std::string status = t["status"];
+    EXPECT_TRUE(status == "ERROR" || status == "TIMEOUT" || status == "UNSUPPORTED") << t.dump();
+  }
+  EXPECT_EQ(res["summary"]["pass"], 0);
+  EXPECT_EQ(res["summary"]["completion_tokens"], 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(SimFaults, FaultMatrix,
+                         ::testing::Values(FaultCase{"reset", "transport"},
+                                           FaultCase{"stall", "timeout"},
+                                           FaultCase{"malformed", "malformed"},
+                                           FaultCase{"500", "http_error"},
+                                           FaultCase{"429", "http_error"}),
+                         [](const auto& param_info) { return "f" + param_info.param.fault; });
+
+// The server killed mid-run: the run ends `failed` in bounded time and keeps every request that
+// finished before.
+TEST(Reliability, ServerKilledMidRunKeepsWhatWasMeasured) {
+  Sim sim;
+  ASSERT_FALSE(sim.url().empty());
+  TempDir dir;
+  const fs::path out = dir.path() / "run";
+  Child run({kBin, "perf", "--endpoint", sim.url(), "--profile", "decode", "--runs", "100000",
+             "--tokens", "16", "--warmup", "0", "--out", out.string()});
+  ASSERT_TRUE(WaitForSamples(out, 3));
+  sim.child().Signal(SIGKILL);
+  const auto killed = std::chrono::steady_clock::now();
+  const int code = run.Wait(std::chrono::seconds(60));
+  EXPECT_LT(SecondsSince(killed), 30.0);
+  EXPECT_EQ(code, 3) << run.Stderr();
+  const json res = json::parse(ReadFile(out / "results.json"));
+  EXPECT_EQ(res["status"], "failed");
+  EXPECT_NE(res["stop_reason"].get<std::string>().find("stopped answering"), std::string::npos)
+      << res["stop_reason"];
+  const auto samples = MeasuredSamples(out);
+  const auto records = PerfRecords(res);
+  ASSERT_EQ(samples.size(), records.size());
+  int ok = 0;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    EXPECT_EQ(samples[i]["id"], records[i]["id"]);
+    EXPECT_EQ(samples[i]["ttft_ms"], records[i]["ttft_ms"]);
+    ok += samples[i]["status"] == "ok" ? 1 : 0;
+  }
+  EXPECT_GE(ok, 3);
+  EXPECT_EQ(res["perf"]["decode"]["decode_tok_s"]["n"], ok);
+}
+
+// ---- Signals ----------------------------------------------------------------------------------
+
+// GNU timeout and impatient people send two signals: the second must not cost the final write.
+TEST(Reliability, TwoSignalsStillWriteTheResultsAndTheReport) {
+  Sim sim;
+  ASSERT_FALSE(sim.url().empty());
+  TempDir dir;
+  const fs::path out = dir.path() / "run";
+  Child run({kBin, "perf", "--endpoint", sim.url(), "--profile", "decode", "--runs", "100000",
+             "--tokens", "16", "--out", out.string()});
+  ASSERT_TRUE(WaitForSamples(out, 3));
+  run.Signal(SIGTERM);
+  run.Signal(SIGTERM);
+  EXPECT_EQ(run.Wait(), 130) << run.Stderr();
+  const json res = json::parse(ReadFile(out / "results.json"));
+  EXPECT_EQ(res["status"], "interrupted");
+  EXPECT_NE(res["stop_reason"].get<std::string>().find("signal"), std::string::npos);
+  EXPECT_TRUE(fs::exists(out / "report.md"));
+  EXPECT_EQ(MeasuredSamples(out).size(), PerfRecords(res).size());
+}
+
+// A third signal quits at once, and still leaves no file half-written.
+TEST(Reliability, ThirdSignalQuitsAtOnceLeavingWholeFiles) {
+  Sim sim;
+  ASSERT_FALSE(sim.url().empty());
+  TempDir dir;
+  const fs::path out = dir.path() / "run";
+  Child run({kBin, "perf", "--endpoint", sim.url(), "--profile", "decode", "--runs", "100000",
+             "--tokens", "16", "--out", out.string()});
+  ASSERT_TRUE(WaitForSamples(out, 2));
+  for (int i = 0; i < 3; ++i) {
+    run.Signal(SIGINT);
+  }
+  EXPECT_EQ(run.Wait(std::chrono::seconds(10)), 130) << run.Stderr();
+  EXPECT_TRUE(json::accept(ReadFile(out / "results.json")));
+  const std::string samples = ReadFile(out / "samples.jsonl");
+  ASSERT_FALSE(samples.empty());
+  EXPECT_EQ(samples.back(), '\n');
+  EXPECT_NO_THROW((void)ReadJsonl(out / "samples.jsonl"));
+}
+
+// ---- Bounds -----------------------------------------------------------------------------------
+
+TEST(Reliability, LimitsOfZeroNegativeOrNanAreUsageErrorsNamingTheFlag) {
+  for (const char* flag : {"--connect-timeout-s", "--first-byte-timeout-s", "--idle-timeout-s",
+                           "--request-timeout-s"}) {
+    for (const char* value : {"0", "-1", "nan", "inf"}) {
+      if (std::string(flag) == "--request-timeout-s" && std::string(value) == "0") {
+        continue;  // documented: 0 = no whole-request limit (the other limits still hold)
+      }
+      ProcessResult r = RunProcess({kBin, "perf", "--profile", "decode", flag, value});
+      EXPECT_EQ(r.exit_code, 2) << flag << " " << value << ": " << r.err;
+      EXPECT_NE(r.err.find(flag), std::string::npos) << r.err;
+    }
+  }
+  ProcessResult r = RunProcess({kBin, "perf", "--profile", "decode", "--deadline", "soon"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--deadline soon"), std::string::npos) << r.err;
+}
+
+TEST(Reliability, DeadlineStopsTheRunAndWritesWhatWasMeasured) {
+  Sim sim;
+  ASSERT_FALSE(sim.url().empty());
+  TempDir dir;
+  const fs::path out = dir.path() / "run";
+  const auto start = std::chrono::steady_clock::now();
+  ProcessResult r =
+      RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "decode", "--runs", "100000",
+                  "--tokens", "16", "--deadline", "1.5s", "--out", out.string()},
+                 std::chrono::seconds(60));
+  const double took = SecondsSince(start);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_GT(took, 1.4);
+  EXPECT_LT(took, 15.0);
+  const json res = json::parse(ReadFile(out / "results.json"));
+  EXPECT_EQ(res["status"], "interrupted");
+  EXPECT_NE(res["stop_reason"].get<std::string>().find("--deadline 1.5s"), std::string::npos);
+  EXPECT_GT(res["perf"]["decode"]["decode_tok_s"]["n"].get<int>(), 0);
+  EXPECT_EQ(MeasuredSamples(out).size(), PerfRecords(res).size());
+}
+
+// A journal that cannot be written (the disk is full): stop, say which file and why, `failed`.
+TEST(Reliability, AJournalThatCannotBeWrittenStopsTheRun) {
+  Sim sim;
+  ASSERT_FALSE(sim.url().empty());
+  TempDir dir;
+  const fs::path out = dir.path() / "run";
+  fs::create_directories(out);
+  fs::create_symlink("/dev/full", out / "samples.jsonl");
+  const auto start = std::chrono::steady_clock::now();
+  ProcessResult r = RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "decode",
+                                "--runs", "100000", "--tokens", "16", "--out", out.string()},
+                               std::chrono::seconds(60));
+  EXPECT_LT(SecondsSince(start), 20.0);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("cannot append to " + (out / "samples.jsonl").string() +
+                       ": No space left on device"),
+            std::string::npos)
+      << r.err;
+  const json res = json::parse(ReadFile(out / "results.json"));
+  EXPECT_EQ(res["status"], "failed");
+  EXPECT_NE(res["stop_reason"].get<std::string>().find("No space left"), std::string::npos);
+}
+
+// ---- Secrets and small things ---------------------------------------------------------------
+
+TEST(Reliability, CredentialsInTheEndpointUrlReachNoOutput) {
+  Sim sim;
+  ASSERT_FALSE(sim.url().empty());
+  const std::string secret = "pw-Zq81xK";
+  std::string url = sim.url();
+  url.insert(url.find("://") + 3, "alice:" + secret + "@");
+  TempDir dir;
+  const fs::path out = dir.path() / "run";
+  ProcessResult r = RunProcess({kBin, "perf", "--endpoint", url, "--profile", "decode", "--runs",
+                                "1", "--tokens", "8", "--out", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find(secret), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find(secret), std::string::npos) << r.err;
+  for (const auto& e : fs::directory_iterator(out)) {
+    EXPECT_EQ(ReadFile(e.path()).find(secret), std::string::npos) << e.path();
+  }
+  const json res = json::parse(ReadFile(out / "results.json"));
+  EXPECT_EQ(res["target"]["endpoint"].get<std::string>().find("alice"), std::string::npos);
+  EXPECT_NE(res["target"]["endpoint"].get<std::string>().find("***@127.0.0.1"), std::string::npos);
+  // An unreachable endpoint's error names the host, not the password.
+  ProcessResult bad =
+      RunProcess({kBin, "perf", "--endpoint", "http://alice:" + secret + "@127.0.0.1:1/v1",
+                  "--profile", "decode", "--out", (dir.path() / "bad").string()});
+  EXPECT_EQ(bad.exit_code, 3);
+  EXPECT_EQ(bad.err.find(secret), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("127.0.0.1:1"), std::string::npos) << bad.err;
+}
+
+TEST(Reliability, AnEmptyListItemIsAUsageError) {
+  ProcessResult r = RunProcess({kBin, "perf", "--profile", "concurrency", "--levels", "1,,2"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--levels 1,,2: an empty item"), std::string::npos) << r.err;
+}
+
+TEST(Reliability, ABadWarmupIsNamed) {
+  ProcessResult r = RunProcess({kBin, "perf", "--profile", "decode", "--warmup", "-1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--warmup must be 0 or more"), std::string::npos) << r.err;
+}
+
+TEST(Reliability, AMissingSuiteFileIsAnUnreadableFile) {
+  ProcessResult r = RunProcess({kBin, "run", "--suite", "/nonexistent/my_suite.yaml"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("cannot read suite file '/nonexistent/my_suite.yaml'"), std::string::npos)
+      << r.err;
+  ProcessResult typo = RunProcess({kBin, "run", "--suite", "standrd"});
+  EXPECT_EQ(typo.exit_code, 2) << typo.err;  // a misspelt name stays a usage error
+}
+
+}  // namespace
+}  // namespace sb
