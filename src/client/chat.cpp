@@ -499,6 +499,8 @@ bool ApplyStreamEvent(std::string_view data, std::int64_t t_ns, ChatResponse& r)
       // llama.cpp timings_per_token: the cumulative count of generated tokens.
       ev.tokens = std::max(0, r.timings_predicted_n - std::max(previous_predicted, 0));
     }
+    ev.answer_end = static_cast<std::uint32_t>(r.answer.size());
+    ev.reasoning_end = static_cast<std::uint32_t>(r.reasoning.size());
     r.events.push_back(ev);
   }
   return true;
@@ -538,6 +540,8 @@ bool ApplyCompletionBody(std::string_view body, std::int64_t t_ns, ChatResponse&
     ev.t_ns = t_ns;
     ev.kinds = kinds;
     ev.tokens = r.usage.completion_tokens;
+    ev.answer_end = static_cast<std::uint32_t>(r.answer.size());
+    ev.reasoning_end = static_cast<std::uint32_t>(r.reasoning.size());
     r.events.push_back(ev);
   }
   return true;

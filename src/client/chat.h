@@ -92,6 +92,10 @@ struct TokenEvent {
   std::int64_t t_ns = 0;     // when its bytes were read, before JSON parsing
   std::int32_t tokens = -1;  // tokens in this event when the server says (continuous usage)
   std::uint8_t kinds = 0;    // bitmask of kAnswer/kReasoning/kTool
+  // answer.size() and reasoning.size() just after this event: what a hook saw then (a resumed
+  // run replays a recorded stream event by event, client/journal.h).
+  std::uint32_t answer_end = 0;
+  std::uint32_t reasoning_end = 0;
 };
 
 struct ChatResponse {
@@ -122,6 +126,9 @@ struct ChatResponse {
   int timings_predicted_n = -1;
   std::string sim_json;      // raw "sim" ground-truth object (servebench sim), "" if none
   bool stream_done = false;  // "data: [DONE]" seen
+  // Replayed from the journal of a resumed run (client/journal.h): not sent by this process.
+  // Every field above is recorded there: a new field must be added to ResponseToJson too.
+  bool replayed = false;
 };
 
 // Decodes one SSE data payload (a chat.completion.chunk, an error object, or "[DONE]") into r.

@@ -725,8 +725,8 @@ Result<void> Client::Validate() const {
   return {};
 }
 
-std::vector<ChatResponse> Client::RunChats(std::span<const ChatCall> calls, const RunHooks& hooks,
-                                           std::stop_token stop) {
+std::vector<ChatResponse> Client::RunChatsLive(std::span<const ChatCall> calls,
+                                               const RunHooks& hooks, std::stop_token stop) {
   Impl& impl = *impl_;
   std::vector<ChatResponse> results(calls.size());
   std::vector<std::pair<std::int64_t, std::size_t>> order;
@@ -873,12 +873,12 @@ Result<HttpResponse> Client::Impl::Plain(bool post, std::string_view path, std::
   return out;
 }
 
-Result<HttpResponse> Client::Get(std::string_view path, std::chrono::milliseconds timeout) {
+Result<HttpResponse> Client::GetLive(std::string_view path, std::chrono::milliseconds timeout) {
   return impl_->Plain(false, path, {}, timeout);
 }
 
-Result<HttpResponse> Client::Post(std::string_view path, std::string_view json_body,
-                                  std::chrono::milliseconds timeout) {
+Result<HttpResponse> Client::PostLive(std::string_view path, std::string_view json_body,
+                                      std::chrono::milliseconds timeout) {
   return impl_->Plain(true, path, json_body, timeout);
 }
 

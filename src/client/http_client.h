@@ -25,6 +25,8 @@
 
 namespace sb::client {
 
+class Journal;  // client/journal.h: record and replay for resumed runs
+
 struct ClientOptions {
   // Server root or API base: "http://127.0.0.1:8000", ".../v1" and ".../v1/" are all accepted.
   std::string endpoint;
@@ -95,9 +97,42 @@ class Client {
   Result<HttpResponse> Post(std::string_view path, std::string_view json_body,
                             std::chrono::milliseconds timeout = std::chrono::milliseconds(30'000));
 
+  // Resumable runs (client/journal.h, docs/resume.md): with a journal attached, every chat batch
+  // and auxiliary request goes through it, and work is grouped in units (a measured batch, a
+  // rate point, a quality test; nested units count as their outermost one). A unit the journal
+  // holds complete from an earlier process is replayed instead of sent. Without a journal
+  // (the default) BeginUnit/EndUnit do nothing. The journal must outlive its use here.
+  void SetJournal(Journal* journal) { journal_ = journal; }
+
+  Journal* journal() const { return journal_; }
+
+  void BeginUnit(std::string_view name);
+  void EndUnit();
+
  private:
+  std::vector<ChatResponse> RunChatsLive(std::span<const ChatCall> calls, const RunHooks& hooks,
+                                         std::stop_token stop);
+  Result<HttpResponse> GetLive(std::string_view path, std::chrono::milliseconds timeout);
+  Result<HttpResponse> PostLive(std::string_view path, std::string_view json_body,
+                                std::chrono::milliseconds timeout);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  Journal* journal_ = nullptr;
+};
+
+// Brackets one unit of work (Client::BeginUnit / EndUnit) for the scope's lifetime.
+class UnitScope {
+ public:
+  UnitScope(Client& client, std::string_view name) : client_(client) { client_.BeginUnit(name); }
+
+  ~UnitScope() { client_.EndUnit(); }
+
+  UnitScope(const UnitScope&) = delete;
+  UnitScope& operator=(const UnitScope&) = delete;
+
+ private:
+  Client& client_;
 };
 
 }  // namespace sb::client

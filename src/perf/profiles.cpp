@@ -213,6 +213,9 @@ json RequestRecord(const client::ChatResponse& r, const std::string& profile,
   if (warmup) {
     rec["warmup"] = true;
   }
+  if (r.replayed) {
+    rec["replayed"] = true;  // from the journal of a resumed run: not sent again
+  }
   return rec;
 }
 
@@ -224,6 +227,9 @@ json Session::Record(const client::ChatResponse& r, const std::string& profile,
 std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParams> params,
                                                    const std::string& profile,
                                                    const std::vector<std::string>& labels) {
+  // One batch is one unit of the run's journal: replayed whole on --resume, or sent whole.
+  client::UnitScope unit(client_,
+                         fmt::format("{} {}", profile, labels.empty() ? "" : labels.front()));
   std::vector<client::ChatCall> calls;
   calls.reserve(params.size());
   std::uint64_t first_id = next_id_;

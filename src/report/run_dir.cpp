@@ -215,6 +215,14 @@ Result<void> RunDir::AppendSample(const json& record) {
   return {};
 }
 
+std::uint64_t RunDir::samples_bytes() const {
+  std::lock_guard<std::mutex> lock(samples_->mu);
+
+  struct stat st {};
+
+  return ::fstat(::fileno(samples_->file), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+}
+
 Result<void> RunDir::WriteResults(const json& results) {
   std::string text = Redact(Dump(results, 2));
   text.push_back('\n');

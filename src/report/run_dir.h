@@ -8,6 +8,7 @@
 // last rename wins).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -55,6 +56,9 @@ class RunDir {
   // file and the system's reason). Every write of the run directory passes through Redact()
   // (core/redact.h): no registered secret reaches a file.
   Result<void> AppendSample(const nlohmann::json& record);
+
+  // Bytes in samples.jsonl now (every whole line appended so far).
+  std::uint64_t samples_bytes() const;
 
   // Replaces results.json atomically with `results`, pretty-printed (2-space indent).
   Result<void> WriteResults(const nlohmann::json& results);

@@ -993,6 +993,8 @@ void SuiteRunner::Run(const Suite& suite) {
         }
         continue;
       }
+      // One test (its probes, attempts and reruns) is one unit of the run's journal.
+      client::UnitScope unit(client_, fmt::format("test {} {}", t->id, rep));
       json result = RunTest(*t, rep);
       if (result.is_null()) {
         not_run_.push_back(t->id);
