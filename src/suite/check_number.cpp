@@ -71,6 +71,41 @@ bool AnyExpected(double have, const NumberArgs& a) {
                      [&](double want) { return Near(have, want, a); });
 }
 
+// Comma groups without spaces have two readings ("120,135,150": 120135150, or 120, 135, 150);
+// a number matches when either does. As one number: its value. As a list, for `pick` first
+// the first item, for final/last the last item, for any some item, for only every item.
+bool Matches(const FoundNumber& n, const NumberArgs& a) {
+  if (AnyExpected(n.value, a)) {
+    return true;
+  }
+  if (n.items.empty()) {
+    return false;
+  }
+  if (a.pick == "first") {
+    return AnyExpected(n.items.front(), a);
+  }
+  if (a.pick == "any") {
+    return std::any_of(n.items.begin(), n.items.end(), [&](double v) { return AnyExpected(v, a); });
+  }
+  if (a.pick == "only") {
+    return std::all_of(n.items.begin(), n.items.end(), [&](double v) { return AnyExpected(v, a); });
+  }
+  return AnyExpected(n.items.back(), a);
+}
+
+// "120,135,150" plus " (read as 120135150 or as 120, 135, 150)" when it has both readings.
+std::string Written(const FoundNumber& n) {
+  if (n.items.empty()) {
+    return n.text;
+  }
+  std::vector<std::string> items;
+  for (double v : n.items) {
+    items.push_back(FormatNumber(v));
+  }
+  return fmt::format("{} (read as {} or as {})", n.text, FormatNumber(n.value),
+                     fmt::join(items, ", "));
+}
+
 std::string ExpectText(const NumberArgs& a) {
   std::vector<std::string> parts;
   for (double e : a.expect) {
@@ -99,7 +134,7 @@ CheckOutcome RunNumber(const NumberArgs& a, const Reply& r) {
   }
   if (a.pick == "any") {
     for (const FoundNumber& n : all) {
-      if (AnyExpected(n.value, a)) {
+      if (Matches(n, a)) {
         return Pass();
       }
     }
@@ -108,9 +143,9 @@ CheckOutcome RunNumber(const NumberArgs& a, const Reply& r) {
   }
   if (a.pick == "only") {
     for (const FoundNumber& n : all) {
-      if (!AnyExpected(n.value, a)) {
+      if (!Matches(n, a)) {
         return FailWith(
-            fmt::format("expected only {}, the answer also says {}", ExpectText(a), n.text));
+            fmt::format("expected only {}, the answer also says {}", ExpectText(a), Written(n)));
       }
     }
     return Pass();
@@ -127,10 +162,10 @@ CheckOutcome RunNumber(const NumberArgs& a, const Reply& r) {
     chosen = FinalNumber(r.answer).value_or(all.back());
     which = "the answer's final number";
   }
-  if (AnyExpected(chosen.value, a)) {
+  if (Matches(chosen, a)) {
     return Pass();
   }
-  return FailWith(fmt::format("expected {}, found {} ({})", ExpectText(a), chosen.text, which));
+  return FailWith(fmt::format("expected {}, found {} ({})", ExpectText(a), Written(chosen), which));
 }
 
 // ---- choice ----------------------------------------------------------------------------------
