@@ -54,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)sb::suite::CountParagraphs(text);
   (void)sb::suite::DominantScript(text);
   (void)sb::suite::Excerpt(text, 40);
-  sb::suite::LoopDetector whole(4, 3), pieces(4, 3);
+  sb::suite::LoopDetector whole(4, 3, 6), pieces(4, 3, 6);
   const bool a = whole.Feed(text);
   bool b = false;
   for (std::size_t i = 0; i < text.size() && !b; i += 3) {

@@ -93,6 +93,38 @@ bool Selected(const TestSpec& t, const std::vector<std::string>& only) {
   return false;
 }
 
+// --retries goes to the client's per-call retry count (ChatCall::retries) and each response
+// reports the retries made (ChatResponse::retries). Until src/client has those fields the
+// requests are sent once and no retry count is recorded (Run warns when --retries was asked).
+template <typename Call>
+constexpr bool kClientRetries = requires(Call c) {
+  c.retries = 1;
+};
+
+template <typename Call>
+void SetRetries(Call& call, int retries) {
+  if constexpr (kClientRetries<Call>) {
+    call.retries = retries;  // the client retries failed sends itself
+  } else {
+    (void)call;
+    (void)retries;
+  }
+}
+
+template <typename Response>
+std::optional<int> RetriesMade(const Response& r) {
+  if constexpr (requires { r.retries; }) {
+    return static_cast<int>(r.retries);
+  } else {
+    (void)r;
+    return std::nullopt;
+  }
+}
+
+// The most bytes a test's streamed text (answer and reasoning) may reach: 4× what max_tokens
+// tokens hold at 4 bytes a token. A server that ignores max_tokens is cancelled there.
+constexpr std::size_t kBytesPerToken = 4, kAnswerCapFactor = 4;
+
 // input_audio.format: the file's extension ("wav", "mp3", ...).
 std::string AudioFormat(const media::Asset& a) {
   return a.extension.empty() ? "wav" : a.extension;
@@ -120,9 +152,9 @@ std::string_view StatusName(Status status) {
   return "ERROR";
 }
 
-bool IsUnsupportedError(int http_status, std::string_view text) {
+std::string RefusedFeature(int http_status, std::string_view text) {
   if (http_status != 0 && (http_status < 400 || http_status > 501)) {
-    return false;
+    return "";
   }
   static const std::regex kPatterns(
       "at most \\d+ (image|video|audio)|"
@@ -143,7 +175,41 @@ bool IsUnsupportedError(int http_status, std::string_view text) {
       "(image|video|audio|tool)s? (are|is) (disabled|not enabled)",
       std::regex::ECMAScript | std::regex::icase);
   std::string t(text.substr(0, 4096));
-  return std::regex_search(t, kPatterns);
+  std::smatch m;
+  if (!std::regex_search(t, m, kPatterns)) {
+    return "";
+  }
+  // What the matched refusal names ("image input is not supported - hint: ... mmproj": image).
+  const std::string what = Lower(m.str(0));
+  for (const auto& [word, feature] :
+       std::initializer_list<std::pair<const char*, const char*>>{{"image", "image"},
+                                                                  {"vision", "image"},
+                                                                  {"video", "video"},
+                                                                  {"audio", "audio"},
+                                                                  {"tool", "tools"},
+                                                                  {"function", "tools"},
+                                                                  {"jinja", "tools"}}) {
+    if (what.find(word) != std::string::npos) {
+      return feature;
+    }
+  }
+  return "media";  // "not a multimodal model", "unsupported content type", "mmproj", ...
+}
+
+bool IsUnsupportedError(int http_status, std::string_view text) {
+  return !RefusedFeature(http_status, text).empty();
+}
+
+bool RefusalApplies(std::string_view refused, const std::vector<std::string>& features) {
+  if (refused.empty()) {
+    return false;
+  }
+  for (const std::string& f : features) {
+    if (f == refused || (refused == "media" && (f == "image" || f == "video" || f == "audio"))) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // ---- per-run state ---------------------------------------------------------------------------
@@ -161,6 +227,9 @@ struct SuiteRunner::Prepared {
   std::string unsupported;  // reason, when a modality is refused
   std::string input_kind;
   std::map<std::string, std::string> transports;  // modality -> transport used
+  // What a refusal may name for this test: its modalities, "image" when videos go as frames,
+  // "tools" when it sends tools (RefusalApplies).
+  std::vector<std::string> features;
 };
 
 struct SuiteRunner::Attempt {
@@ -176,6 +245,11 @@ struct SuiteRunner::Attempt {
   std::optional<double> reasoning_ms;
   int max_tokens = 0;
   std::string check_detail;
+  // A response received in full (or a LOOP the runner cancelled): its tokens and time count in
+  // the suite's totals and its token counts are reported. False for ERROR, TIMEOUT, cancelled.
+  bool counted = false;
+  double time_s = 0;           // send -> end of the response (the time waited, for a TIMEOUT)
+  std::optional<int> retries;  // transport retries the client made, when it reports them
 };
 
 SuiteRunner::SuiteRunner(client::Client& client, SuiteTarget target, RunOptions options,
@@ -437,6 +511,14 @@ Result<SuiteRunner::Prepared> SuiteRunner::Prepare(const TestSpec& test) {
     if (auto it = transport_.find(m); it != transport_.end()) {
       p.transports[m] = it->second;
     }
+    p.features.push_back(m);
+    if (auto it = p.transports.find(m);
+        m == "video" && it != p.transports.end() && it->second == "frames") {
+      p.features.push_back("image");
+    }
+  }
+  if (!test.tools_json.empty()) {
+    p.features.push_back("tools");
   }
   for (const MessageSpec& m : test.messages) {
     client::ChatMessage msg;
@@ -485,11 +567,16 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
   call.id = next_id_++;
   call.body = client::BuildChatBody(params, target_.kind);
   call.total_timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
+  SetRetries(call, options_.retries);
 
-  LoopDetector answer_loop(test.loop_span, test.loop_repeats);
-  LoopDetector reasoning_loop(test.loop_span, test.loop_repeats);
+  const int near_repeats = test.loop_repeats * kNearRepeatFactor;
+  LoopDetector answer_loop(test.loop_span, test.loop_repeats, near_repeats);
+  LoopDetector reasoning_loop(test.loop_span, test.loop_repeats, near_repeats);
   std::size_t answer_seen = 0, reasoning_seen = 0;
   std::string loop_channel;
+  const std::size_t cap_bytes =
+      static_cast<std::size_t>(std::max(1, max_tokens)) * kBytesPerToken * kAnswerCapFactor;
+  bool over_cap = false;
   std::int64_t think_end_ns = 0;
   client::RunHooks hooks;
   hooks.on_event = [&](const client::ChatResponse& r) {
@@ -515,6 +602,10 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
         return false;
       }
     }
+    if (r.answer.size() + r.reasoning.size() > cap_bytes) {
+      over_cap = true;
+      return false;
+    }
     return true;
   };
 
@@ -530,6 +621,10 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
     perf::AddTimingsDrafts(r.timings_json, spec_by_input_[prepared.input_kind]);
   }
   a.metrics = perf::ComputeMetrics(r);
+  a.time_s = r.send_ns != 0 && r.done_ns > r.send_ns
+                 ? static_cast<double>(r.done_ns - r.send_ns) / 1e9
+                 : 0;
+  a.retries = RetriesMade(r);
 
   // The answer without its reasoning (fields or <think> tags).
   SplitReply split = SplitThinking(r.answer);
@@ -571,7 +666,8 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
 
   // The status.
   const bool looped = !loop_channel.empty();
-  if (r.outcome == client::Outcome::kCancelled && !looped && stop_.stop_requested()) {
+  const bool cancelled_here = r.outcome == client::Outcome::kCancelled && (looped || over_cap);
+  if (r.outcome == client::Outcome::kCancelled && !cancelled_here && stop_.stop_requested()) {
     a.interrupted = true;
   } else if (looped) {
     const LoopDetector& d = loop_channel == "answer" ? answer_loop : reasoning_loop;
@@ -579,20 +675,36 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
     const int tokens =
         r.usage.completion_tokens >= 0 ? r.usage.completion_tokens : a.metrics.completion_tokens;
     a.reason = fmt::format(
-        "the {} repeats a {}-token span {} times (\"{}\"); cancelled after "
+        "the {} repeats a {}-token span {} times{} (\"{}\"); cancelled after "
         "{}{} tokens",
-        loop_channel, d.span(), d.repeats(), d.span_text(),
-        r.usage.completion_tokens >= 0 ? "" : "about ", Thousands(tokens));
+        loop_channel, d.span(), d.repeats(), d.near() ? " with only its numbers changing" : "",
+        d.span_text(), r.usage.completion_tokens >= 0 ? "" : "about ", Thousands(tokens));
+  } else if (over_cap) {
+    a.status = Status::kError;
+    a.reason = fmt::format(
+        "answer over {} bytes (4× max_tokens {} at 4 bytes a token: the server does not stop "
+        "at max_tokens); cancelled",
+        Thousands(static_cast<long long>(cap_bytes)), Thousands(max_tokens));
   } else if (r.outcome == client::Outcome::kTimeout) {
     a.status = Status::kTimeout;
-    a.reason =
-        r.reason.find("total time") != std::string::npos
-            ? fmt::format("no answer within {} s (the test's time limit)", Seconds(timeout_s))
-            : r.reason;
+    // Name the bound and the flag that raises it.
+    if (r.reason.find("total time") != std::string::npos) {
+      a.reason = fmt::format(
+          "no answer within the test's time limit of {} s (raise with --test-timeout-s)",
+          Seconds(timeout_s));
+    } else if (r.reason.starts_with("no first byte")) {
+      a.reason = r.reason + " (the client's first-byte limit; raise with --first-byte-timeout-s)";
+    } else if (r.reason.starts_with("idle gap")) {
+      a.reason = r.reason + " (the client's idle limit; raise with --idle-timeout-s)";
+    } else {
+      a.reason = r.reason;
+    }
   } else if (r.outcome == client::Outcome::kHttpError) {
-    const bool unsupported =
-        IsUnsupportedError(r.http_status, r.error_body.empty() ? r.reason : r.error_body);
-    a.status = unsupported ? Status::kUnsupported : Status::kError;
+    // UNSUPPORTED only when the error refuses a modality or feature this test uses (llama.cpp
+    // answers an image without mmproj with HTTP 500); any other 4xx/5xx is ERROR.
+    const std::string refused =
+        RefusedFeature(r.http_status, r.error_body.empty() ? r.reason : r.error_body);
+    a.status = RefusalApplies(refused, prepared.features) ? Status::kUnsupported : Status::kError;
     a.reason = r.reason;
   } else if (r.outcome != client::Outcome::kOk) {
     a.status = Status::kError;
@@ -630,12 +742,17 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
   consecutive_transport_failures_ =
       r.outcome == client::Outcome::kTransport ? consecutive_transport_failures_ + 1 : 0;
 
-  // Totals and the sample line.
+  // Totals and the sample line. Only responses received in full (and LOOPs, cancelled here
+  // after real output) count their tokens and time: a failed stream's partial count would
+  // inflate the suite's tok/s (3 tokens in 0.02 s of a stream that then stalled).
+  a.counted = r.send_ns != 0 && ((r.outcome == client::Outcome::kOk && !over_cap) || looped);
   if (r.send_ns != 0) {
     ++requests_;
-    if (r.outcome != client::Outcome::kOk && !looped) {
+    if (!a.counted) {
       ++failed_requests_;
     }
+  }
+  if (a.counted) {
     completion_tokens_ +=
         r.usage.completion_tokens >= 0 ? r.usage.completion_tokens : a.metrics.completion_tokens;
     std::int64_t end = r.events.empty() ? r.done_ns : r.events.back().t_ns;
@@ -696,6 +813,15 @@ json SuiteRunner::RunTest(const TestSpec& test, int repeat) {
       budgets.push_back(b);
     }
   }
+  // Completion tokens of an attempt received in full (usage, else counted from the events);
+  // null for a failed one.
+  auto tokens_of = [](const Attempt& a) {
+    if (!a.counted) {
+      return json(nullptr);
+    }
+    return a.response.usage.completion_tokens >= 0 ? json(a.response.usage.completion_tokens)
+                                                   : json(a.metrics.completion_tokens);
+  };
   json attempts = json::array();
   Attempt last;
   for (std::size_t i = 0; i < budgets.size(); ++i) {
@@ -704,18 +830,20 @@ json SuiteRunner::RunTest(const TestSpec& test, int repeat) {
       return json();  // dropped: the run was stopped while it was in flight
     }
     const auto& r = last.response;
-    attempts.push_back(
-        json{{"max_tokens", budgets[i]},
-             {"status", std::string(StatusName(last.status))},
-             {"reason", last.reason.empty() ? json(nullptr) : json(last.reason)},
-             {"finish_reason", r.finish_reason.empty() ? json(nullptr) : json(r.finish_reason)},
-             {"http_status", r.http_status == 0 ? json(nullptr) : json(r.http_status)},
-             {"ttft_ms", Opt(last.metrics.ttft_ms)},
-             {"e2e_ms", Opt(last.metrics.e2e_ms)},
-             {"completion_tokens", r.usage.completion_tokens >= 0
-                                       ? json(r.usage.completion_tokens)
-                                       : json(last.metrics.completion_tokens)},
-             {"reasoning_tokens", OptInt(last.reasoning_tokens)}});
+    json entry = {
+        {"max_tokens", budgets[i]},
+        {"status", std::string(StatusName(last.status))},
+        {"reason", last.reason.empty() ? json(nullptr) : json(last.reason)},
+        {"finish_reason", r.finish_reason.empty() ? json(nullptr) : json(r.finish_reason)},
+        {"http_status", r.http_status == 0 ? json(nullptr) : json(r.http_status)},
+        {"ttft_ms", Opt(last.metrics.ttft_ms)},
+        {"e2e_ms", Opt(last.metrics.e2e_ms)},
+        {"completion_tokens", tokens_of(last)},
+        {"reasoning_tokens", last.counted ? OptInt(last.reasoning_tokens) : json(nullptr)}};
+    if (last.retries) {
+      entry["retries"] = *last.retries;
+    }
+    attempts.push_back(std::move(entry));
     if (last.status != Status::kEmpty) {
       break;
     }
@@ -732,21 +860,22 @@ json SuiteRunner::RunTest(const TestSpec& test, int repeat) {
   t["ttfa_ms"] = Opt(last.metrics.ttfa_ms);
   t["e2e_ms"] = Opt(last.metrics.e2e_ms);
   // The test's wall time: send to the end of the response (a TIMEOUT's time is the time waited).
-  t["time_ms"] = r.send_ns != 0 && r.done_ns > r.send_ns
-                     ? json(static_cast<double>(r.done_ns - r.send_ns) / 1e6)
-                     : json(nullptr);
+  t["time_ms"] = last.time_s > 0 ? json(last.time_s * 1000) : json(nullptr);
   t["decode_tok_s"] = ok ? Opt(last.metrics.decode_tok_s) : json(nullptr);
   t["prompt_tokens"] = OptInt(r.usage.prompt_tokens);
-  t["completion_tokens"] = r.send_ns == 0                   ? json(nullptr)
-                           : r.usage.completion_tokens >= 0 ? json(r.usage.completion_tokens)
-                                                            : json(last.metrics.completion_tokens);
-  t["tokens_estimated"] = r.usage.completion_tokens < 0;
-  t["reasoning_tokens"] = OptInt(last.reasoning_tokens);
-  t["reasoning_tokens_estimated"] = last.reasoning_estimated;
+  // A failed request (ERROR, TIMEOUT) has no token counts: what it streamed before failing is
+  // not an answer, and an estimate from it would only mislead.
+  t["completion_tokens"] = tokens_of(last);
+  t["tokens_estimated"] = last.counted && r.usage.completion_tokens < 0;
+  t["reasoning_tokens"] = last.counted ? OptInt(last.reasoning_tokens) : json(nullptr);
+  t["reasoning_tokens_estimated"] = last.counted && last.reasoning_estimated;
   t["reasoning_ms"] = Opt(last.reasoning_ms);
   t["finish_reason"] = r.finish_reason.empty() ? json(nullptr) : json(r.finish_reason);
   t["max_tokens"] = last.max_tokens;
   t["attempts"] = attempts;
+  if (last.retries) {
+    t["retries"] = *last.retries;
+  }
   const std::size_t answer_chars = CountCodePoints(last.answer);
   t["answer"] = Excerpt(last.answer, kAnswerCap);
   if (answer_chars > kAnswerCap) {
@@ -825,9 +954,8 @@ void SuiteRunner::RunProfileTest(const TestSpec& test) {
     if (s == "timeout") {
       return {"TIMEOUT", reason};
     }
-    if (s == "http_error" && IsUnsupportedError(req.value("http_status", 0), reason)) {
-      return {"UNSUPPORTED", reason};
-    }
+    // Speed-profile requests are text only: no refusal of a modality or feature concerns
+    // them, so an HTTP error is ERROR whatever it says.
     return {"ERROR", reason.empty() ? s : reason};
   };
   auto fmt1 = [](const json& v) {
@@ -953,6 +1081,12 @@ void SuiteRunner::RunProfileTest(const TestSpec& test) {
 
 void SuiteRunner::Run(const Suite& suite) {
   suites_run_.push_back(suite.name);
+  if (options_.retries > 0 && !kClientRetries<client::ChatCall>) {
+    Warn(
+        fmt::format("--retries {} was ignored: this build's client cannot retry a request; "
+                    "every test request was sent once.",
+                    options_.retries));
+  }
   std::vector<const TestSpec*> selected;
   for (const TestSpec& t : suite.tests) {
     if (Selected(t, options_.only)) {
@@ -1002,11 +1136,15 @@ void SuiteRunner::Run(const Suite& suite) {
       }
       if (on_progress_) {
         std::string line = fmt::format("{}: {}", t->id, result["status"].get<std::string>());
-        if (result.contains("e2e_ms") && result["e2e_ms"].is_number()) {
-          line += fmt::format(" ({:.2f} s, {} tokens)", result["e2e_ms"].get<double>() / 1000,
-                              result["completion_tokens"].is_number()
-                                  ? Thousands(result["completion_tokens"].get<long long>())
-                                  : std::string("?"));
+        // The time of the attempt, send to end (a TIMEOUT's is the time waited, not the last
+        // token's), and its tokens when it was received in full.
+        if (result.contains("time_ms") && result["time_ms"].is_number()) {
+          line += fmt::format(" ({:.2f} s", result["time_ms"].get<double>() / 1000);
+          if (result["completion_tokens"].is_number()) {
+            line +=
+                fmt::format(", {} tokens", Thousands(result["completion_tokens"].get<long long>()));
+          }
+          line += ")";
         }
         if (result["status"] != "PASS" && result["reason"].is_string()) {
           line += " " + OneLine(result["reason"].get<std::string>(), 100);

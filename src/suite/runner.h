@@ -32,9 +32,20 @@ enum class Status { kPass, kFail, kEmpty, kLoop, kUnsupported, kError, kTimeout 
 // "PASS", "FAIL", "EMPTY", "LOOP", "UNSUPPORTED", "ERROR", "TIMEOUT".
 std::string_view StatusName(Status status);
 
-// Whether an error answer means the server refuses a modality or feature (vLLM "At most 0
-// image(s) may be provided", llama.cpp "image input is not supported", "tool choice requires
-// --enable-auto-tool-choice", ...). `text` is the error body or the reason built from it.
+// The modality or feature an error answer refuses: "image", "video", "audio", "tools", or
+// "media" for a refusal of multimodal input that names no modality ("unsupported content
+// type", "not a multimodal model"); "" when it is no refusal. vLLM "At most 0 image(s) may be
+// provided" and llama.cpp's HTTP 500 "image input is not supported ... mmproj" are "image";
+// "tool choice requires --enable-auto-tool-choice" is "tools". Only 4xx, 500 and 501 (and 0:
+// no status) can be refusals. `text` is the error body or the reason built from it.
+std::string RefusedFeature(int http_status, std::string_view text);
+
+// Whether a refusal (RefusedFeature) concerns a request that uses `features` ("image", "video",
+// "audio", "tools"): the same feature, or "media" and any media. A test is UNSUPPORTED only
+// then; a text-only test's HTTP 500 is ERROR whatever its message says.
+bool RefusalApplies(std::string_view refused, const std::vector<std::string>& features);
+
+// Whether an error answer refuses some modality or feature (RefusedFeature is not "").
 bool IsUnsupportedError(int http_status, std::string_view text);
 
 enum class VideoTransport { kAuto, kVideoUrl, kFrames };
@@ -54,6 +65,9 @@ struct RunOptions {
   sandbox::CodeOptions code;      // the code checker's interpreter, compiler, limits
   perf::ProfileOptions profile;   // base options of speed-profile tests
   bool continuous_usage = false;  // stream_options.continuous_usage_stats
+  // Retries of a failed send per test request (--retries), done by the client (ChatCall::retries
+  // once src/client has it; until then Run warns and sends each request once). Not EMPTY reruns.
+  int retries = 0;
 };
 
 struct SuiteTarget {

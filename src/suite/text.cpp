@@ -166,8 +166,11 @@ char32_t PreviousCodePoint(std::string_view s, std::size_t i) {
 }
 
 // Parses digits (with thousands groups and a decimal part) at s[i]; returns the end offset and
-// the value, or i when there is no number there.
-std::size_t ParseUnsigned(std::string_view s, std::size_t i, double& value) {
+// the value, or i when there is no number there. When `items` is given and the digits have
+// comma groups that also read as a list ("120,135,150": no group after the first starts with
+// 0), it receives that reading (120, 135, 150; a decimal part stays on the last item).
+std::size_t ParseUnsigned(std::string_view s, std::size_t i, double& value,
+                          std::vector<double>* items = nullptr) {
   std::size_t j = i;
   std::string digits;
   while (j < s.size() && IsDigit(s[j])) {
@@ -182,22 +185,34 @@ std::size_t ParseUnsigned(std::string_view s, std::size_t i, double& value) {
     }
   }
   // Thousands groups: ",ddd" (exactly three digits, not followed by another digit).
+  std::vector<std::string> groups = {digits};
   if (digits.size() <= 3) {
     while (j + 3 < s.size() && s[j] == ',' && IsDigit(s[j + 1]) && IsDigit(s[j + 2]) &&
            IsDigit(s[j + 3]) && !(j + 4 < s.size() && IsDigit(s[j + 4]))) {
       digits.append(s.substr(j + 1, 3));
+      groups.emplace_back(s.substr(j + 1, 3));
       j += 4;
     }
   }
   std::string text = digits;
+  std::string decimals;
   if (j + 1 < s.size() && s[j] == '.' && IsDigit(s[j + 1])) {
-    text.push_back('.');
+    decimals.push_back('.');
     ++j;
     while (j < s.size() && IsDigit(s[j])) {
-      text.push_back(s[j++]);
+      decimals.push_back(s[j++]);
     }
   }
+  text += decimals;
   value = std::strtod(text.c_str(), nullptr);
+  if (items != nullptr && groups.size() > 1 &&
+      std::none_of(groups.begin() + 1, groups.end(),
+                   [](const std::string& g) { return g[0] == '0'; })) {
+    groups.back() += decimals;
+    for (const std::string& g : groups) {
+      items->push_back(std::strtod(g.c_str(), nullptr));
+    }
+  }
   return j;
 }
 
@@ -518,7 +533,7 @@ std::vector<FoundNumber> FindNumbers(std::string_view text) {
     if (c == '\\') {
       const std::size_t end = ParseLatexFraction(text, i, value);
       if (end != i) {
-        out.push_back({value, i, std::string(text.substr(i, end - i))});
+        out.push_back({value, i, std::string(text.substr(i, end - i)), false, {}});
         i = end;
         continue;
       }
@@ -534,7 +549,7 @@ std::vector<FoundNumber> FindNumbers(std::string_view text) {
           end >= text.size() || !IsWordChar(static_cast<unsigned char>(text[end]));
       if (word_ends) {
         if (auto v = NumberWord(text.substr(i, end - i))) {
-          out.push_back({*v, i, std::string(text.substr(i, end - i)), true});
+          out.push_back({*v, i, std::string(text.substr(i, end - i)), true, {}});
         }
       }
       i = end;
@@ -553,9 +568,14 @@ std::vector<FoundNumber> FindNumbers(std::string_view text) {
       if (sign_len > 0 && i + sign_len < text.size() && IsDigit(text[i + sign_len])) {
         const char32_t prev = PreviousCodePoint(text, i);
         if ((!IsWordChar(prev) || IsIdeographic(prev)) && prev != ')' && prev != '.') {
-          const std::size_t end = ParseUnsigned(text, i + sign_len, value);
+          std::vector<double> items;
+          const std::size_t end = ParseUnsigned(text, i + sign_len, value, &items);
           if (end != i + sign_len) {
-            out.push_back({c == '+' ? value : -value, i, std::string(text.substr(i, end - i))});
+            if (c != '+' && !items.empty()) {
+              items.front() = -items.front();
+            }
+            out.push_back({c == '+' ? value : -value, i, std::string(text.substr(i, end - i)),
+                           false, std::move(items)});
             i = end;
             continue;
           }
@@ -577,7 +597,8 @@ std::vector<FoundNumber> FindNumbers(std::string_view text) {
       }
       continue;
     }
-    std::size_t end = ParseUnsigned(text, i, value);
+    std::vector<double> items;
+    std::size_t end = ParseUnsigned(text, i, value, &items);
     std::string written(text.substr(i, end - i));
     // A fraction "2/3".
     if (end + 1 < text.size() && text[end] == '/' && IsDigit(text[end + 1]) &&
@@ -586,6 +607,7 @@ std::vector<FoundNumber> FindNumbers(std::string_view text) {
       const std::size_t dend = ParseUnsigned(text, end + 1, denominator);
       if (dend != end + 1 && denominator != 0) {
         value /= denominator;
+        items.clear();
         written = std::string(text.substr(i, dend - i));
         end = dend;
       }
@@ -594,7 +616,7 @@ std::vector<FoundNumber> FindNumbers(std::string_view text) {
       written.push_back('%');
       ++end;
     }
-    out.push_back({value, i, written});
+    out.push_back({value, i, written, false, std::move(items)});
     i = end;
   }
   return out;

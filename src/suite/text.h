@@ -58,12 +58,17 @@ struct FoundNumber {
   std::size_t offset = 0;  // byte offset of its first character
   std::string text;        // as written ("1,234.5", "-3", "2/3", "45%", "two")
   bool word = false;       // written as a word ("two"): weaker evidence than digits
+  // The other reading of comma groups written without spaces: "120,135,150" is 120135150 with
+  // thousands separators (value) or the list 120, 135, 150 (items). Empty when the text has no
+  // comma group, or a group after the first starts with 0 ("1,050" is only 1050).
+  std::vector<double> items;
 };
 
 // Every number in text in order: integers and decimals with optional sign, thousands
-// separators ("47,716"), fractions ("2/3"), percentages ("45%" -> 45), and numbers inside
-// LaTeX (\frac{2}{3} -> 0.666..), and the English words zero to twenty and thirty to ninety.
-// Digits inside words ("Q3", "x2") are not numbers.
+// separators ("47,716"; see FoundNumber::items for "120,135,150"), fractions ("2/3"),
+// percentages ("45%" -> 45), and numbers inside LaTeX (\frac{2}{3} -> 0.666..), and the
+// English words zero to twenty and thirty to ninety. Digits inside words ("Q3", "x2") are not
+// numbers.
 std::vector<FoundNumber> FindNumbers(std::string_view text);
 
 // The number a reply gives as its answer: the one after the last "answer" marker ("answer:",

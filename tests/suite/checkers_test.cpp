@@ -78,6 +78,31 @@ TEST(Checkers, NumberPicksTheFinalAnswer) {
   EXPECT_TRUE(Eval(C("number", {{"expect", 5}, {"pick", "first"}}), "5 then 6").pass);
 }
 
+TEST(Checkers, NumberReadsCommaGroupsBothWays) {
+  // "120,135,150" is 120135150 with thousands separators, or the list 120, 135, 150.
+  const std::string seq = "The next three terms are 120,135,150";
+  EXPECT_TRUE(Eval(C("number", {{"expect", 150}}), seq).pass);
+  EXPECT_TRUE(Eval(C("number", {{"expect", 120}, {"pick", "first"}}), seq).pass);
+  EXPECT_TRUE(Eval(C("number", {{"expect", 135}, {"pick", "any"}}), seq).pass);
+  EXPECT_TRUE(Eval(C("number", {{"expect", {120, 135, 150}}, {"pick", "only"}}), seq).pass);
+  EXPECT_TRUE(Eval(C("number", {{"expect", 120135150}}), seq).pass);
+  auto f = Eval(C("number", {{"expect", {120, 135}}, {"pick", "only"}}), seq);
+  EXPECT_FALSE(f.pass);
+  EXPECT_EQ(f.reason,
+            "expected only one of 120, 135, the answer also says 120,135,150 (read as 120135150 "
+            "or as 120, 135, 150)");
+  // Thousands separators still read as one number.
+  EXPECT_TRUE(Eval(C("number", {{"expect", 1234567}}), "It costs 1,234,567 dollars.").pass);
+  EXPECT_TRUE(
+      Eval(C("number", {{"expect", 1234567}, {"pick", "only"}}), "It costs 1,234,567.").pass);
+  auto g = Eval(C("number", {{"expect", 151}}), seq);
+  EXPECT_FALSE(g.pass);
+  EXPECT_EQ(g.reason,
+            "expected 151, found 120,135,150 (read as 120135150 or as 120, 135, 150) (the "
+            "answer's final number)");
+  EXPECT_FALSE(Eval(C("number", {{"expect", 50}}), "1,050").pass);
+}
+
 TEST(Checkers, Choice) {
   Check c = C("choice", {{"expect", "B"}});
   EXPECT_TRUE(Eval(c, "B").pass);

@@ -64,6 +64,7 @@ struct Harness {
   std::unique_ptr<perf::Session> session;
   std::unique_ptr<SuiteRunner> runner;
   std::vector<json> samples;
+  std::vector<std::string> progress;
   std::stop_source stop;
 
   Harness(const sim::SimOptions& o, RunOptions ro) {
@@ -80,7 +81,18 @@ struct Harness {
     ro.profile.warmup = 0;
     runner = std::make_unique<SuiteRunner>(
         *client, SuiteTarget{o.model, client::ServerKind::kSim, o.max_model_len}, ro, *session,
-        sink, nullptr, stop.get_token(), 0);
+        sink, [this](const std::string& line) { progress.push_back(line); }, stop.get_token(), 0);
+  }
+
+  // The progress line of a test ("t.pass: PASS (0.01 s, 8 tokens)").
+  std::string Line(const std::string& id) const {
+    for (const std::string& line : progress) {
+      if (line.rfind(id + ": ", 0) == 0) {
+        return line;
+      }
+    }
+    ADD_FAILURE() << "no progress line for " << id;
+    return "";
   }
 
   const json& Test(const std::string& id) const {
@@ -190,8 +202,20 @@ TEST(SuiteRunner, EveryStatusFromTheWire) {
   EXPECT_LT(l["completion_tokens"].get<int>(), 1000);  // cancelled early, not at the budget
   EXPECT_EQ(h.Test("t.error")["status"], "ERROR");
   EXPECT_NE(h.Test("t.error")["reason"].get<std::string>().find("HTTP 500"), std::string::npos);
-  EXPECT_EQ(h.Test("t.timeout")["status"], "TIMEOUT");
-  EXPECT_EQ(h.Test("t.timeout")["reason"], "no answer within 1 s (the test's time limit)");
+  const json& timeout = h.Test("t.timeout");
+  EXPECT_EQ(timeout["status"], "TIMEOUT");
+  EXPECT_EQ(timeout["reason"],
+            "no answer within the test's time limit of 1 s (raise with --test-timeout-s)");
+  // Its time is the time waited (the stream stalled after a few tokens), on the progress line
+  // too; its partial tokens are no count.
+  EXPECT_GE(timeout["time_ms"].get<double>(), 1000.0);
+  EXPECT_LT(timeout["e2e_ms"].get<double>(), 900.0) << "the last token came early";
+  EXPECT_EQ(h.Line("t.timeout").rfind("t.timeout: TIMEOUT (1.", 0), 0u) << h.Line("t.timeout");
+  EXPECT_TRUE(timeout["completion_tokens"].is_null()) << timeout.dump();
+  EXPECT_TRUE(timeout["reasoning_tokens"].is_null());
+  EXPECT_EQ(timeout["tokens_estimated"], false);
+  EXPECT_TRUE(timeout["attempts"][0]["completion_tokens"].is_null());
+  EXPECT_TRUE(h.Test("t.error")["completion_tokens"].is_null());
   const json& tool = h.Test("t.tool");
   EXPECT_EQ(tool["status"], "PASS") << tool.dump();
   EXPECT_EQ(tool["finish_reason"], "tool_calls");
@@ -221,6 +245,19 @@ TEST(SuiteRunner, EveryStatusFromTheWire) {
   }
   EXPECT_EQ(probes, 1);
   EXPECT_EQ(image_requests, 0);
+  // The suite's totals count the tests whose response arrived (PASS, FAIL, EMPTY, LOOP), not
+  // the ERROR and the TIMEOUT.
+  long long tokens = 0;
+  for (const json& t : h.runner->tests()) {
+    if (t["completion_tokens"].is_number()) {
+      tokens += t["completion_tokens"].get<long long>();
+    }
+  }
+  EXPECT_GT(tokens, 0);
+  EXPECT_EQ(suite["completion_tokens"], tokens);
+  EXPECT_EQ(h.runner->completion_tokens(), tokens);
+  EXPECT_EQ(h.runner->failed_requests(), 2);  // the ERROR and the TIMEOUT
+  EXPECT_LT(h.runner->wall_time_s(), 1.0) << "the TIMEOUT's second is not in the total";
   // Every request carries the full answer in samples.jsonl.
   for (const json& rec : h.samples) {
     if (rec.value("test", "") == "t.pass") {

@@ -55,6 +55,20 @@ TEST(Text, FindNumbersHandlesSeparatorsSignsFractionsAndWordDigits) {
             (std::vector<double>{2, 12}));
 }
 
+TEST(Text, CommaGroupsWithoutSpacesAlsoReadAsAList) {
+  const auto n = FindNumbers("The next terms are 120,135,150.");
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].value, 120135150);
+  EXPECT_EQ(n[0].items, (std::vector<double>{120, 135, 150}));
+  EXPECT_EQ(FindNumbers("1,234,567")[0].value, 1234567);
+  EXPECT_EQ(FindNumbers("1,234,567")[0].items, (std::vector<double>{1, 234, 567}));
+  EXPECT_EQ(FindNumbers("-12,500.5")[0].items, (std::vector<double>{-12, 500.5}));
+  EXPECT_TRUE(FindNumbers("1,050 people")[0].items.empty()) << "050 is no list item";
+  EXPECT_TRUE(FindNumbers("47716 and 12")[0].items.empty());
+  EXPECT_TRUE(FindNumbers("1,234/2")[0].items.empty()) << "a fraction has one reading";
+  EXPECT_EQ(FinalNumber("So the sequence goes 120,135,150")->items.back(), 150);
+}
+
 TEST(Text, FinalNumberPrefersMarkersOverTheLastNumber) {
   EXPECT_EQ(FinalNumber("The answer is 842. Check: 931 - 89 = 842, 17 * 23 = 391")->value, 842);
   EXPECT_EQ(FinalNumber("Steps: 391, 540. **Answer: 842** (not 841)")->value, 842);
