@@ -61,6 +61,40 @@ std::size_t Utf8SequenceLength(std::string_view s, std::size_t i) {
   return n;
 }
 
+// s with each byte that does not start a valid UTF-8 sequence replaced by U+FFFD; nullopt when s
+// is valid already (the common case, no copy). nlohmann::json refuses invalid UTF-8 in strings,
+// and would throw when dumping it: repaired text parses and serialises.
+std::optional<std::string> RepairUtf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const std::size_t n = Utf8SequenceLength(s, i);
+    if (n == 0) {
+      break;
+    }
+    i += n;
+  }
+  if (i == s.size()) {
+    return std::nullopt;
+  }
+  std::string out(s.substr(0, i));
+  out.reserve(s.size() + 16);
+  while (i < s.size()) {
+    const std::size_t n = Utf8SequenceLength(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
 // At most max_bytes of s as one line of valid UTF-8: never cuts a character in half, replaces
 // invalid bytes with '?' and control characters (newlines included) with spaces.
 std::string Snippet(std::string_view s, std::size_t max_bytes) {
@@ -438,13 +472,18 @@ std::string HttpErrorReason(int status, std::string_view body) {
 }
 
 bool ApplyStreamEvent(std::string_view data, std::int64_t t_ns, ChatResponse& r) {
-  const std::string_view payload = Trim(data);
+  std::string_view payload = Trim(data);
   if (payload.empty()) {
     return true;  // an empty data line: a keep-alive some servers send
   }
   if (payload == "[DONE]") {
     r.stream_done = true;
     return true;
+  }
+  std::optional<std::string> repaired = RepairUtf8(payload);
+  if (repaired) {
+    payload = *repaired;
+    r.invalid_utf8 = true;
   }
   const json doc = json::parse(payload, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) {
@@ -507,6 +546,11 @@ bool ApplyStreamEvent(std::string_view data, std::int64_t t_ns, ChatResponse& r)
 }
 
 bool ApplyCompletionBody(std::string_view body, std::int64_t t_ns, ChatResponse& r) {
+  std::optional<std::string> repaired = RepairUtf8(body);
+  if (repaired) {
+    body = *repaired;
+    r.invalid_utf8 = true;
+  }
   const json doc = json::parse(body, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) {
     SetMalformed(r, "malformed response body", Trim(body));

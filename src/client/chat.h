@@ -109,7 +109,10 @@ struct ChatResponse {
   // Steady time just before the request was handed to libcurl (curl_multi_add_handle). It
   // includes connection setup on a fresh connection, as vLLM's `bench serve` does (it starts its
   // timer before aiohttp's POST). 0 when the call was never sent.
+  // With retries (ClientOptions::retries) this is the send of the attempt whose result this is,
+  // so no retry wait counts in latency; first_send_ns is the first attempt's.
   std::int64_t send_ns = 0;
+  std::int64_t first_send_ns = 0;  // send of the first attempt (== send_ns without retries)
   std::int64_t first_byte_ns = 0;  // first response byte
   std::int64_t done_ns = 0;        // transfer finished (or failed)
 
@@ -126,6 +129,17 @@ struct ChatResponse {
   int timings_predicted_n = -1;
   std::string sim_json;      // raw "sim" ground-truth object (servebench sim), "" if none
   bool stream_done = false;  // "data: [DONE]" seen
+  // The answer came as an SSE event stream. False for a stream call answered with one JSON body
+  // (a server that ignores stream=true): its single event's timestamp is the body's arrival,
+  // so TTFT and decode speed cannot be measured from it and should not be reported.
+  bool streamed = false;
+  // The server sent text that is not valid UTF-8; each invalid byte was replaced by U+FFFD
+  // before parsing, so answer/reasoning/tool calls are always valid UTF-8 (and serialisable).
+  bool invalid_utf8 = false;
+  // Attempts = retries + 1. retry_reasons[k] is why attempt k failed ("HTTP 429: ...",
+  // "Recv failure: Connection reset by peer"); empty without retries.
+  int retries = 0;
+  std::vector<std::string> retry_reasons;
   // Replayed from the journal of a resumed run (client/journal.h): not sent by this process.
   // Every field above is recorded there: a new field must be added to ResponseToJson too.
   bool replayed = false;
@@ -133,11 +147,12 @@ struct ChatResponse {
 
 // Decodes one SSE data payload (a chat.completion.chunk, an error object, or "[DONE]") into r.
 // t_ns is the arrival time of its bytes. Returns false when the payload is not valid JSON or
-// carries an error object (r.outcome/reason set).
+// carries an error object (r.outcome/reason set). Invalid UTF-8 is replaced by U+FFFD (and
+// r.invalid_utf8 set) rather than refused: the text is kept.
 bool ApplyStreamEvent(std::string_view data, std::int64_t t_ns, ChatResponse& r);
 
 // Decodes a complete non-streaming chat.completion body into r (answer, reasoning, tool calls,
-// usage, finish_reason, timings). Returns false on malformed JSON.
+// usage, finish_reason, timings). Returns false on malformed JSON. Invalid UTF-8: as above.
 bool ApplyCompletionBody(std::string_view body, std::int64_t t_ns, ChatResponse& r);
 
 }  // namespace sb::client

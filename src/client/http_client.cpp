@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
+#include <ctime>
+#include <fstream>
 #include <limits>
 #include <mutex>
 #include <utility>
@@ -71,6 +74,31 @@ std::string_view TrimView(std::string_view s) {
   return s;
 }
 
+// Retry-After: delay-seconds (fractions accepted: some servers send "0.5") or an HTTP date.
+// Returns the wait in ns, or -1 when the value is neither.
+std::int64_t ParseRetryAfterNs(std::string_view value) {
+  value = TrimView(value);
+  if (value.empty()) {
+    return -1;
+  }
+  if ((value.front() >= '0' && value.front() <= '9') || value.front() == '.') {
+    double seconds = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+    if (ec != std::errc() || end != value.data() + value.size() || !(seconds >= 0) ||
+        seconds > 1e9) {
+      return -1;
+    }
+    return static_cast<std::int64_t>(seconds * 1e9);
+  }
+  const std::string date(value);
+  const time_t when = curl_getdate(date.c_str(), nullptr);
+  if (when == static_cast<time_t>(-1)) {
+    return -1;
+  }
+  const time_t now = std::time(nullptr);
+  return when <= now ? 0 : static_cast<std::int64_t>(when - now) * 1'000'000'000;
+}
+
 // "http://h:p/v1/" -> "http://h:p"; "https://h/prefix/v1/chat/completions" -> "https://h/prefix".
 std::string NormalizeRoot(std::string_view endpoint) {
   std::string s(TrimView(endpoint));
@@ -101,20 +129,56 @@ std::string NormalizeRoot(std::string_view endpoint) {
 
 }  // namespace
 
+Result<void> ValidateOptions(const ClientOptions& o) {
+  const auto bad = [](const std::string& why) { return MakeError(ErrorCode::kUsage, why); };
+
+  const struct {
+    const char* name;
+    std::chrono::milliseconds value;
+  } limits[] = {
+      {"connect_timeout", o.connect_timeout},    {"first_byte_timeout", o.first_byte_timeout},
+      {"idle_timeout", o.idle_timeout},          {"total_timeout", o.total_timeout},
+      {"retry_backoff", o.retry_backoff},        {"retry_wait_cap", o.retry_wait_cap},
+      {"retry_wait_budget", o.retry_wait_budget}};
+
+  for (const auto& [name, value] : limits) {
+    if (value.count() < 0) {
+      return bad(std::string(name) + " must be >= 0 ms (0 = no limit), got " +
+                 std::to_string(value.count()) + " ms");
+    }
+  }
+  if (o.retries < 0) {
+    return bad("retries must be >= 0, got " + std::to_string(o.retries));
+  }
+  if (o.max_line_bytes == 0) {
+    return bad("max_line_bytes must be > 0");
+  }
+  if (!o.ca_cert.empty()) {
+    std::ifstream in(o.ca_cert, std::ios::binary);
+    if (!in) {
+      return bad("ca_cert '" + o.ca_cert + "': cannot read it: " + std::strerror(errno));
+    }
+  }
+  return {};
+}
+
 struct Client::Impl {
   // One request in flight (or about to be).
   struct Transfer {
     Impl* impl = nullptr;
     CURL* easy = nullptr;
-    ChatResponse* resp = nullptr;  // outcome, timestamps and (chat) parsed content
-    bool chat = false;             // a chat call (parse the answer) vs. a plain Get/Post
-    bool stream = false;           // the call asked for SSE
-    bool mode_known = false;       // sse decided (at the first body byte)
-    bool sse = false;              // body is parsed as an event stream
-    bool aborted = false;          // a callback stopped the transfer; resp->outcome is set
-    int status = 0;                // HTTP status, read when the body starts
-    std::size_t index = 0;         // position in the caller's calls
-    std::size_t active_pos = 0;    // position in Impl::active_
+    ChatResponse* resp = nullptr;      // outcome, timestamps and (chat) parsed content
+    bool chat = false;                 // a chat call (parse the answer) vs. a plain Get/Post
+    bool stream = false;               // the call asked for SSE
+    bool mode_known = false;           // sse decided (at the first body byte)
+    bool sse = false;                  // body is parsed as an event stream
+    bool aborted = false;              // a callback stopped the transfer; resp->outcome is set
+    int retries_left = 0;              // further attempts allowed (chat calls)
+    std::int64_t waited_ns = 0;        // retry waits so far
+    std::size_t max_answer_bytes = 0;  // 0 = no cap
+    int status = 0;                    // HTTP status, read when the body starts
+    std::size_t index = 0;             // position in the caller's calls
+    std::size_t active_pos = 0;        // position in Impl::active_
     std::int64_t send_ns = 0;
     std::int64_t first_byte_ns = 0;
     std::int64_t last_rx_ns = 0;
@@ -124,7 +188,8 @@ struct Client::Impl {
     std::string body;                      // non-SSE body (capped)
     std::string content_type;
     std::string server_header;
-    std::string post_body;  // owned copy for Post(); chat calls point at ChatCall::body
+    std::string retry_after;  // the "Retry-After:" header, "" if absent
+    std::string post_body;    // owned copy for Post(); chat calls point at ChatCall::body
     SseParser parser;
     char errbuf[CURL_ERROR_SIZE] = {};
 
@@ -161,7 +226,9 @@ struct Client::Impl {
   // No transfer's time limit falls before this (a lower bound: idle deadlines move later as
   // bytes arrive; the first byte may move a transfer's deadline earlier, see NoteFirstByte).
   std::int64_t next_check_ns = kNever;
-  std::vector<Transfer*> active;    // added to the multi handle
+  std::vector<Transfer*> active;  // added to the multi handle
+  // Transfers waiting to be sent again: (when, transfer), a min-heap on when.
+  std::vector<std::pair<std::int64_t, Transfer*>> retry_queue;
   std::vector<SseEvent> scratch;    // events of the chunk being parsed
   const RunHooks* hooks = nullptr;  // during RunChats
   std::size_t max_connects = 64;    // idle connections the multi handle keeps
@@ -170,6 +237,11 @@ struct Client::Impl {
   explicit Impl(ClientOptions opts) : options(std::move(opts)) {
     root = NormalizeRoot(options.endpoint);
     chat_url = root + "/v1/chat/completions";
+    if (auto valid = ValidateOptions(options); !valid) {
+      // Never run with a limit silently disabled: every request reports this instead.
+      init_error = "invalid client options: " + valid.error().message;
+      return;
+    }
     if (!CurlGlobalInit()) {
       init_error = "curl_global_init failed";
       return;
@@ -284,6 +356,9 @@ struct Client::Impl {
     if (StartsWithNoCase(line, "http/")) {  // a new response (after a 1xx): forget the last
       t->content_type.clear();
       t->server_header.clear();
+      t->retry_after.clear();
+    } else if (StartsWithNoCase(line, "retry-after:")) {
+      t->retry_after.assign(TrimView(line.substr(12)));
     } else if (StartsWithNoCase(line, "content-type:")) {
       t->content_type.assign(TrimView(line.substr(13)));
     } else if (StartsWithNoCase(line, "server:")) {
@@ -306,7 +381,16 @@ struct Client::Impl {
       curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
       t->status = static_cast<int>(status);
       const bool ok = status >= 200 && status < 300;
-      t->sse = t->chat && t->stream && ok && !StartsWithNoCase(t->content_type, "application/json");
+      // A server that ignores stream=true answers with one JSON body: by its Content-Type, or,
+      // when that says neither JSON nor event stream, by a body that starts with '{'.
+      bool json_body = StartsWithNoCase(t->content_type, "application/json");
+      if (!json_body && !StartsWithNoCase(t->content_type, "text/event-stream")) {
+        const std::string_view head(ptr, n);
+        const std::size_t first = head.find_first_not_of(" \t\r\n");
+        json_body = first != std::string_view::npos && head[first] == '{';
+      }
+      t->sse = t->chat && t->stream && ok && !json_body;
+      t->resp->streamed = t->sse;
       t->mode_known = true;
     }
     if (t->sse) {
@@ -345,6 +429,9 @@ struct Client::Impl {
     if (!ApplyStreamEvent(data, t_ns, r)) {
       return false;
     }
+    if (!WithinAnswerCap(t)) {
+      return false;
+    }
     if (r.events.size() != before && hooks != nullptr && hooks->on_event && !hooks->on_event(r)) {
       r.outcome = Outcome::kCancelled;
       r.reason = "cancelled by caller";
@@ -353,9 +440,28 @@ struct Client::Impl {
     return true;
   }
 
+  // False (outcome set) when the text of t's response has gone over its max_answer_bytes.
+  bool WithinAnswerCap(Transfer& t) {
+    if (t.max_answer_bytes == 0) {
+      return true;
+    }
+    ChatResponse& r = *t.resp;
+    std::size_t bytes = r.answer.size() + r.reasoning.size();
+    for (const ToolCall& call : r.tool_calls) {
+      bytes += call.name.size() + call.arguments.size();
+    }
+    if (bytes <= t.max_answer_bytes) {
+      return true;
+    }
+    r.outcome = Outcome::kProtocol;
+    r.reason = "answer over " + std::to_string(t.max_answer_bytes) +
+               " bytes (max_answer_bytes); got " + std::to_string(bytes);
+    return false;
+  }
+
   bool OnSseBytes(Transfer& t, std::string_view bytes, std::int64_t t_ns) {
     scratch.clear();
-    t.parser.Feed(bytes, scratch);
+    const bool fed = t.parser.Feed(bytes, scratch);
     for (const SseEvent& ev : scratch) {
       if (!HandleEvent(t, ev.data, t_ns)) {
         scratch.clear();
@@ -364,6 +470,12 @@ struct Client::Impl {
       }
     }
     scratch.clear();
+    if (!fed) {  // a line or event over the cap: stop before buffering any more of it
+      t.resp->outcome = Outcome::kProtocol;
+      t.resp->reason = t.parser.error();
+      t.aborted = true;
+      return false;
+    }
     return true;
   }
 
@@ -402,7 +514,12 @@ struct Client::Impl {
       curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
                        static_cast<long>(options.connect_timeout.count()));  // NOLINT
     }
-    if (!options.verify_tls) {
+    // "": every encoding this libcurl decodes (gzip, deflate, ...), decoded as bytes arrive.
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    if (!options.ca_cert.empty()) {
+      curl_easy_setopt(e, CURLOPT_CAINFO, options.ca_cert.c_str());
+    }
+    if (options.insecure) {
       curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
       curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
     }
@@ -414,6 +531,9 @@ struct Client::Impl {
     t.send_ns = NowNs();
     t.last_rx_ns = t.send_ns;
     t.resp->send_ns = t.send_ns;
+    if (t.resp->first_send_ns == 0) {
+      t.resp->first_send_ns = t.send_ns;
+    }
     const CURLMcode mc = curl_multi_add_handle(multi, t.easy);
     if (mc != CURLM_OK) {
       t.resp->outcome = Outcome::kTransport;
@@ -472,6 +592,13 @@ struct Client::Impl {
         r.outcome = Outcome::kTimeout;
         r.reason = "no connection within " + std::to_string(options.connect_timeout.count()) +
                    " ms: " + msg;
+      } else if (rc == CURLE_PEER_FAILED_VERIFICATION) {
+        r.outcome = Outcome::kTransport;
+        r.reason = "TLS certificate not trusted: " + msg +
+                   " (trust its CA with ca_cert, or skip verification with insecure)";
+      } else if (rc == CURLE_SSL_CACERT_BADFILE) {
+        r.outcome = Outcome::kTransport;
+        r.reason = "cannot use CA certificate file '" + options.ca_cert + "': " + msg;
       } else {
         r.outcome = Outcome::kTransport;
         r.reason = msg;
@@ -499,7 +626,78 @@ struct Client::Impl {
       r.reason = t.stream ? "stream ended early: empty response" : "empty response body";
       return;
     }
-    ApplyCompletionBody(t.body, t.last_rx_ns, r);
+    if (ApplyCompletionBody(t.body, t.last_rx_ns, r)) {
+      WithinAnswerCap(t);
+    }
+  }
+
+  // ---- retries ----------------------------------------------------------------------------------
+
+  // Whether a finished attempt may be sent again (ClientOptions::retries): HTTP 429/503, or a
+  // connection refused, reset or closed before the first response byte.
+  static bool Retryable(const Transfer& t, CURLcode rc) {
+    if (!t.chat || t.aborted) {
+      return false;
+    }
+    if (rc == CURLE_OK) {
+      return t.resp->http_status == 429 || t.resp->http_status == 503;
+    }
+    if (t.first_byte_ns != 0) {
+      return false;  // the server answered something: sending again could duplicate it
+    }
+    return rc == CURLE_COULDNT_CONNECT || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR ||
+           rc == CURLE_GOT_NOTHING;
+  }
+
+  // Queues t for another attempt if it may have one; false: its result stands.
+  bool ScheduleRetry(Transfer& t, CURLcode rc) {
+    if (t.retries_left <= 0 || !Retryable(t, rc)) {
+      return false;
+    }
+    ChatResponse& r = *t.resp;
+    const int k = options.retries - t.retries_left;  // retries made so far
+    std::int64_t wait = -1;
+    if (rc == CURLE_OK && !t.retry_after.empty()) {
+      wait = ParseRetryAfterNs(t.retry_after);
+    }
+    if (wait < 0) {
+      wait = MsToNs(options.retry_backoff) << std::min(k, 20);
+    }
+    wait = std::min(wait, MsToNs(options.retry_wait_cap));
+    if (t.waited_ns + wait > MsToNs(options.retry_wait_budget)) {
+      return false;
+    }
+    --t.retries_left;
+    t.waited_ns += wait;
+    r.retry_reasons.push_back(r.reason);
+    const std::int64_t when = NowNs() + wait;
+    retry_queue.emplace_back(when, &t);
+    std::push_heap(retry_queue.begin(), retry_queue.end(), std::greater<>{});
+    return true;
+  }
+
+  // Clears what the failed attempt left in t and its response, then sends it again.
+  bool Relaunch(Transfer& t) {
+    ChatResponse& r = *t.resp;
+    ChatResponse fresh;
+    fresh.id = r.id;
+    fresh.scheduled_ns = r.scheduled_ns;
+    fresh.first_send_ns = r.first_send_ns;
+    fresh.retries = r.retries + 1;
+    fresh.retry_reasons = std::move(r.retry_reasons);
+    r = std::move(fresh);
+    t.mode_known = false;
+    t.sse = false;
+    t.aborted = false;
+    t.status = 0;
+    t.first_byte_ns = 0;
+    t.body.clear();
+    t.content_type.clear();
+    t.server_header.clear();
+    t.retry_after.clear();
+    t.parser = SseParser(options.max_line_bytes);
+    t.errbuf[0] = '\0';
+    return Launch(t);
   }
 
   void FinishStream(Transfer& t) {
@@ -554,6 +752,9 @@ struct Client::Impl {
       curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &t);
       const CURLcode rc = msg->data.result;
       Complete(*t, rc);
+      if (ScheduleRetry(*t, rc)) {
+        continue;
+      }
       finished(*t);
     }
   }
@@ -607,7 +808,7 @@ struct Client::Impl {
     std::size_t next = 0;
     next_check_ns = kNever;
     epoll_event events[kMaxEvents];
-    while (next < order.size() || !active.empty()) {
+    while (next < order.size() || !active.empty() || !retry_queue.empty()) {
       if (stop.stop_requested()) {
         const std::int64_t now = NowNs();
         while (!active.empty()) {
@@ -615,6 +816,14 @@ struct Client::Impl {
           Abort(t, Outcome::kCancelled, "cancelled", now);
           finished(t);
         }
+        for (auto& [when, t] : retry_queue) {
+          ChatResponse& r = *t->resp;
+          r.outcome = Outcome::kCancelled;
+          r.reason = "cancelled while waiting to retry (after: " + r.reason + ")";
+          r.done_ns = now;
+          finished(*t);
+        }
+        retry_queue.clear();
         for (; next < order.size(); ++next) {
           unsent(order[next].second);
         }
@@ -627,6 +836,16 @@ struct Client::Impl {
         }
         ++next;
       }
+      while (!retry_queue.empty() && retry_queue.front().first <= now) {
+        std::pop_heap(retry_queue.begin(), retry_queue.end(), std::greater<>{});
+        Transfer& t = *retry_queue.back().second;
+        retry_queue.pop_back();
+        if (Relaunch(t)) {
+          next_check_ns = std::min(next_check_ns, t.NextDeadline());
+        } else {
+          finished(t);
+        }
+      }
       if (curl_deadline_ns <= NowNs()) {
         curl_deadline_ns = kNever;
         SocketAction(CURL_SOCKET_TIMEOUT, 0);
@@ -636,7 +855,7 @@ struct Client::Impl {
       if (now >= next_check_ns) {
         next_check_ns = ExpireLimits(now, finished);
       }
-      if (next >= order.size() && active.empty()) {
+      if (next >= order.size() && active.empty() && retry_queue.empty()) {
         break;
       }
       // Sleep on the timerfd (ns resolution, unlike curl_multi_poll's ms) until shortly before
@@ -645,6 +864,9 @@ struct Client::Impl {
       std::int64_t wake_at = std::min(curl_deadline_ns, next_check_ns);
       if (next < order.size()) {
         wake_at = std::min(wake_at, order[next].first - kSendSpinNs);
+      }
+      if (!retry_queue.empty()) {
+        wake_at = std::min(wake_at, retry_queue.front().first);
       }
       int timeout_ms = -1;
       if (wake_at <= NowNs()) {
@@ -722,7 +944,7 @@ Result<void> Client::Validate() const {
     return bad("no host");
   }
   curl_free(host);
-  return {};
+  return ValidateOptions(impl_->options);
 }
 
 std::vector<ChatResponse> Client::RunChatsLive(std::span<const ChatCall> calls,
@@ -785,6 +1007,19 @@ std::vector<ChatResponse> Client::RunChatsLive(std::span<const ChatCall> calls,
     t->idle_limit_ns = MsToNs(impl.options.idle_timeout);
     t->total_limit_ns =
         MsToNs(call.total_timeout.count() > 0 ? call.total_timeout : impl.options.total_timeout);
+    t->max_answer_bytes =
+        call.max_answer_bytes > 0 ? call.max_answer_bytes : impl.options.max_answer_bytes;
+    t->retries_left = impl.options.retries;
+    t->parser = SseParser(impl.options.max_line_bytes);
+    if (call.total_timeout.count() < 0) {
+      results[i].outcome = Outcome::kTransport;
+      results[i].reason =
+          "invalid ChatCall::total_timeout: " + std::to_string(call.total_timeout.count()) +
+          " ms (must be >= 0)";
+      results[i].done_ns = NowNs();
+      report(results[i]);
+      return nullptr;
+    }
     t->easy = impl.AcquireEasy();
     if (t->easy == nullptr) {
       results[i].outcome = Outcome::kTransport;

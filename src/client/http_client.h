@@ -1,6 +1,9 @@
 // HTTP/1.1 client over libcurl's multi interface: many concurrent chat streams driven by one
 // thread (the caller's), keep-alive connection reuse, HTTPS. <curl/curl.h> appears only in
 // http_client.cpp. Every SSE event is timestamped in the write callback, before parsing.
+// Every request asks for compression (Accept-Encoding: the encodings libcurl decodes: gzip,
+// deflate, ...); compressed bodies are decoded as they arrive, so a server that flushes its
+// compressor per event still gives per-event timestamps.
 // Thread safety: one Client per thread; not reentrant: RunHooks must not call into the same
 // Client (Get/Post from a hook fail with kInternal; use a second Client). The only cross-thread
 // entry is the stop_token passed to RunChats (request_stop() from any thread wakes the loop).
@@ -9,6 +12,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -31,15 +35,53 @@ struct ClientOptions {
   // Server root or API base: "http://127.0.0.1:8000", ".../v1" and ".../v1/" are all accepted.
   std::string endpoint;
   std::string api_key;  // sent as a Bearer token; never printed or logged
+
   // Time limits; each ends the request as Outcome::kTimeout with a reason naming it:
   // "no connection within N ms: <curl>", "no first byte within N ms", "idle gap over N ms",
-  // "total time over N ms". 0 disables a limit.
+  // "total time over N ms". 0 disables a limit; a negative value is invalid (ValidateOptions;
+  // a Client built with one fails every request with that message instead of running unbounded).
+  // The defaults end a dead server's request within about a minute: connect 10 s, first byte
+  // 60 s (a long prompt's prefill on a loaded server fits), then 30 s of silence at most.
   std::chrono::milliseconds connect_timeout{10'000};
-  std::chrono::milliseconds first_byte_timeout{600'000};  // send -> first response byte
-  std::chrono::milliseconds idle_timeout{120'000};        // longest gap between received bytes
-  std::chrono::milliseconds total_timeout{0};             // send -> done
-  bool verify_tls = true;
+  std::chrono::milliseconds first_byte_timeout{60'000};  // send -> first response byte
+  std::chrono::milliseconds idle_timeout{30'000};        // longest gap between received bytes
+  std::chrono::milliseconds total_timeout{0};            // send -> done, per attempt
+
+  // TLS (https endpoints). ca_cert: a PEM file of CA certificates to trust instead of the
+  // system store (CURLOPT_CAINFO), e.g. a self-signed server's certificate; it must be readable
+  // (ValidateOptions). insecure: skip certificate and host name verification (curl -k).
+  std::string ca_cert;
+  bool insecure = false;
+
+  // Caps that keep a misbehaving server from exhausting memory. A stream that crosses one ends
+  // as Outcome::kProtocol ("SSE line over 1 MiB (cap: 1048576 bytes)", "answer over N bytes
+  // (max_answer_bytes)"); what arrived before is kept and nothing more is buffered.
+  // max_line_bytes: one SSE line, and one event's joined data lines (> 0).
+  std::size_t max_line_bytes = std::size_t{1} << 20;
+  // Answer + reasoning + tool-call argument text of one response, 0 = no cap. ChatCall's own
+  // max_answer_bytes wins when > 0. (Non-SSE bodies are bounded at 64 MiB regardless.)
+  std::size_t max_answer_bytes = 0;
+
+  // Retries of chat calls (Get/Post are never retried). 0 = none, the default: a failure is
+  // reported as is. With retries > 0 a call is sent again after
+  //   - HTTP 429 or 503, waiting Retry-After (seconds, fractions accepted, or an HTTP date), or
+  //     retry_backoff * 2^k without one (k = retries so far);
+  //   - a refused or reset connection (or one closed with no reply) before the first response
+  //     byte, waiting retry_backoff * 2^k.
+  // A wait is capped at retry_wait_cap; when the waits of one call would pass retry_wait_budget
+  // in all, it is not retried and the last failure stands. Waits are timers inside the event
+  // loop: other streams run on, stop requests end the wait at once. A retried call's send_ns is
+  // that of the attempt that produced the response (waits never count in latency);
+  // ChatResponse::retries and retry_reasons say what happened.
+  int retries = 0;
+  std::chrono::milliseconds retry_backoff{500};
+  std::chrono::milliseconds retry_wait_cap{30'000};
+  std::chrono::milliseconds retry_wait_budget{60'000};
 };
+
+// kUsage error naming the field and value when an option is out of range: a negative time
+// limit, retry setting or max_line_bytes of 0, retries < 0, or a ca_cert that cannot be read.
+Result<void> ValidateOptions(const ClientOptions& options);
 
 struct ChatCall {
   std::uint64_t id = 0;
@@ -47,6 +89,9 @@ struct ChatCall {
   bool stream = true;
   std::optional<SteadyTime> send_at;  // absolute scheduled send; none = as soon as possible
   std::chrono::milliseconds total_timeout{0};  // overrides ClientOptions::total_timeout if > 0
+  // Overrides ClientOptions::max_answer_bytes if > 0. The caller knows max_tokens: e.g.
+  // 4 * max_tokens * 4 bytes leaves room for long tokens and a server that overshoots a little.
+  std::size_t max_answer_bytes = 0;
 };
 
 struct RunHooks {
@@ -77,7 +122,8 @@ class Client {
   // "http://host:port" (no trailing slash, no /v1). Invalid URLs are reported by Validate().
   const std::string& root() const;
 
-  // Checks the endpoint URL's syntax (scheme http/https, host present). kUsage error if bad.
+  // Checks the endpoint URL's syntax (scheme http/https, host present) and the options
+  // (ValidateOptions). kUsage error if bad.
   Result<void> Validate() const;
 
   // Runs all calls concurrently (each at its send_at, or at once) and returns one response per

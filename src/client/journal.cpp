@@ -129,6 +129,7 @@ json ResponseToJson(const ChatResponse& r, std::int64_t t0_ns) {
               {"error_body", r.error_body},
               {"scheduled", Rel(r.scheduled_ns, t0_ns)},
               {"send", Rel(r.send_ns, t0_ns)},
+              {"first_send", Rel(r.first_send_ns, t0_ns)},
               {"first_byte", Rel(r.first_byte_ns, t0_ns)},
               {"done", Rel(r.done_ns, t0_ns)},
               {"events", std::move(events)},
@@ -142,7 +143,11 @@ json ResponseToJson(const ChatResponse& r, std::int64_t t0_ns) {
               {"timings", r.timings_json},
               {"timings_predicted_n", r.timings_predicted_n},
               {"sim", r.sim_json},
-              {"stream_done", r.stream_done}};
+              {"stream_done", r.stream_done},
+              {"streamed", r.streamed},
+              {"invalid_utf8", r.invalid_utf8},
+              {"retries", r.retries},
+              {"retry_reasons", r.retry_reasons}};
 }
 
 Result<ChatResponse> ResponseFromJson(const json& j, std::int64_t t0_ns) {
@@ -159,6 +164,7 @@ Result<ChatResponse> ResponseFromJson(const json& j, std::int64_t t0_ns) {
     r.error_body = j.at("error_body").get<std::string>();
     r.scheduled_ns = Abs(j.at("scheduled").get<std::int64_t>(), t0_ns);
     r.send_ns = Abs(j.at("send").get<std::int64_t>(), t0_ns);
+    r.first_send_ns = Abs(j.at("first_send").get<std::int64_t>(), t0_ns);
     r.first_byte_ns = Abs(j.at("first_byte").get<std::int64_t>(), t0_ns);
     r.done_ns = Abs(j.at("done").get<std::int64_t>(), t0_ns);
     for (const json& e : j.at("events")) {
@@ -184,6 +190,10 @@ Result<ChatResponse> ResponseFromJson(const json& j, std::int64_t t0_ns) {
     r.timings_predicted_n = j.at("timings_predicted_n").get<int>();
     r.sim_json = j.at("sim").get<std::string>();
     r.stream_done = j.at("stream_done").get<bool>();
+    r.streamed = j.at("streamed").get<bool>();
+    r.invalid_utf8 = j.at("invalid_utf8").get<bool>();
+    r.retries = j.at("retries").get<int>();
+    r.retry_reasons = j.at("retry_reasons").get<std::vector<std::string>>();
   } catch (const json::exception& e) {
     return MakeError(ErrorCode::kSetup,
                      std::string("recorded response is not readable: ") + e.what());

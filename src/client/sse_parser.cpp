@@ -1,6 +1,8 @@
 #include "client/sse_parser.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 
 namespace sb::client {
 
@@ -8,11 +10,56 @@ namespace {
 
 constexpr std::string_view kBom = "\xEF\xBB\xBF";
 
+// 1048576 -> "1 MiB", 4096 -> "4 KiB", 1000 -> "1000 bytes".
+std::string SizeText(std::size_t n) {
+  if (n >= (std::size_t{1} << 20) && n % (std::size_t{1} << 20) == 0) {
+    return std::to_string(n >> 20) + " MiB";
+  }
+  if (n >= 1024 && n % 1024 == 0) {
+    return std::to_string(n >> 10) + " KiB";
+  }
+  return std::to_string(n) + " bytes";
+}
+
 }  // namespace
 
-void SseParser::Feed(std::string_view bytes, std::vector<SseEvent>& out) {
+bool SseParser::Overflow(std::string_view what) {
+  error_ = "SSE " + std::string(what) + " over " + SizeText(max_line_) +
+           " (cap: " + std::to_string(max_line_) + " bytes)";
+  // Give the memory back at once: the stream is over.
+  std::string().swap(line_);
+  pending_ = SseEvent{};
+  has_data_ = false;
+  skip_lf_ = false;
+  return false;
+}
+
+bool SseParser::AppendCapped(std::string& s, std::string_view piece, bool newline_first) {
+  const std::size_t want = s.size() + (newline_first ? 1 : 0) + piece.size();
+  if (want > max_line_) {
+    return false;
+  }
+  if (want > s.capacity()) {
+    // Grow geometrically but never past the cap. A fresh string gets exactly what it reserves
+    // (reserve on a non-empty one may double past the cap).
+    std::string grown;
+    grown.reserve(std::min(max_line_, std::max(want, 2 * s.capacity())));
+    grown.append(s);
+    s.swap(grown);
+  }
+  if (newline_first) {
+    s.push_back('\n');
+  }
+  s.append(piece);
+  return true;
+}
+
+bool SseParser::Feed(std::string_view bytes, std::vector<SseEvent>& out) {
+  if (!error_.empty()) {
+    return false;
+  }
   if (bytes.empty()) {
-    return;
+    return true;
   }
   const char* p = bytes.data();
   const char* const end = p + bytes.size();
@@ -23,7 +70,7 @@ void SseParser::Feed(std::string_view bytes, std::vector<SseEvent>& out) {
     }
     skip_lf_ = false;
     if (p == end) {
-      return;
+      return true;
     }
   }
   // The next '\r' at or after p (nullptr: none in the rest of this chunk). Cached so that an
@@ -37,14 +84,26 @@ void SseParser::Feed(std::string_view bytes, std::vector<SseEvent>& out) {
         std::memchr(p, '\n', static_cast<size_t>((cr != nullptr ? cr : end) - p)));
     const char* eol = lf != nullptr ? lf : cr;
     if (eol == nullptr) {
-      line_.append(p, static_cast<size_t>(end - p));  // unfinished line: keep for the next chunk
-      return;
+      // Unfinished line: keep it for the next chunk, up to the cap.
+      if (!AppendCapped(line_, std::string_view(p, static_cast<size_t>(end - p)))) {
+        return Overflow("line");
+      }
+      return true;
     }
     if (line_.empty()) {
-      ProcessLine(std::string_view(p, static_cast<size_t>(eol - p)), out);
+      if (static_cast<std::size_t>(eol - p) > max_line_) {
+        return Overflow("line");
+      }
+      if (!ProcessLine(std::string_view(p, static_cast<size_t>(eol - p)), out)) {
+        return false;
+      }
     } else {
-      line_.append(p, static_cast<size_t>(eol - p));
-      ProcessLine(line_, out);
+      if (!AppendCapped(line_, std::string_view(p, static_cast<size_t>(eol - p)))) {
+        return Overflow("line");
+      }
+      if (!ProcessLine(line_, out)) {
+        return false;
+      }
       line_.clear();
     }
     p = eol + 1;
@@ -56,14 +115,25 @@ void SseParser::Feed(std::string_view bytes, std::vector<SseEvent>& out) {
       }
     }
   }
+  return true;
 }
 
 bool SseParser::Finish(std::vector<SseEvent>& out) {
+  if (!error_.empty()) {
+    error_.clear();
+    bom_checked_ = false;
+    pending_ = SseEvent{};
+    return false;
+  }
   const bool partial_line = !line_.empty();
   if (partial_line) {
     std::string line = std::move(line_);
     line_.clear();
-    ProcessLine(line, out);
+    if (!ProcessLine(line, out)) {
+      error_.clear();
+      bom_checked_ = false;
+      return false;
+    }
   }
   const bool pending_event = has_data_ || !pending_.event.empty();
   if (has_data_) {
@@ -77,7 +147,7 @@ bool SseParser::Finish(std::vector<SseEvent>& out) {
   return !partial_line && !pending_event;
 }
 
-void SseParser::ProcessLine(std::string_view line, std::vector<SseEvent>& out) {
+bool SseParser::ProcessLine(std::string_view line, std::vector<SseEvent>& out) {
   if (!bom_checked_) {
     // A BOM can only start the first line (its bytes contain no CR/LF), so checking the first
     // complete line is independent of how the bytes were split.
@@ -88,10 +158,10 @@ void SseParser::ProcessLine(std::string_view line, std::vector<SseEvent>& out) {
   }
   if (line.empty()) {
     Dispatch(out);
-    return;
+    return true;
   }
   if (line.front() == ':') {
-    return;  // comment / keep-alive ping
+    return true;  // comment / keep-alive ping
   }
   std::string_view field = line;
   std::string_view value;
@@ -103,10 +173,9 @@ void SseParser::ProcessLine(std::string_view line, std::vector<SseEvent>& out) {
     }
   }
   if (field == "data") {
-    if (has_data_) {
-      pending_.data.push_back('\n');
+    if (!AppendCapped(pending_.data, value, has_data_)) {
+      return Overflow("event");
     }
-    pending_.data.append(value);
     has_data_ = true;
   } else if (field == "event") {
     pending_.event.assign(value);
@@ -116,6 +185,7 @@ void SseParser::ProcessLine(std::string_view line, std::vector<SseEvent>& out) {
     }
   }
   // "retry" and unknown fields are ignored.
+  return true;
 }
 
 void SseParser::Dispatch(std::vector<SseEvent>& out) {

@@ -3,8 +3,12 @@
 // and yields the same events as if the whole body arrived at once. Handles comments (":" lines,
 // keep-alive pings), "event:", "id:", multi-line "data:" (joined with '\n'), CR, LF and CRLF line
 // ends, and a leading UTF-8 BOM. Not thread-safe: one parser per stream.
+// Memory is bounded: a line, and an event's joined data, may hold at most max_line_bytes; a
+// stream that exceeds it stops the parser (Feed returns false, error() says why) and what it
+// had buffered is freed, so a hostile server cannot make it hold more than the cap.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,18 +25,43 @@ struct SseEvent {
 
 class SseParser {
  public:
-  // Appends complete events found in bytes to out.
-  void Feed(std::string_view bytes, std::vector<SseEvent>& out);
+  static constexpr std::size_t kDefaultMaxLineBytes = std::size_t{1} << 20;  // 1 MiB
+
+  // REQUIRES: max_line_bytes > 0.
+  explicit SseParser(std::size_t max_line_bytes = kDefaultMaxLineBytes)
+      : max_line_(max_line_bytes) {}
+
+  // Appends complete events found in bytes to out. Returns false once a line or an event's data
+  // went over max_line_bytes: events completed before the offending line are still in out, the
+  // rest of the input (this call's and later calls') is ignored, and error() is set.
+  bool Feed(std::string_view bytes, std::vector<SseEvent>& out);
 
   // End of stream. A final event not terminated by a blank line is dispatched into out (servers
   // that close without the last "\n\n" still delivered the data). Returns true iff the stream
   // ended cleanly (no partial line or partial event was pending).
+  // After an overflow it dispatches nothing and returns false. Either way the parser is then
+  // ready for a new stream (the overflow is forgotten).
   bool Finish(std::vector<SseEvent>& out);
 
- private:
-  void ProcessLine(std::string_view line, std::vector<SseEvent>& out);
-  void Dispatch(std::vector<SseEvent>& out);
+  // "" while fine; after an overflow e.g. "SSE line over 1 MiB (cap: 1048576 bytes)".
+  const std::string& error() const { return error_; }
 
+  // Bytes of heap the parser holds for unfinished lines and events (capacity, not size): at
+  // most about max_line_bytes, however the input is split.
+  std::size_t buffered_bytes() const { return line_.capacity() + pending_.data.capacity(); }
+
+  std::size_t max_line_bytes() const { return max_line_; }
+
+ private:
+  bool ProcessLine(std::string_view line, std::vector<SseEvent>& out);
+  void Dispatch(std::vector<SseEvent>& out);
+  bool Overflow(std::string_view what);
+  // Appends piece (after a '\n' if newline_first) to s unless s would go over the cap; grows
+  // s's capacity no further than the cap.
+  bool AppendCapped(std::string& s, std::string_view piece, bool newline_first = false);
+
+  std::size_t max_line_;
+  std::string error_;
   std::string line_;      // bytes of the current, unfinished line
   bool skip_lf_ = false;  // the previous chunk ended in '\r'; a leading '\n' belongs to it
   bool bom_checked_ = false;

@@ -26,6 +26,8 @@ std::string_view ErrorType(int status) {
       return "RateLimitError";
     case 500:
       return "InternalServerError";
+    case 503:
+      return "ServiceUnavailableError";
     default:
       return "Error";
   }
@@ -216,7 +218,7 @@ std::optional<Reply> ReadMarkers(const std::vector<std::string_view>& texts, Cha
         const auto fault = ParseFault(kind);
         if (!fault) {
           return BadRequest("unknown simulator fault '" + std::string(kind) +
-                            "' in [[sim:fault=...]] (expected reset, stall, malformed, 500, 429)");
+                            "' in [[sim:fault=...]] (expected " + std::string(kFaultList) + ")");
         }
         req.forced_fault = *fault;
       } else if (marker.starts_with("tokens=")) {

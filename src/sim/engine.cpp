@@ -91,6 +91,15 @@ std::optional<Fault> ParseFault(std::string_view name) {
   if (name == "429") {
     return Fault::kHttp429;
   }
+  if (name == "503") {
+    return Fault::kHttp503;
+  }
+  if (name == "giant") {
+    return Fault::kGiant;
+  }
+  if (name == "badutf8") {
+    return Fault::kBadUtf8;
+  }
   return std::nullopt;
 }
 
@@ -108,6 +117,12 @@ std::string_view FaultName(Fault fault) {
       return "500";
     case Fault::kHttp429:
       return "429";
+    case Fault::kHttp503:
+      return "503";
+    case Fault::kGiant:
+      return "giant";
+    case Fault::kBadUtf8:
+      return "badutf8";
   }
   return "none";
 }
@@ -164,7 +179,7 @@ Plan PlanChat(const ChatRequest& request, const SimOptions& options, Rng& rng) {
       }
     }
     if (kinds.empty()) {
-      kinds = {Fault::kReset, Fault::kStall, Fault::kMalformed, Fault::kHttp500, Fault::kHttp429};
+      kinds.assign(std::begin(kDefaultRandomFaults), std::end(kDefaultRandomFaults));
     }
     plan.fault = kinds[rng.Below(kinds.size())];
   }

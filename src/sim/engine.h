@@ -33,12 +33,36 @@ class Rng {
 // splitmix64's finaliser: a good 64-bit mix of x.
 std::uint64_t Mix64(std::uint64_t x);
 
-enum class Fault { kNone, kReset, kStall, kMalformed, kHttp500, kHttp429 };
+enum class Fault {
+  kNone,
+  kReset,
+  kStall,
+  kMalformed,
+  kHttp500,
+  kHttp429,
+  kHttp503,  // 503 with Retry-After (SimOptions::retry_after_s)
+  kGiant,    // one extra event whose content is SimOptions::giant_event_bytes long
+  kBadUtf8,  // one extra event whose content holds invalid UTF-8 (kBadUtf8Text)
+};
 
-// "reset", "stall", "malformed", "500", "429" -> the fault; anything else -> nullopt.
+// "reset", "stall", "malformed", "500", "429", "503", "giant", "badutf8" -> the fault; anything
+// else -> nullopt.
 std::optional<Fault> ParseFault(std::string_view name);
 std::string_view FaultName(Fault fault);
-inline constexpr int kFaultKinds = 6;  // size of an array indexed by Fault
+inline constexpr int kFaultKinds = 9;  // size of an array indexed by Fault
+// Every fault kind but kNone, in enum order; and the list `fault_rate` draws from when
+// fault_kinds is empty (the original five: giant and badutf8 change answers, 503 asks for a
+// retry, so they strike only when named).
+inline constexpr Fault kAllFaults[] = {Fault::kReset,   Fault::kStall,   Fault::kMalformed,
+                                       Fault::kHttp500, Fault::kHttp429, Fault::kHttp503,
+                                       Fault::kGiant,   Fault::kBadUtf8};
+inline constexpr Fault kDefaultRandomFaults[] = {Fault::kReset, Fault::kStall, Fault::kMalformed,
+                                                 Fault::kHttp500, Fault::kHttp429};
+inline constexpr std::string_view kFaultList =
+    "reset, stall, malformed, 500, 429, 503, giant or badutf8";
+// The content of the badutf8 fault's event: a lone 0xFF/0xFE, "C3 28" (a lead byte without its
+// continuation), an encoded surrogate (ED A0 80) and a sequence cut short (E2 82).
+inline constexpr std::string_view kBadUtf8Text = " caf\xC3\x28 \xFF\xFE \xED\xA0\x80 \xE2\x82 end";
 
 // What the engine needs from a chat request (parsed by api.cpp; no JSON here).
 struct ChatRequest {

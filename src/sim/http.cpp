@@ -219,6 +219,8 @@ ParseResult RequestParser::Parse(std::string& buffer) {
         } else if (HasToken(value, "keep-alive")) {
           pending_.keep_alive = true;
         }
+      } else if (IEquals(name, "Accept-Encoding")) {
+        pending_.accepts_gzip = AcceptsGzip(value);
       } else if (IEquals(name, "Expect")) {
         if (!IEquals(value, "100-continue")) {
           return Fail(417, "unsupported Expect header");
@@ -248,6 +250,39 @@ ParseResult RequestParser::Parse(std::string& buffer) {
   buffer.erase(0, head_len_ + body_len_);
   Reset();
   return r;
+}
+
+bool AcceptsGzip(std::string_view list) {
+  bool gzip = false;
+  bool star = false;
+  bool gzip_named = false;
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    std::string_view item = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    const std::size_t semi = item.find(';');
+    const std::string_view coding = Trim(item.substr(0, semi));
+    bool zero = false;
+    if (semi != std::string_view::npos) {
+      std::string_view params = item.substr(semi + 1);
+      while (!params.empty()) {
+        const std::size_t next = params.find(';');
+        const std::string_view p = Trim(params.substr(0, next));
+        params = next == std::string_view::npos ? std::string_view() : params.substr(next + 1);
+        if (p.size() >= 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=') {
+          const std::string_view q = p.substr(2);
+          zero = !q.empty() && q.find_first_not_of("0.") == std::string_view::npos;
+        }
+      }
+    }
+    if (IEquals(coding, "gzip") || IEquals(coding, "x-gzip")) {
+      gzip_named = true;
+      gzip = !zero;
+    } else if (coding == "*") {
+      star = !zero;
+    }
+  }
+  return gzip_named ? gzip : star;
 }
 
 std::string_view StatusText(int status) {

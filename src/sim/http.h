@@ -17,7 +17,8 @@ struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string path;    // the target without its query string
   bool keep_alive = true;
-  bool http10 = false;  // an HTTP/1.0 client: no chunked responses
+  bool http10 = false;        // an HTTP/1.0 client: no chunked responses
+  bool accepts_gzip = false;  // Accept-Encoding lists gzip (or *) without q=0
   std::string body;
 };
 
@@ -56,6 +57,10 @@ class RequestParser {
 };
 
 std::string_view StatusText(int status);
+
+// Whether an Accept-Encoding value allows gzip: "gzip" or "*" listed with no q=0 (RFC 9110
+// 12.5.3; "x-gzip" too). "deflate, gzip, br" -> true; "gzip;q=0" and "identity" -> false.
+bool AcceptsGzip(std::string_view accept_encoding);
 
 inline constexpr std::int64_t kChunkedBody = -1;     // Transfer-Encoding: chunked
 inline constexpr std::int64_t kUntilCloseBody = -2;  // HTTP/1.0 streaming: body ends at close

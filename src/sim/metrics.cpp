@@ -114,13 +114,14 @@ std::string RenderPrometheus(const Counters& c, const SimOptions& options) {
   w.Sample("sim_emit_lag_mean_seconds",
            c.emits == 0 ? 0.0 : static_cast<double>(c.emit_lag_sum_ns) / D(c.emits) / 1e9);
   w.Family("sim_faults_injected", "counter", "Faults injected, by kind.");
-  for (const Fault f :
-       {Fault::kReset, Fault::kStall, Fault::kMalformed, Fault::kHttp500, Fault::kHttp429}) {
+  for (const Fault f : kAllFaults) {
     w.Sample("sim_faults_injected_total", D(c.faults[static_cast<int>(f)]),
              "kind=\"" + std::string(FaultName(f)) + "\"");
   }
   w.Family("sim_disconnects", "counter", "Chat requests dropped because the client went away.");
   w.Sample("sim_disconnects_total", D(c.disconnects));
+  w.Family("sim_compressed_responses", "counter", "Responses sent gzip-compressed.");
+  w.Sample("sim_compressed_responses_total", D(c.compressed_responses));
   return w.Take();
 }
 

@@ -33,6 +33,7 @@ struct Counters {
   std::int64_t emit_lag_max_ns = 0;
   std::uint64_t faults[kFaultKinds] = {};
   std::uint64_t disconnects = 0;
+  std::uint64_t compressed_responses = 0;  // responses sent gzip-compressed (SimOptions::gzip)
 };
 
 class Metrics {

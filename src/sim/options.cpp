@@ -52,6 +52,7 @@ Result<void> Validate(const SimOptions& o) {
                       {"jitter_ms", o.jitter_ms},
                       {"concurrency_slowdown", o.concurrency_slowdown},
                       {"stall_ms", o.stall_ms},
+                      {"retry_after_s", o.retry_after_s},
                       {"spin_us", o.spin_us}};
 
   for (const auto& [name, value] : non_negative) {
@@ -61,6 +62,13 @@ Result<void> Validate(const SimOptions& o) {
   }
   if (o.spin_us > 10000.0) {
     return Bad("spin_us must be <= 10000, got " + Num(o.spin_us));
+  }
+  if (o.retry_after_s > 86400.0) {
+    return Bad("retry_after_s must be <= 86400, got " + Num(o.retry_after_s));
+  }
+  if (o.giant_event_bytes < 1 || o.giant_event_bytes > (std::size_t{1} << 30)) {
+    return Bad("giant_event_bytes must be in [1, 1073741824], got " +
+               std::to_string(o.giant_event_bytes));
   }
   if (o.max_batch < 1) {
     return Bad("max_batch must be >= 1, got " + std::to_string(o.max_batch));
@@ -104,8 +112,8 @@ Result<void> Validate(const SimOptions& o) {
   }
   for (const auto& k : o.fault_kinds) {
     if (!ParseFault(k)) {
-      return Bad("fault_kinds: unknown fault '" + k +
-                 "' (expected reset, stall, malformed, 500 or 429)");
+      return Bad("fault_kinds: unknown fault '" + k + "' (expected " + std::string(kFaultList) +
+                 ")");
     }
   }
   if (o.reasoning_field != "reasoning_content" && o.reasoning_field != "reasoning") {
@@ -114,7 +122,7 @@ Result<void> Validate(const SimOptions& o) {
   }
   for (const SimAnswer& a : o.answers) {
     if (!a.fault.empty() && !ParseFault(a.fault)) {
-      return Bad("answer fault must be reset, stall, malformed, 500 or 429, got '" + a.fault + "'");
+      return Bad("answer fault must be " + std::string(kFaultList) + ", got '" + a.fault + "'");
     }
   }
   return {};

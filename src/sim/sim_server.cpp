@@ -9,7 +9,9 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <deque>
@@ -36,6 +38,7 @@
 #include "sim/api.h"
 #include "sim/chunks.h"
 #include "sim/engine.h"
+#include "sim/gzip.h"
 #include "sim/http.h"
 #include "sim/metrics.h"
 
@@ -189,6 +192,7 @@ struct Conn {
   bool busy = false;           // a request is being answered (parse job or stream)
   bool keep_alive = true;      // of the request being answered
   bool http10 = false;
+  bool accepts_gzip = false;  // of the request being answered
   std::uint64_t stream_id = 0;
   bool close_after_flush = false;
   bool peer_closed = false;
@@ -209,6 +213,7 @@ struct Stream {
   std::string chat_id;
   std::int64_t created = 0;
   std::optional<ChunkBuilder> chunks;  // streaming only
+  std::unique_ptr<GzipStream> gzip;    // streaming with SimOptions::gzip to a gzip client
   bool chunked = true;
   bool running = false;  // admitted to the batch (else waiting)
   std::int64_t deadline = 0;
@@ -265,6 +270,11 @@ struct SimServer::Impl {
   void FinishResponse(Conn& c);
   void OnWorkerDone();
   void StartChat(Conn& c, const ChatRequest& req);
+  // A complete response with a Content-Length body, gzip-compressed when the options and the
+  // request allow it (non-empty bodies only).
+  std::string BodyResponse(const Conn& c, int status, std::string_view content_type,
+                           std::string_view body, std::string extra_headers = {});
+  std::string RetryAfterHeader() const;
 
   // Streams
   void Admit(Stream& s, std::int64_t start_ns);
@@ -319,6 +329,7 @@ struct SimServer::Impl {
   std::string content_scratch;
   std::string escaped_scratch;  // scripted answers: content_scratch JSON-escaped
   std::string tool_scratch;     // scripted tool-call deltas of one step (JSON array items)
+  std::string gzip_scratch;     // compressed bytes of one write
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -737,6 +748,7 @@ void SimServer::Impl::TryProcess(std::uint64_t conn_id) {
     c->busy = true;
     c->keep_alive = r.request.keep_alive;
     c->http10 = r.request.http10;
+    c->accepts_gzip = r.request.accepts_gzip;
     c->recv_ns = NowNs();
     Dispatch(*c, r.request);
     c = FindConn(conn_id);
@@ -798,10 +810,37 @@ void SimServer::Impl::Dispatch(Conn& c, HttpRequest& req) {
   WriteReply(c, reply);
 }
 
+std::string SimServer::Impl::BodyResponse(const Conn& c, int status, std::string_view content_type,
+                                          std::string_view body, std::string extra_headers) {
+  if (!options.gzip || !c.accepts_gzip || body.empty()) {
+    return Response(status, content_type, body, c.keep_alive, extra_headers);
+  }
+  metrics.Update([](Counters& k) { ++k.compressed_responses; });
+  extra_headers += "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n";
+  return Response(status, content_type, Gzip(body), c.keep_alive, extra_headers);
+}
+
+std::string SimServer::Impl::RetryAfterHeader() const {
+  // Whole seconds as RFC 9110 says; a fraction (for fast tests) as a short decimal.
+  const double s = options.retry_after_s;
+  std::string value;
+  if (s == std::floor(s)) {
+    value = std::to_string(static_cast<long long>(s));
+  } else {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f", s);
+    value = buf;
+    while (value.back() == '0') {
+      value.pop_back();
+    }
+  }
+  return "Retry-After: " + value + "\r\n";
+}
+
 void SimServer::Impl::WriteReply(Conn& c, const Reply& reply) {
   const std::uint64_t id = c.id;
-  if (!Send(c, Response(reply.status, reply.content_type, reply.body, c.keep_alive,
-                        reply.extra_headers))) {
+  if (!Send(c,
+            BodyResponse(c, reply.status, reply.content_type, reply.body, reply.extra_headers))) {
     return;
   }
   if (Conn* still = FindConn(id)) {
@@ -852,9 +891,11 @@ void SimServer::Impl::StartChat(Conn& c, const ChatRequest& req) {
     WriteReply(c, ErrorReply(500, "simulated internal error"));
     return;
   }
-  if (plan.fault == Fault::kHttp429) {
-    Reply r = ErrorReply(429, "simulated rate limit: too many requests");
-    r.extra_headers = "Retry-After: 1\r\n";
+  if (plan.fault == Fault::kHttp429 || plan.fault == Fault::kHttp503) {
+    Reply r = plan.fault == Fault::kHttp429
+                  ? ErrorReply(429, "simulated rate limit: too many requests")
+                  : ErrorReply(503, "simulated overload: service unavailable");
+    r.extra_headers = RetryAfterHeader();
     WriteReply(c, r);
     return;
   }
@@ -870,9 +911,15 @@ void SimServer::Impl::StartChat(Conn& c, const ChatRequest& req) {
   s->truth.recv_ns = c.recv_ns;
   s->truth.prompt_tokens = req.prompt_tokens;
   const bool stream = req.stream;
+  std::string stream_headers = "Cache-Control: no-cache\r\n";
   if (stream) {
     s->chunks.emplace(s->chat_id, s->created, options.model, options.reasoning_field,
                       req.continuous_usage, req.prompt_tokens);
+    if (options.gzip && c.accepts_gzip) {
+      s->gzip = std::make_unique<GzipStream>();
+      stream_headers += "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n";
+      metrics.Update([](Counters& k) { ++k.compressed_responses; });
+    }
     if (c.http10) {
       c.keep_alive = false;
     }
@@ -892,8 +939,7 @@ void SimServer::Impl::StartChat(Conn& c, const ChatRequest& req) {
     // Headers go out at once (as vLLM's do), before the first token; if the client is gone
     // already, Send closes the connection and drops the stream.
     Send(c, ResponseHead(200, "text/event-stream; charset=utf-8",
-                         chunked ? kChunkedBody : kUntilCloseBody, c.keep_alive,
-                         "Cache-Control: no-cache\r\n"));
+                         chunked ? kChunkedBody : kUntilCloseBody, c.keep_alive, stream_headers));
   }
 }
 
@@ -1060,6 +1106,13 @@ void SimServer::Impl::OnStep(Stream& s) {
 
   const bool fault_now =
       s.plan.fault != Fault::kNone && !s.fault_done && s.emitted >= s.plan.fault_after_tokens;
+  // giant / badutf8: one extra content event before this step's own.
+  std::string fault_text;
+  if (fault_now && s.plan.fault == Fault::kGiant) {
+    fault_text.assign(options.giant_event_bytes, 'x');
+  } else if (fault_now && s.plan.fault == Fault::kBadUtf8) {
+    fault_text.assign(kBadUtf8Text);
+  }
   // Reset and malformed cut the stream before it could finish normally.
   const bool cut =
       fault_now && (s.plan.fault == Fault::kReset || s.plan.fault == Fault::kMalformed);
@@ -1100,6 +1153,10 @@ void SimServer::Impl::OnStep(Stream& s) {
     if (s.truth.steps == 1) {
       s.chunks->AppendRole(events);
     }
+    if (!fault_text.empty()) {  // counts no tokens: usage (if continuous) as before this step
+      s.chunks->AppendDelta(events, {}, fault_text, {}, begin, std::min(begin, reasoning_end), {});
+      std::string().swap(fault_text);
+    }
     const bool usage_chunk = last && s.request.include_usage;
     const std::string sim_json = last && !usage_chunk ? TruthJson(s.truth) : std::string();
     std::string_view content = content_scratch;
@@ -1121,6 +1178,12 @@ void SimServer::Impl::OnStep(Stream& s) {
     if (cut && s.plan.fault == Fault::kMalformed) {
       ChunkBuilder::AppendMalformed(events);
     }
+    const bool body_ends = last || (cut && s.plan.fault == Fault::kMalformed);
+    if (s.gzip) {
+      gzip_scratch.clear();
+      s.gzip->Write(events, body_ends, gzip_scratch);
+      events.swap(gzip_scratch);
+    }
     frame.clear();
     if (s.chunked) {
       AppendChunk(frame, events);
@@ -1135,13 +1198,22 @@ void SimServer::Impl::OnStep(Stream& s) {
     }
   } else {
     s.reasoning_text += reasoning_scratch;
+    // The JSON serialiser would repair invalid UTF-8: badutf8 goes in as a placeholder that is
+    // swapped for the raw bytes afterwards.
+    constexpr std::string_view kBadUtf8Placeholder = "@@sim-badutf8@@";
+    s.content_text += fault_now && s.plan.fault == Fault::kBadUtf8
+                          ? std::string(kBadUtf8Placeholder)
+                          : fault_text;
     s.content_text += content_scratch;
     if (last || (cut && s.plan.fault == Fault::kMalformed)) {
       std::string body =
           cut ? std::string("{\"choices\": [")
               : CompletionBody(s.chat_id, s.created, options, s.reasoning_text, s.content_text,
                                s.plan.finish_reason, s.truth, s.tool_calls, s.tool_ids);
-      if (!Send(*c, Response(200, "application/json", body, c->keep_alive))) {
+      if (const std::size_t at = body.find(kBadUtf8Placeholder); at != std::string::npos) {
+        body.replace(at, kBadUtf8Placeholder.size(), kBadUtf8Text);
+      }
+      if (!Send(*c, BodyResponse(*c, 200, "application/json", body))) {
         return;
       }
     }
@@ -1270,6 +1342,7 @@ SimServer::Stats SimServer::stats() const {
     s.faults_injected += f;
   }
   s.disconnects = c.disconnects;
+  s.compressed_responses = c.compressed_responses;
   return s;
 }
 

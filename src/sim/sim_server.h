@@ -6,6 +6,7 @@
 // consistent snapshot taken under the server's metrics mutex. docs/simulator.md is the manual.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -50,13 +51,26 @@ struct SimOptions {
   int thinking_tokens = 32;  // reasoning tokens before the answer when thinking is on
   // Modalities answered with a vLLM-style 400: image, video, audio.
   std::vector<std::string> reject;
-  double fault_rate = 0.0;               // probability that a chat request gets a random fault
-  std::vector<std::string> fault_kinds;  // reset, stall, malformed, 500, 429 (default: all)
+  double fault_rate = 0.0;  // probability that a chat request gets a random fault
+  // Kinds fault_rate draws from: reset, stall, malformed, 500, 429, 503, giant, badutf8.
+  // Empty: the first five (giant, badutf8 and 503 strike only when named or forced).
+  std::vector<std::string> fault_kinds;
   // Name of the streamed/non-streamed reasoning field: "reasoning_content" (SGLang, llama.cpp,
   // older vLLM) or "reasoning" (vLLM >= 0.12, Ollama).
   std::string reasoning_field = "reasoning_content";
-  int max_model_len = 32768;         // context window: prompt + max_tokens above it is a 400
-  double stall_ms = 5000.0;          // how long the "stall" fault stops emitting
+  int max_model_len = 32768;  // context window: prompt + max_tokens above it is a 400
+  double stall_ms = 5000.0;   // how long the "stall" fault stops emitting
+  // Retry-After of the 429 and 503 faults, in seconds, in [0, 86400]. A fraction is sent as a
+  // decimal ("0.05"; not RFC 9110, but servebench's client and many others accept it): tests
+  // stay fast.
+  double retry_after_s = 1.0;
+  // Content bytes of the "giant" fault's one event (the SSE line is ~200 bytes longer).
+  std::size_t giant_event_bytes = std::size_t{8} << 20;
+  // gzip-compress responses to requests whose Accept-Encoding allows gzip: streams with a
+  // streaming deflate flushed (Z_SYNC_FLUSH) after every write, so each event still arrives
+  // when it is written; other bodies in one piece. Content-Encoding: gzip, Vary:
+  // Accept-Encoding. Counted in Stats::compressed_responses.
+  bool gzip = false;
   bool thinking_by_default = false;  // thinking when the request sets no enable_thinking
   // Busy-wait up to this long before a deadline instead of sleeping through it: timer wake-ups
   // run late by tens of microseconds on virtual machines. Costs CPU; 0 = always sleep.
@@ -83,7 +97,8 @@ class SimServer {
     double emit_lag_max_us = 0.0;     // max over emits of (write time - scheduled time)
     double emit_lag_mean_us = 0.0;
     std::uint64_t faults_injected = 0;
-    std::uint64_t disconnects = 0;  // chat requests dropped because the client went away
+    std::uint64_t disconnects = 0;           // chat requests dropped because the client went away
+    std::uint64_t compressed_responses = 0;  // sent gzip-compressed (SimOptions::gzip)
   };
 
   // Validates the options, binds, listens and starts the event-loop thread.

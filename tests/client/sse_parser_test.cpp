@@ -268,5 +268,83 @@ TEST(SseParser, EveryFixtureStreamIsSplitIndependent) {
   }
 }
 
+// ---- caps -------------------------------------------------------------------------------------
+
+TEST(SseParserCap, GiantLineStopsTheParserWithBoundedMemory) {
+  constexpr std::size_t kCap = 1 << 20;
+  SseParser parser;  // the default cap: 1 MiB
+  ASSERT_EQ(parser.max_line_bytes(), kCap);
+  std::vector<SseEvent> out;
+  ASSERT_TRUE(parser.Feed("data: before\n\ndata: {\"x\":\"", out));
+  const std::string chunk(16 * 1024, 'x');
+  std::size_t fed = 0;
+  bool ok = true;
+  std::size_t max_buffered = 0;
+  // 64 MiB in 16 KiB pieces, as a server streaming one enormous line would send it.
+  while (fed < (std::size_t{64} << 20)) {
+    ok = parser.Feed(chunk, out);
+    fed += chunk.size();
+    max_buffered = std::max(max_buffered, parser.buffered_bytes());
+    if (!ok) {
+      break;
+    }
+  }
+  EXPECT_FALSE(ok);
+  EXPECT_LE(fed, kCap + chunk.size());      // it stopped as soon as the cap was crossed
+  EXPECT_LE(max_buffered, kCap + 64);       // capacity never grew past the cap (plus SSO slack)
+  EXPECT_LT(parser.buffered_bytes(), 64u);  // and was given back
+  EXPECT_EQ(parser.error(), "SSE line over 1 MiB (cap: 1048576 bytes)");
+  ASSERT_EQ(out.size(), 1u);  // the event before the giant line survives
+  EXPECT_EQ(out[0].data, "before");
+  EXPECT_FALSE(parser.Feed("\n\ndata: after\n\n", out));  // ignored from now on
+  EXPECT_EQ(out.size(), 1u);
+  EXPECT_FALSE(parser.Finish(out));
+  EXPECT_EQ(out.size(), 1u);
+  // Finish() resets: the parser works again, with a clean error.
+  EXPECT_TRUE(parser.Feed("data: next\n\n", out));
+  EXPECT_TRUE(parser.error().empty());
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].data, "next");
+}
+
+TEST(SseParserCap, OneChunkHoldingAGiantLineIsRefusedWithoutCopying) {
+  SseParser parser(1024);
+  std::vector<SseEvent> out;
+  const std::string body = "data: " + std::string(2000, 'y') + "\n\n";
+  EXPECT_FALSE(parser.Feed(body, out));
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(parser.error(), "SSE line over 1 KiB (cap: 1024 bytes)");
+  EXPECT_LT(parser.buffered_bytes(), 64u);
+}
+
+TEST(SseParserCap, ManyDataLinesOverTheCapAreOneEventOverIt) {
+  SseParser parser(1000);
+  std::vector<SseEvent> out;
+  const std::string line = "data: " + std::string(90, 'z') + "\n";
+  bool ok = true;
+  for (int i = 0; i < 20 && ok; ++i) {  // 20 x 90 bytes joined: over 1000
+    ok = parser.Feed(line, out);
+    EXPECT_LE(parser.buffered_bytes(), 1000u + 64u);
+  }
+  EXPECT_FALSE(ok);
+  EXPECT_EQ(parser.error(), "SSE event over 1000 bytes (cap: 1000 bytes)");
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(SseParserCap, ALineExactlyAtTheCapIsFine) {
+  SseParser parser(100);
+  std::vector<SseEvent> out;
+  const std::string data(94, 'a');  // "data: " + 94 = 100 bytes
+  const std::string body = "data: " + data + "\n\n";
+  for (char c : body) {  // byte by byte: the buffered path
+    ASSERT_TRUE(parser.Feed(std::string_view(&c, 1), out)) << parser.error();
+  }
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].data, data);
+  ASSERT_TRUE(parser.Feed(body, out));  // the unbuffered path
+  EXPECT_EQ(out.size(), 2u);
+  EXPECT_FALSE(parser.Feed("data: " + data + "b\n\n", out));
+}
+
 }  // namespace
 }  // namespace sb::client

@@ -139,6 +139,11 @@ TEST(FileJournal, ResponseJsonRoundTripsEveryField) {
   r.timings_predicted_n = 3;
   r.sim_json = R"({"ttft_ms":1})";
   r.stream_done = true;
+  r.first_send_ns = 1'500;
+  r.streamed = true;
+  r.invalid_utf8 = true;
+  r.retries = 1;
+  r.retry_reasons = {"HTTP 429: slow down"};
   const std::int64_t t0 = 500;
   auto back = client::ResponseFromJson(client::ResponseToJson(r, t0), 100'000);
   ASSERT_TRUE(back.has_value()) << back.error().message;
@@ -169,6 +174,11 @@ TEST(FileJournal, ResponseJsonRoundTripsEveryField) {
   EXPECT_EQ(back->timings_predicted_n, 3);
   EXPECT_EQ(back->sim_json, r.sim_json);
   EXPECT_TRUE(back->stream_done);
+  EXPECT_EQ(back->first_send_ns, r.first_send_ns + shift);
+  EXPECT_TRUE(back->streamed);
+  EXPECT_TRUE(back->invalid_utf8);
+  EXPECT_EQ(back->retries, 1);
+  EXPECT_EQ(back->retry_reasons, r.retry_reasons);
   EXPECT_FALSE(client::ResponseFromJson(json{{"id", 1}}, 0).has_value());
 }
 

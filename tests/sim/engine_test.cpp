@@ -329,6 +329,56 @@ TEST(SimOptionsTest, RejectsBadValuesWithClearMessages) {
   o = SimOptions{};
   o.port = 70000;
   EXPECT_NE(message(o).find("port"), std::string::npos);
+  o = SimOptions{};
+  o.retry_after_s = -0.5;
+  EXPECT_EQ(message(o), "retry_after_s must be a finite number >= 0, got -0.5");
+  o = SimOptions{};
+  o.giant_event_bytes = 0;
+  EXPECT_EQ(message(o), "giant_event_bytes must be in [1, 1073741824], got 0");
+  o = SimOptions{};
+  o.fault_kinds = {"giant", "huge"};
+  EXPECT_EQ(message(o),
+            "fault_kinds: unknown fault 'huge' (expected reset, stall, malformed, 500, 429, 503, "
+            "giant or badutf8)");
+}
+
+TEST(SimHttpTest, AcceptsGzip) {
+  EXPECT_TRUE(AcceptsGzip("gzip"));
+  EXPECT_TRUE(AcceptsGzip("deflate, gzip, br, zstd"));  // what libcurl sends
+  EXPECT_TRUE(AcceptsGzip("GZIP;q=0.5"));
+  EXPECT_TRUE(AcceptsGzip("*"));
+  EXPECT_TRUE(AcceptsGzip("x-gzip"));
+  EXPECT_FALSE(AcceptsGzip(""));
+  EXPECT_FALSE(AcceptsGzip("identity"));
+  EXPECT_FALSE(AcceptsGzip("deflate, br"));
+  EXPECT_FALSE(AcceptsGzip("gzip;q=0"));
+  EXPECT_FALSE(AcceptsGzip("gzip; q=0.000, *"));  // named and refused: * does not bring it back
+  EXPECT_FALSE(AcceptsGzip("*;q=0"));
+  EXPECT_FALSE(AcceptsGzip("gzipped"));
+}
+
+TEST(SimFaultTest, NewKindsParseAndNameRoundTrip) {
+  for (const Fault f : kAllFaults) {
+    const auto parsed = ParseFault(FaultName(f));
+    ASSERT_TRUE(parsed) << FaultName(f);
+    EXPECT_EQ(*parsed, f);
+  }
+  EXPECT_EQ(ParseFault("503"), Fault::kHttp503);
+  EXPECT_EQ(ParseFault("giant"), Fault::kGiant);
+  EXPECT_EQ(ParseFault("badutf8"), Fault::kBadUtf8);
+  EXPECT_FALSE(ParseFault("utf8"));
+  // Random faults without fault_kinds keep to the original five.
+  SimOptions o;
+  o.fault_rate = 1.0;
+  Rng rng(7);
+  ChatRequest req;
+  req.max_tokens = 16;
+  for (int i = 0; i < 500; ++i) {
+    const Fault f = PlanChat(req, o, rng).fault;
+    EXPECT_NE(f, Fault::kGiant);
+    EXPECT_NE(f, Fault::kBadUtf8);
+    EXPECT_NE(f, Fault::kHttp503);
+  }
 }
 
 TEST(SimOptionsTest, StartRefusesInvalidOptions) {

@@ -16,7 +16,9 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include "sim/engine.h"
 #include "sim/raw_http.h"
 #include "sim/tokenizer.h"
 
@@ -752,6 +754,167 @@ TEST(SimServerTest, FaultRateAppliesToEveryRequestAtOne) {
               500);
   }
   EXPECT_EQ(sim->stats().faults_injected, 3U);
+}
+
+TEST(SimServerTest, Http503FaultAndFractionalRetryAfter) {
+  SimOptions o = Fast();
+  o.retry_after_s = 0.05;
+  auto sim = StartSim(o);
+  ASSERT_TRUE(sim);
+  HttpResponse r = Roundtrip(
+      sim->port(), PostRequest("/v1/chat/completions", Streamed("[[sim:fault=503]]").dump()));
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(r.Header("retry-after"), "0.05");
+  EXPECT_EQ(json::parse(r.body)["error"]["type"], "ServiceUnavailableError");
+  r = Roundtrip(sim->port(), PostRequest("/v1/chat/completions", Chat("[[sim:fault=429]]").dump()));
+  EXPECT_EQ(r.status, 429);
+  EXPECT_EQ(r.Header("retry-after"), "0.05");
+  const std::string metrics = Roundtrip(sim->port(), GetRequest("/metrics")).body;
+  EXPECT_EQ(Series(metrics, "sim_faults_injected_total" + Labels("kind=\"503\"")), 1);
+  EXPECT_EQ(Series(metrics, "sim_faults_injected_total" + Labels("kind=\"giant\"")), 0);
+  EXPECT_EQ(Series(metrics, "sim_compressed_responses_total" + Labels()), 0);
+}
+
+TEST(SimServerTest, GiantFaultSendsOneHugeEventThenGoesOn) {
+  SimOptions o = Fast();
+  o.giant_event_bytes = 3 << 20;
+  auto sim = StartSim(o);
+  ASSERT_TRUE(sim);
+  const ChatResult c = StreamChat(sim->port(), Streamed("[[sim:fault=giant]] [[sim:tokens=6]]"));
+  ASSERT_TRUE(c.done) << c.http.error << c.problem;
+  EXPECT_TRUE(c.problem.empty()) << c.problem;
+  std::size_t biggest = 0;
+  for (const auto& ev : c.http.events) {
+    biggest = std::max(biggest, ev.data.size());
+  }
+  EXPECT_GT(biggest, std::size_t{3} << 20);
+  EXPECT_LT(biggest, (std::size_t{3} << 20) + 1024);
+  EXPECT_NE(c.content.find(std::string(3 << 20, 'x')), std::string::npos);
+  EXPECT_EQ(c.usage["completion_tokens"], 6);  // the giant event is no token
+  // Non-streaming: the content holds it too.
+  const json body =
+      PostJson(sim->port(), "/v1/chat/completions", Chat("[[sim:fault=giant]] [[sim:tokens=6]]"));
+  EXPECT_GE(body["choices"][0]["message"]["content"].get<std::string>().size(),
+            std::size_t{3} << 20);
+}
+
+TEST(SimServerTest, BadUtf8FaultPutsInvalidBytesInTheContent) {
+  auto sim = StartSim(Fast());
+  ASSERT_TRUE(sim);
+  HttpResponse r = Roundtrip(
+      sim->port(), PostRequest("/v1/chat/completions",
+                               Streamed("[[sim:fault=badutf8]] [[sim:tokens=6]]").dump()));
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_NE(r.body.find(std::string(kBadUtf8Text)), std::string::npos);
+  int strict_failures = 0;  // a strict JSON parser refuses exactly that event
+  for (const auto& ev : r.events) {
+    strict_failures += ev.data != "[DONE]" && json::parse(ev.data, nullptr, false).is_discarded();
+  }
+  EXPECT_EQ(strict_failures, 1);
+  r = Roundtrip(sim->port(), PostRequest("/v1/chat/completions",
+                                         Chat("[[sim:fault=badutf8]] [[sim:tokens=6]]").dump()));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_NE(r.body.find(std::string(kBadUtf8Text)), std::string::npos);
+}
+
+// ------------------------------------------------------------------------------ gzip
+
+std::string Gunzip(std::string_view in, bool* ok = nullptr) {
+  z_stream z{};
+  inflateInit2(&z, 15 + 16);
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  std::string out;
+  char buf[65536];
+  int rc = Z_OK;
+  do {
+    z.next_out = reinterpret_cast<Bytef*>(buf);
+    z.avail_out = sizeof buf;
+    rc = inflate(&z, Z_SYNC_FLUSH);
+    out.append(buf, sizeof buf - z.avail_out);
+  } while (rc == Z_OK && (z.avail_in > 0 || z.avail_out == 0));
+  if (ok != nullptr) {
+    *ok = rc == Z_STREAM_END;
+  }
+  inflateEnd(&z);
+  return out;
+}
+
+TEST(SimServerTest, GzipStreamFlushesEveryEvent) {
+  SimOptions o = Fast();
+  o.gzip = true;
+  auto sim = StartSim(o);
+  ASSERT_TRUE(sim);
+  const std::string body = Streamed("[[sim:tokens=12]]").dump();
+  const HttpResponse plain = Roundtrip(sim->port(), PostRequest("/v1/chat/completions", body));
+  EXPECT_EQ(plain.Header("content-encoding"), "");  // the request did not ask for it
+  EXPECT_EQ(sim->stats().compressed_responses, 0U);
+
+  const HttpResponse r = Roundtrip(
+      sim->port(), PostRequest("/v1/chat/completions", body, "Accept-Encoding: deflate, gzip\r\n"));
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.Header("content-encoding"), "gzip");
+  EXPECT_EQ(r.Header("vary"), "Accept-Encoding");
+  bool ended = false;
+  const std::string sse = Gunzip(r.body, &ended);
+  EXPECT_TRUE(ended);
+  EXPECT_NE(sse.find("data: [DONE]\n\n"), std::string::npos);
+  // Each write is flushed: a sync-flush marker (00 00 FF FF) ends a piece of the compressed
+  // body that decodes to whole events.
+  const std::string marker("\x00\x00\xff\xff", 4);
+  z_stream z{};
+  inflateInit2(&z, 15 + 16);
+  std::string out;
+  int pieces = 0;
+  std::size_t at = 0;
+  for (std::size_t m = r.body.find(marker); m != std::string::npos;
+       m = r.body.find(marker, m + 4)) {
+    const std::string_view piece = std::string_view(r.body).substr(at, m + 4 - at);
+    at = m + 4;
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(piece.data()));
+    z.avail_in = static_cast<uInt>(piece.size());
+    char buf[65536];
+    while (z.avail_in > 0) {
+      z.next_out = reinterpret_cast<Bytef*>(buf);
+      z.avail_out = sizeof buf;
+      ASSERT_GE(inflate(&z, Z_SYNC_FLUSH), Z_OK);
+      out.append(buf, sizeof buf - z.avail_out);
+    }
+    ++pieces;
+    ASSERT_GE(out.size(), 2u);
+    EXPECT_EQ(out.substr(out.size() - 2), "\n\n") << "piece " << pieces << " ends mid-event";
+  }
+  inflateEnd(&z);
+  EXPECT_GE(pieces, 11);  // the role + first token write, then one per step before the last
+  EXPECT_EQ(sim->stats().compressed_responses, 1U);
+  EXPECT_EQ(Series(Roundtrip(sim->port(), GetRequest("/metrics")).body,
+                   "sim_compressed_responses_total" + Labels()),
+            1);
+  // Same events as the uncompressed stream, up to ids and times.
+  ResponseParser check;
+  std::string raw = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(sse.size()) +
+                    "\r\nContent-Type: text/event-stream\r\n\r\n" + sse;
+  ASSERT_TRUE(check.Parse(raw, NowNs()));
+  EXPECT_EQ(check.response().events.size(), plain.events.size());
+}
+
+TEST(SimServerTest, GzipWholeBodies) {
+  SimOptions o = Fast();
+  o.gzip = true;
+  auto sim = StartSim(o);
+  ASSERT_TRUE(sim);
+  const HttpResponse r =
+      Roundtrip(sim->port(), PostRequest("/v1/chat/completions", Chat("[[sim:tokens=5]]").dump(),
+                                         "Accept-Encoding: gzip\r\n"));
+  EXPECT_EQ(r.Header("content-encoding"), "gzip");
+  bool ended = false;
+  const json body = json::parse(Gunzip(r.body, &ended));
+  EXPECT_TRUE(ended);
+  EXPECT_EQ(body["usage"]["completion_tokens"], 5);
+  const HttpResponse models =
+      Roundtrip(sim->port(), GetRequest("/v1/models", "Accept-Encoding: gzip;q=0\r\n"));
+  EXPECT_EQ(models.Header("content-encoding"), "");
+  EXPECT_TRUE(json::parse(models.body).contains("data"));
 }
 
 // ------------------------------------------------------------------------------ endpoints
