@@ -1003,7 +1003,9 @@ std::vector<ChatResponse> Client::RunChatsLive(std::span<const ChatCall> calls,
     t->chat = true;
     t->stream = call.stream;
     t->index = i;
-    t->first_byte_limit_ns = MsToNs(impl.options.first_byte_timeout);
+    t->first_byte_limit_ns =
+        MsToNs(call.first_byte_timeout.count() > 0 ? call.first_byte_timeout
+                                                   : impl.options.first_byte_timeout);
     t->idle_limit_ns = MsToNs(impl.options.idle_timeout);
     t->total_limit_ns =
         MsToNs(call.total_timeout.count() > 0 ? call.total_timeout : impl.options.total_timeout);

@@ -89,6 +89,8 @@ struct ChatCall {
   bool stream = true;
   std::optional<SteadyTime> send_at;  // absolute scheduled send; none = as soon as possible
   std::chrono::milliseconds total_timeout{0};  // overrides ClientOptions::total_timeout if > 0
+  // Overrides ClientOptions::first_byte_timeout if > 0 (a long prompt's prefill takes longer).
+  std::chrono::milliseconds first_byte_timeout{0};
   // Overrides ClientOptions::max_answer_bytes if > 0. The caller knows max_tokens: e.g.
   // 4 * max_tokens * 4 bytes leaves room for long tokens and a server that overshoots a little.
   std::size_t max_answer_bytes = 0;

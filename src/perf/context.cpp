@@ -89,6 +89,15 @@ bool ContainsNumber(const std::string& text, const std::string& number) {
 
 }  // namespace
 
+std::chrono::milliseconds ScaledFirstByteTimeout(std::chrono::milliseconds base,
+                                                 int prompt_tokens) {
+  if (base.count() <= 0 || prompt_tokens <= 8000) {
+    return base;
+  }
+  return std::chrono::milliseconds(
+      static_cast<long long>(static_cast<double>(base.count()) * prompt_tokens / 8000.0));
+}
+
 int CachedPromptTokens(const client::ChatResponse& r) {
   if (r.usage.cached_tokens >= 0) {
     return r.usage.cached_tokens;
@@ -201,7 +210,9 @@ json Session::Context(const ProfileOptions& options) {
     }
     params.messages[0].content = content_for(words);
     std::string label = fmt::format("{} tokens", size);
+    first_byte_override_ = ScaledFirstByteTimeout(options.first_byte_timeout, size);
     auto rs = Execute({params}, "context", {label});
+    first_byte_override_ = std::chrono::milliseconds(0);
     const auto& r = rs.front();
     RequestMetrics m = ComputeMetrics(r);
     const int cached = CachedPromptTokens(r);
@@ -234,7 +245,9 @@ json Session::Context(const ProfileOptions& options) {
     }
     if (options.context_cached && r.outcome == client::Outcome::kOk) {
       // The same prompt again: what a warm prefix cache makes of it.
+      first_byte_override_ = ScaledFirstByteTimeout(options.first_byte_timeout, size);
       auto again = Execute({params}, "context", {label + " (cached)"});
+      first_byte_override_ = std::chrono::milliseconds(0);
       RequestMetrics mc = ComputeMetrics(again.front());
       row["cached"] = {{"ttft_ms", mc.ttft_ms ? json(*mc.ttft_ms) : json()},
                        {"cached_tokens", again.front().usage.cached_tokens >= 0

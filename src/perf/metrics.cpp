@@ -36,8 +36,13 @@ RequestMetrics ComputeMetrics(const client::ChatResponse& r) {
   }
   std::int64_t first = r.events.front().t_ns;
   std::int64_t last = r.events.back().t_ns;
-  m.ttft_ms = Ms(first - r.send_ns);
   m.e2e_ms = Ms(last - r.send_ns);
+  if (!r.streamed && r.first_byte_ns != 0 && r.events.size() == 1) {
+    // The answer came as one JSON body (a server that ignored stream=true): its arrival is no
+    // first token, and no speed can be read from one instant. Only the end-to-end time is real.
+    return m;
+  }
+  m.ttft_ms = Ms(first - r.send_ns);
   for (const auto& e : r.events) {
     if (e.kinds & client::TokenEvent::kAnswer) {
       m.ttfa_ms = Ms(e.t_ns - r.send_ns);
@@ -62,8 +67,8 @@ std::optional<double> CombinedThroughput(std::span<const client::ChatResponse> r
   for (const auto& r : responses) {
     // Only streams that finished count: a failed stream's partial tokens and its time would
     // make up a throughput nobody measured (all streams failed -> no figure at all).
-    if (r.outcome != client::Outcome::kOk) {
-      continue;
+    if (r.outcome != client::Outcome::kOk || !r.streamed) {
+      continue;  // ... nor does an answer that came as one body (no stream to time)
     }
     if (r.send_ns != 0) {
       first_send = std::min(first_send, r.send_ns);

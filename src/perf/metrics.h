@@ -22,6 +22,8 @@ struct RequestMetrics {
   int chunks = 0;  // token-bearing events
 };
 
+// An answer that came as one JSON body instead of a stream (ChatResponse::streamed false) has
+// only e2e_ms and the token count: no TTFT, decode speed, TPOT or tok/s.
 RequestMetrics ComputeMetrics(const client::ChatResponse& r);
 
 // Combined throughput of requests run together: Σ completion tokens / (last token of any

@@ -176,6 +176,9 @@ json RequestRecord(const client::ChatResponse& r, const std::string& profile,
     m.tpot_ms.reset();
     m.wall_tok_s.reset();
   }
+  // A server that ignored stream=true sent the whole answer as one body (ComputeMetrics gives
+  // it no speed).
+  const bool unstreamed = ok && !r.streamed && r.first_byte_ns != 0;
   json rec = {
       {"id", r.id},
       {"profile", profile},
@@ -216,6 +219,13 @@ json RequestRecord(const client::ChatResponse& r, const std::string& profile,
   if (r.replayed) {
     rec["replayed"] = true;  // from the journal of a resumed run: not sent again
   }
+  if (unstreamed) {
+    rec["streamed"] = false;
+  }
+  if (r.retries > 0) {
+    rec["retries"] = r.retries;
+    rec["retry_reasons"] = r.retry_reasons;
+  }
   return rec;
 }
 
@@ -239,6 +249,7 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
     call.body = client::BuildChatBody(p, target_.kind);
     call.stream = p.stream;
     call.total_timeout = request_timeout_;
+    call.first_byte_timeout = first_byte_override_;
     calls.push_back(std::move(call));
   }
   bool warmup = profile == "warmup";
@@ -307,6 +318,14 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
       }
       if (!r.events.empty()) {
         last_token = std::max(last_token, r.events.back().t_ns);
+      }
+      if (!r.streamed) {
+        Warn(
+            "The server ignored stream=true and answered with one JSON body: no TTFT, decode "
+            "speed or throughput can be measured from such answers, so they are left out.");
+      }
+      if (r.invalid_utf8) {
+        Warn("The server sent text that is not valid UTF-8; the invalid bytes were replaced.");
       }
       if (m.tokens_estimated && !r.events.empty()) {
         Warn(

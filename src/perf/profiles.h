@@ -74,7 +74,10 @@ struct ProfileOptions {
   std::optional<bool> enable_thinking;                   // chat_template_kwargs.enable_thinking
   std::optional<double> temperature;
   std::chrono::milliseconds request_timeout{0};  // per request total limit (0 = none)
-  RateOptions rate;                              // the rate profile
+  // The client's first-byte limit (--first-byte-timeout-s). The context profile scales it with
+  // the prompt: limit × max(1, prompt tokens / 8,000), so a 128K prefill gets 16× the limit.
+  std::chrono::milliseconds first_byte_timeout{0};
+  RateOptions rate;  // the rate profile
   // Context scaling (context.cpp): prompt sizes in the server's tokens, the depth of the
   // question in the filler (0 = start, 1 = end), the answer budget, and whether to measure the
   // prefix-cached case too (each prompt sent a second time).
@@ -164,7 +167,8 @@ class Session {
   std::uint64_t next_id_ = 1;
   std::uint64_t nonce_ = 0;      // makes every prompt unique (defeats prefix caching) ...
   std::uint64_t session_nonce_;  // ... across invocations too (random per session)
-  std::chrono::milliseconds request_timeout_{0};  // ProfileOptions::request_timeout of Run()
+  std::chrono::milliseconds request_timeout_{0};      // ProfileOptions::request_timeout of Run()
+  std::chrono::milliseconds first_byte_override_{0};  // set around a long context prompt
   int consecutive_transport_failures_ = 0;
   bool server_gone_ = false;
   int warmups_done_ = 0;
@@ -194,6 +198,9 @@ bool AddTimingsDrafts(const std::string& timings_json, SpecWindow& window);
 // Prompt tokens the server served from its prefix cache: usage.prompt_tokens_details.
 // cached_tokens (vLLM, SGLang), else llama.cpp's timings.cache_n; -1 when the server says nothing.
 int CachedPromptTokens(const client::ChatResponse& r);
+
+// The first-byte limit for a prompt of `prompt_tokens`: base × max(1, prompt_tokens / 8,000).
+std::chrono::milliseconds ScaledFirstByteTimeout(std::chrono::milliseconds base, int prompt_tokens);
 
 // A deterministic English filler text of about `words` words (for long prompts).
 std::string FillerText(int words, std::uint64_t seed);

@@ -373,6 +373,11 @@ std::variant<ChatRequest, Reply> ParseChatRequest(std::string_view body,
   ChatRequest req;
   req.prompt_tokens = scan.tokens;
   req.text_hash = scan.hash;
+  if (!scan.texts.empty()) {
+    std::string_view last = scan.texts.back();
+    last = last.substr(0, std::min(last.find('\n'), std::size_t{80}));
+    req.log_text.assign(last);
+  }
   if (auto err = ReadMarkers(scan.texts, req)) {
     return std::move(*err);
   }

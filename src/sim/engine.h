@@ -95,6 +95,7 @@ struct ChatRequest {
   std::optional<int> reasoning_tokens;
   bool scripted = false;        // answer_words came from SimOptions::answers (they need escaping)
   std::uint64_t text_hash = 0;  // FNV-1a over the message text; seeds length and words
+  std::string log_text;         // the last text part's first line, at most 80 bytes
 };
 
 // What one chat request will produce.

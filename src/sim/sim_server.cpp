@@ -242,7 +242,12 @@ struct SimServer::Impl {
   explicit Impl(const SimOptions& o)
       : options(o), metrics(o.spec_tokens), spin_ns(static_cast<std::int64_t>(o.spin_us * 1e3)) {}
 
-  ~Impl() { Shutdown(); }
+  ~Impl() {
+    Shutdown();
+    if (request_log_fd >= 0) {
+      ::close(request_log_fd);
+    }
+  }
 
   Result<void> Open();
   void Shutdown();
@@ -298,6 +303,7 @@ struct SimServer::Impl {
   }
 
   SimOptions options;
+  int request_log_fd = -1;  // SimOptions::request_log, opened for appending
   Metrics metrics;
   int listen_fd = -1;
   int epoll_fd = -1;
@@ -879,6 +885,12 @@ void SimServer::Impl::OnWorkerDone() {
 
 void SimServer::Impl::StartChat(Conn& c, const ChatRequest& req) {
   const std::uint64_t number = ++chat_count;
+  if (request_log_fd >= 0) {
+    char hash[24];
+    std::snprintf(hash, sizeof hash, "%016llx\t", static_cast<unsigned long long>(req.text_hash));
+    const std::string line = hash + req.log_text + "\n";
+    [[maybe_unused]] ssize_t n = ::write(request_log_fd, line.data(), line.size());
+  }
   Rng rng(Mix64(options.seed ^ Mix64(number)));
   const Plan plan = PlanChat(req, options, rng);
   metrics.Update([&plan](Counters& k) {
@@ -1309,6 +1321,14 @@ Result<std::unique_ptr<SimServer>> SimServer::Start(const SimOptions& options) {
   }
   std::unique_ptr<SimServer> server(new SimServer());
   server->impl_ = std::make_unique<Impl>(options);
+  if (!options.request_log.empty()) {
+    server->impl_->request_log_fd =
+        ::open(options.request_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (server->impl_->request_log_fd < 0) {
+      return MakeError(ErrorCode::kIo, "cannot open --request-log " + options.request_log + ": " +
+                                           std::strerror(errno));
+    }
+  }
   if (auto opened = server->impl_->Open(); !opened) {
     server->impl_->Shutdown();
     return opened.error();

@@ -72,6 +72,11 @@ struct SimOptions {
   // Accept-Encoding. Counted in Stats::compressed_responses.
   bool gzip = false;
   bool thinking_by_default = false;  // thinking when the request sets no enable_thinking
+  // When set: one line per accepted chat request is appended to this file, "<hash>\t<text>\n":
+  // the FNV-1a hash of the messages' text (16 hex digits) and the last text part's first line
+  // (at most 80 bytes). Written as each request starts, so it survives a client killed at any
+  // moment: tests count what was sent per prompt (resume sends no finished work again).
+  std::string request_log;
   // Busy-wait up to this long before a deadline instead of sleeping through it: timer wake-ups
   // run late by tens of microseconds on virtual machines. Costs CPU; 0 = always sleep.
   double spin_us = 0.0;

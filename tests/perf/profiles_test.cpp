@@ -288,6 +288,51 @@ TEST(ProfilesTest, MetricsAnsweredWithJsonIsNoWarning) {
   EXPECT_TRUE(s.SpecDecode().is_null());
 }
 
+TEST(ProfilesTest, AServerThatIgnoresStreamTrueGetsNoSpeed) {
+  using testing::FullResponse;
+  using testing::Script;
+  using testing::ScriptRequest;
+  // One JSON body for a stream request: before, this read as 10,000+ tok/s.
+  testing::ScriptServer server([](const ScriptRequest&) {
+    return Script().Send(FullResponse(
+        200, "application/json",
+        R"({"choices":[{"index":0,"message":{"role":"assistant","content":"a b c d e f g h"},)"
+        R"("finish_reason":"length"}],"usage":{"prompt_tokens":5,"completion_tokens":64}})"));
+  });
+  client::ClientOptions co;
+  co.endpoint = server.url();
+  client::Client c(co);
+  std::stop_source stop;
+  Session s(c, {"m", client::ServerKind::kUnknown}, nullptr, nullptr, stop.get_token(),
+            ToNanos(std::chrono::steady_clock::now()));
+  ProfileOptions o;
+  o.tokens = 64;
+  o.runs = 2;
+  o.levels = {2};
+  o.warmup = 0;
+  json d = s.Decode(o);
+  ASSERT_EQ(d["runs"].size(), 2u);
+  EXPECT_EQ(d["runs"][0]["status"], "ok");
+  EXPECT_EQ(d["runs"][0]["streamed"], false);
+  EXPECT_TRUE(d["runs"][0]["ttft_ms"].is_null());
+  EXPECT_TRUE(d["runs"][0]["decode_tok_s"].is_null());
+  EXPECT_TRUE(d["runs"][0]["e2e_ms"].is_number());
+  EXPECT_EQ(d["decode_tok_s"]["n"], 0);
+  json conc = s.Concurrency(o);
+  EXPECT_TRUE(conc["levels"][0]["throughput_tok_s"].is_null()) << conc["levels"][0].dump();
+  ASSERT_FALSE(s.warnings().empty());
+  EXPECT_NE(s.warnings().front().find("ignored stream=true"), std::string::npos)
+      << s.warnings().front();
+}
+
+TEST(ProfilesTest, TheContextFirstByteLimitGrowsWithThePrompt) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(ScaledFirstByteTimeout(milliseconds(60'000), 100), milliseconds(60'000));
+  EXPECT_EQ(ScaledFirstByteTimeout(milliseconds(60'000), 8'000), milliseconds(60'000));
+  EXPECT_EQ(ScaledFirstByteTimeout(milliseconds(60'000), 128'000), milliseconds(960'000));
+  EXPECT_EQ(ScaledFirstByteTimeout(milliseconds(0), 128'000), milliseconds(0));
+}
+
 TEST(ProfilesTest, CachedPromptTokensComeFromUsageOrLlamaCppTimings) {
   client::ChatResponse r;
   EXPECT_EQ(CachedPromptTokens(r), -1);
