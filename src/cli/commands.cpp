@@ -34,6 +34,7 @@
 #include "report/format.h"
 #include "report/markdown.h"
 #include "report/run_dir.h"
+#include "roofline/inputs.h"
 #include "roofline/roofline.h"
 #include "sim/sim_server.h"
 #include "suite/runner.h"
@@ -301,7 +302,8 @@ struct SpeedCommand {
   double temperature = -1;
   std::string deadline;  // --deadline: the whole run's time limit ("" = none), as given
   std::optional<std::chrono::steady_clock::time_point> deadline_at;  // from `deadline`
-  RooflineArgs roofline;  // --model-config etc.: the bandwidth ceiling beside decode results
+  // --model-config etc.: the bandwidth ceiling beside decode results.
+  roofline::RooflineArgs roofline;
 };
 
 Result<void> CheckSpeedOptions(SpeedCommand& c) {
@@ -492,7 +494,7 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
     return Fail(MakeError(ErrorCode::kUsage, "nothing to run: no suite and no profile"));
   }
   if (!c.roofline.model_config.empty()) {
-    if (auto roof = RooflineResultsJson(c.roofline, std::nullopt); !roof) {
+    if (auto roof = roofline::RooflineResultsJson(c.roofline, std::nullopt); !roof) {
       return Fail(roof.error());  // bad config or hardware: say so before measuring anything
     }
   }
@@ -744,7 +746,7 @@ int RunSpeed(SpeedCommand& c, const std::string& command_line, std::stop_source&
     if (d.contains("decode_tok_s") && d["decode_tok_s"].contains("median")) {
       measured = d["decode_tok_s"]["median"].get<double>();
     }
-    if (auto roof = RooflineResultsJson(c.roofline, measured)) {
+    if (auto roof = roofline::RooflineResultsJson(c.roofline, measured)) {
       results["roofline"] = roof.value();
     }
   }
@@ -1325,7 +1327,7 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   cmp->add_option("--label", cmp_cmd.labels, "Column label per run (repeat in order)");
 
-  RooflineArgs roof_cmd;
+  roofline::RooflineArgs roof_cmd;
   CLI::App* roof = AddRooflineCommand(app, roof_cmd);
 
   SuitesCommand suites_list;
