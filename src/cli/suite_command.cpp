@@ -111,53 +111,54 @@ CLI::App* AddSuitesCommand(CLI::App& app, SuitesCommand& cmd) {
   return c;
 }
 
-int RunSuitesCommand(const SuitesCommand& cmd) {
-  if (cmd.name.empty()) {
-    json list = json::array();
-    for (const auto& b : suite::BuiltinSuites()) {
-      auto s = suite::LoadSuite(b.name);
-      const std::size_t n = s ? Rows(*s) : 0;
-      list.push_back(json{{"name", b.name}, {"tests", n}, {"description", b.description}});
-      if (!cmd.json) {
-        std::printf("%-10s %3zu tests  %s\n", std::string(b.name).c_str(), n,
-                    std::string(b.description).c_str());
-      }
+namespace {
+
+// `servebench suites`: the built-in suites with their test counts.
+void ListSuites(bool as_json) {
+  json list = json::array();
+  for (const auto& b : suite::BuiltinSuites()) {
+    auto s = suite::LoadSuite(b.name);
+    const std::size_t n = s ? Rows(*s) : 0;
+    list.push_back(json{{"name", b.name}, {"tests", n}, {"description", b.description}});
+    if (!as_json) {
+      std::printf("%-10s %3zu tests  %s\n", std::string(b.name).c_str(), n,
+                  std::string(b.description).c_str());
     }
-    if (cmd.json) {
-      std::printf("%s\n", list.dump(2).c_str());
-    } else {
-      std::printf(
-          "\nservebench suites NAME lists a suite's tests; docs/suites.md describes the "
-          "file format.\n");
-    }
-    return kExitOk;
   }
-  auto s = suite::LoadSuite(cmd.name);
-  if (!s) {
-    return PrintError(s.error());
+  if (as_json) {
+    std::printf("%s\n", list.dump(2).c_str());
+  } else {
+    std::printf(
+        "\nservebench suites NAME lists a suite's tests; docs/suites.md describes the "
+        "file format.\n");
   }
-  if (cmd.json) {
-    json tests = json::array();
-    for (const auto& t : s->tests) {
-      tests.push_back(json{{"id", t.id},
-                           {"name", t.DisplayName()},
-                           {"category", t.category},
-                           {"section", t.section},
-                           {"profile", t.profile},
-                           {"media", t.Modalities()},
-                           {"thinking", t.thinking ? json(*t.thinking) : json(nullptr)},
-                           {"max_tokens", t.max_tokens},
-                           {"check", t.check ? json(t.check->type) : json(nullptr)}});
-    }
-    std::printf("%s\n", json{{"suite", s->name}, {"description", s->description}, {"tests", tests}}
-                            .dump(2)
-                            .c_str());
-    return kExitOk;
+}
+
+// `servebench suites NAME --json`.
+void PrintSuiteJson(const suite::Suite& s) {
+  json tests = json::array();
+  for (const auto& t : s.tests) {
+    tests.push_back(json{{"id", t.id},
+                         {"name", t.DisplayName()},
+                         {"category", t.category},
+                         {"section", t.section},
+                         {"profile", t.profile},
+                         {"media", t.Modalities()},
+                         {"thinking", t.thinking ? json(*t.thinking) : json(nullptr)},
+                         {"max_tokens", t.max_tokens},
+                         {"check", t.check ? json(t.check->type) : json(nullptr)}});
   }
-  std::printf("%s: %s (%zu tests, %s)\n\n", s->name.c_str(), s->description.c_str(), Rows(*s),
-              s->source.c_str());
+  std::printf(
+      "%s\n",
+      json{{"suite", s.name}, {"description", s.description}, {"tests", tests}}.dump(2).c_str());
+}
+
+// `servebench suites NAME`: one line per test, under its category.
+void PrintSuiteTable(const suite::Suite& s) {
+  std::printf("%s: %s (%zu tests, %s)\n\n", s.name.c_str(), s.description.c_str(), Rows(s),
+              s.source.c_str());
   std::string category;
-  for (const auto& t : s->tests) {
+  for (const auto& t : s.tests) {
     if (t.category != category) {
       category = t.category;
       std::printf("%s\n", category.c_str());
@@ -182,6 +183,24 @@ int RunSuitesCommand(const SuitesCommand& cmd) {
       what = fmt::format("{}", fmt::join(bits, ", "));
     }
     std::printf("  %-36s %-40s %s\n", t.id.c_str(), t.DisplayName().c_str(), what.c_str());
+  }
+}
+
+}  // namespace
+
+int RunSuitesCommand(const SuitesCommand& cmd) {
+  if (cmd.name.empty()) {
+    ListSuites(cmd.json);
+    return kExitOk;
+  }
+  auto s = suite::LoadSuite(cmd.name);
+  if (!s) {
+    return PrintError(s.error());
+  }
+  if (cmd.json) {
+    PrintSuiteJson(*s);
+  } else {
+    PrintSuiteTable(*s);
   }
   return kExitOk;
 }
