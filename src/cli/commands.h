@@ -1,15 +1,17 @@
-// The command-line surface (DESIGN.md §2): run, perf, compare, sim. The composition root: the
-// only place where concrete pieces (client, simulator, run directory, writers) are wired.
+// The command-line surface (DESIGN.md §2): run, perf, launch, compare, roofline, suites, assets,
+// sim. Flag parsing only: what `run`, `perf` and `launch` do is in run/run.h.
 #pragma once
+
+#include "run/exit_codes.h"
 
 namespace sb::cli {
 
-// Exit codes (DESIGN.md §2).
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitGate = 1;
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitSetup = 3;
-inline constexpr int kExitInterrupted = 130;
+// Exit codes (DESIGN.md §2), from run/exit_codes.h.
+using run::kExitGate;
+using run::kExitInterrupted;
+using run::kExitOk;
+using run::kExitSetup;
+using run::kExitUsage;
 
 int Main(int argc, char** argv);
 

@@ -1,8 +1,6 @@
 #include "cli/suite_command.h"
 
-#include <algorithm>
 #include <cstdio>
-#include <filesystem>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -20,17 +18,6 @@ using nlohmann::json;
 int PrintError(const Error& e) {
   std::fprintf(stderr, "servebench: error: %s\n", e.message.c_str());
   return e.code == ErrorCode::kUsage ? kExitUsage : kExitSetup;
-}
-
-const suite::TestSpec* FindTest(const std::vector<suite::Suite>& suites, const std::string& id) {
-  for (const auto& s : suites) {
-    for (const auto& t : s.tests) {
-      if (t.id == id) {
-        return &t;
-      }
-    }
-  }
-  return nullptr;
 }
 
 // Tests a suite entry becomes: one, or one per row of a speed-profile entry.
@@ -70,7 +57,7 @@ std::size_t Rows(const suite::Suite& s) {
 
 }  // namespace
 
-void AddSuiteOptions(CLI::App* run, SuiteArgs& a) {
+void AddSuiteOptions(CLI::App* run, run::SuiteArgs& a) {
   run->add_option("--suite", a.suites,
                   "Quality suite: a built-in name (quick, standard, full; see `servebench "
                   "suites`) or a YAML file; repeatable; 'none' runs no suite (default: standard, "
@@ -114,162 +101,6 @@ void AddSuiteOptions(CLI::App* run, SuiteArgs& a) {
                 "Ask for usage on every chunk (stream_options.continuous_usage_stats)");
 }
 
-Result<std::vector<suite::Suite>> LoadSuites(const std::vector<std::string>& names) {
-  std::vector<suite::Suite> out;
-  for (const std::string& n : names) {
-    if (n == "none") {
-      continue;
-    }
-    auto s = suite::LoadSuite(n);
-    if (!s) {
-      // A name that is a path to a file that is not there is an unreadable file (exit 3), not
-      // a misspelt suite name (exit 2).
-      const bool path_like =
-          n.find('/') != std::string::npos || n.ends_with(".yaml") || n.ends_with(".yml");
-      if (s.error().code == ErrorCode::kUsage && path_like) {
-        std::error_code ec;
-        if (!std::filesystem::exists(n, ec)) {
-          return MakeError(
-              ErrorCode::kSetup,
-              fmt::format("cannot read suite file '{}': No such file or directory", n));
-        }
-      }
-      return s.error();
-    }
-    out.push_back(std::move(s.value()));
-  }
-  return out;
-}
-
-Result<suite::RunOptions> MakeRunOptions(const SuiteArgs& a, const perf::ProfileOptions& profile) {
-  suite::RunOptions o;
-  if (a.rerun_empty) {
-    o.rerun_budgets =
-        a.rerun_budgets.empty() ? std::vector<int>{8192, 16384, 32768} : a.rerun_budgets;
-    for (int b : o.rerun_budgets) {
-      if (b < 1) {
-        return MakeError(ErrorCode::kUsage, "--rerun-empty budgets must be positive");
-      }
-    }
-  }
-  o.repeat = a.repeat;
-  if (a.test_timeout_s < 0) {
-    return MakeError(ErrorCode::kUsage, "--test-timeout-s must be positive");
-  }
-  if (a.test_timeout_s > 0) {
-    o.timeout_s = a.test_timeout_s;
-  }
-  o.thinking = profile.enable_thinking;
-  o.temperature = profile.temperature;
-  o.video = a.video_transport == "frames"      ? suite::VideoTransport::kFrames
-            : a.video_transport == "video_url" ? suite::VideoTransport::kVideoUrl
-                                               : suite::VideoTransport::kAuto;
-  o.video_frames = a.video_frames;
-  o.code.python = a.python;
-  o.code.cxx = a.cxx;
-  o.profile = profile;
-  o.only = a.tests;
-  o.continuous_usage = a.continuous_usage;
-  return o;
-}
-
-std::vector<sim::SimAnswer> SimAnswers(const std::vector<suite::Suite>& suites,
-                                       const AnswerTweaks& tweaks) {
-  auto has = [](const std::vector<std::string>& v, const std::string& id) {
-    return std::find(v.begin(), v.end(), id) != v.end();
-  };
-  std::vector<sim::SimAnswer> out;
-  for (const auto& s : suites) {
-    for (const auto& t : s.tests) {
-      if (!t.profile.empty()) {
-        continue;
-      }
-      const suite::AnswerSpec* spec = t.reference_answer ? &*t.reference_answer : nullptr;
-      if (has(tweaks.bad, t.id) && !t.bad_answers.empty()) {
-        spec = &t.bad_answers.front();
-      }
-      const bool loop = has(tweaks.loop, t.id);
-      const auto fault = tweaks.fault.find(t.id);
-      const auto reasoning = tweaks.reasoning.find(t.id);
-      if (spec == nullptr && !loop && fault == tweaks.fault.end()) {
-        continue;
-      }
-      sim::SimAnswer a;
-      a.key = suite::PromptKey(t);
-      if (spec != nullptr) {
-        a.content = spec->text;
-        for (const auto& c : spec->tool_calls) {
-          a.tool_calls.push_back({c.name, c.arguments});
-        }
-      }
-      a.loop = loop;
-      if (fault != tweaks.fault.end()) {
-        a.fault = fault->second;
-      }
-      if (reasoning != tweaks.reasoning.end()) {
-        a.reasoning_tokens = reasoning->second;
-      }
-      out.push_back(std::move(a));
-    }
-  }
-  return out;
-}
-
-AnswerTweaks DemoTweaks() {
-  AnswerTweaks t;
-  // Seed 000's stories: the scheduling puzzle loops with thinking on; the video reasoning test
-  // needs 12,362 tokens of thinking, more than its 8,192 budget. (full: a looping answer.)
-  t.loop = {"reasoning.constraint_scheduling", "reasoning.syllogism"};
-  t.reasoning = {{"video.reasoning", 12362}};
-  // A wrong answer, a server error and a stalled stream, so every status appears.
-  t.bad = {"image.bar_chart", "vision.chart.highest"};
-  t.fault = {{"writing.email", "500"},
-             {"coding.sql", "stall"},
-             {"tools.calculate", "500"},
-             {"reasoning.capital", "stall"}};
-  return t;
-}
-
-sim::SimOptions DemoSimOptions(const std::vector<suite::Suite>& suites,
-                               std::map<std::string, double>& timeouts) {
-  sim::SimOptions o;
-  o.ttft_ms = 30;
-  o.prefill_us_per_token = 2;
-  o.itl_ms = 1;
-  o.jitter_ms = 0.1;
-  o.concurrency_slowdown = 0.05;
-  o.max_batch = 64;
-  o.seed = 1;
-  o.spec_tokens = 3;
-  o.spec_accept = {0.86, 0.67, 0.55};  // seed 001's MTP acceptance
-  o.thinking_tokens = 200;
-  o.reject = {"audio"};
-  o.max_model_len = 131072 + 1024;
-  o.stall_ms = 10'000;
-  AnswerTweaks tweaks = DemoTweaks();
-  o.answers = SimAnswers(suites, tweaks);
-  for (const auto& [id, fault] : tweaks.fault) {
-    if (fault == "stall" && FindTest(suites, id) != nullptr) {
-      timeouts[id] = 3;  // the stall outlasts it: TIMEOUT
-    }
-  }
-  return o;
-}
-
-Result<std::map<std::string, std::string>> ParseAssignments(const std::vector<std::string>& items,
-                                                            const std::string& flag) {
-  std::map<std::string, std::string> out;
-  for (const std::string& item : items) {
-    const std::size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
-      return MakeError(ErrorCode::kUsage,
-                       fmt::format("{} takes TEST_ID=VALUE items, got '{}'", flag, item));
-    }
-    out[item.substr(0, eq)] = item.substr(eq + 1);
-  }
-  return out;
-}
-
 // ---- servebench suites ----------------------------------------------------------------------
 
 CLI::App* AddSuitesCommand(CLI::App& app, SuitesCommand& cmd) {
@@ -280,53 +111,54 @@ CLI::App* AddSuitesCommand(CLI::App& app, SuitesCommand& cmd) {
   return c;
 }
 
-int RunSuitesCommand(const SuitesCommand& cmd) {
-  if (cmd.name.empty()) {
-    json list = json::array();
-    for (const auto& b : suite::BuiltinSuites()) {
-      auto s = suite::LoadSuite(b.name);
-      const std::size_t n = s ? Rows(*s) : 0;
-      list.push_back(json{{"name", b.name}, {"tests", n}, {"description", b.description}});
-      if (!cmd.json) {
-        std::printf("%-10s %3zu tests  %s\n", std::string(b.name).c_str(), n,
-                    std::string(b.description).c_str());
-      }
+namespace {
+
+// `servebench suites`: the built-in suites with their test counts.
+void ListSuites(bool as_json) {
+  json list = json::array();
+  for (const auto& b : suite::BuiltinSuites()) {
+    auto s = suite::LoadSuite(b.name);
+    const std::size_t n = s ? Rows(*s) : 0;
+    list.push_back(json{{"name", b.name}, {"tests", n}, {"description", b.description}});
+    if (!as_json) {
+      std::printf("%-10s %3zu tests  %s\n", std::string(b.name).c_str(), n,
+                  std::string(b.description).c_str());
     }
-    if (cmd.json) {
-      std::printf("%s\n", list.dump(2).c_str());
-    } else {
-      std::printf(
-          "\nservebench suites NAME lists a suite's tests; docs/suites.md describes the "
-          "file format.\n");
-    }
-    return kExitOk;
   }
-  auto s = suite::LoadSuite(cmd.name);
-  if (!s) {
-    return PrintError(s.error());
+  if (as_json) {
+    std::printf("%s\n", list.dump(2).c_str());
+  } else {
+    std::printf(
+        "\nservebench suites NAME lists a suite's tests; docs/suites.md describes the "
+        "file format.\n");
   }
-  if (cmd.json) {
-    json tests = json::array();
-    for (const auto& t : s->tests) {
-      tests.push_back(json{{"id", t.id},
-                           {"name", t.DisplayName()},
-                           {"category", t.category},
-                           {"section", t.section},
-                           {"profile", t.profile},
-                           {"media", t.Modalities()},
-                           {"thinking", t.thinking ? json(*t.thinking) : json(nullptr)},
-                           {"max_tokens", t.max_tokens},
-                           {"check", t.check ? json(t.check->type) : json(nullptr)}});
-    }
-    std::printf("%s\n", json{{"suite", s->name}, {"description", s->description}, {"tests", tests}}
-                            .dump(2)
-                            .c_str());
-    return kExitOk;
+}
+
+// `servebench suites NAME --json`.
+void PrintSuiteJson(const suite::Suite& s) {
+  json tests = json::array();
+  for (const auto& t : s.tests) {
+    tests.push_back(json{{"id", t.id},
+                         {"name", t.DisplayName()},
+                         {"category", t.category},
+                         {"section", t.section},
+                         {"profile", t.profile},
+                         {"media", t.Modalities()},
+                         {"thinking", t.thinking ? json(*t.thinking) : json(nullptr)},
+                         {"max_tokens", t.max_tokens},
+                         {"check", t.check ? json(t.check->type) : json(nullptr)}});
   }
-  std::printf("%s: %s (%zu tests, %s)\n\n", s->name.c_str(), s->description.c_str(), Rows(*s),
-              s->source.c_str());
+  std::printf(
+      "%s\n",
+      json{{"suite", s.name}, {"description", s.description}, {"tests", tests}}.dump(2).c_str());
+}
+
+// `servebench suites NAME`: one line per test, under its category.
+void PrintSuiteTable(const suite::Suite& s) {
+  std::printf("%s: %s (%zu tests, %s)\n\n", s.name.c_str(), s.description.c_str(), Rows(s),
+              s.source.c_str());
   std::string category;
-  for (const auto& t : s->tests) {
+  for (const auto& t : s.tests) {
     if (t.category != category) {
       category = t.category;
       std::printf("%s\n", category.c_str());
@@ -351,6 +183,24 @@ int RunSuitesCommand(const SuitesCommand& cmd) {
       what = fmt::format("{}", fmt::join(bits, ", "));
     }
     std::printf("  %-36s %-40s %s\n", t.id.c_str(), t.DisplayName().c_str(), what.c_str());
+  }
+}
+
+}  // namespace
+
+int RunSuitesCommand(const SuitesCommand& cmd) {
+  if (cmd.name.empty()) {
+    ListSuites(cmd.json);
+    return kExitOk;
+  }
+  auto s = suite::LoadSuite(cmd.name);
+  if (!s) {
+    return PrintError(s.error());
+  }
+  if (cmd.json) {
+    PrintSuiteJson(*s);
+  } else {
+    PrintSuiteTable(*s);
   }
   return kExitOk;
 }

@@ -1,5 +1,6 @@
 // `servebench roofline` through its CLI11 wiring (src/cli/roofline_command.cpp is compiled into
-// this test, so the flags are checked without the rest of the binary).
+// this test, so the flags are checked without the rest of the binary) and the inputs it fills
+// (roofline/inputs.h).
 #include "cli/roofline_command.h"
 
 #include <algorithm>
@@ -10,10 +11,15 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "roofline/inputs.h"
+
 namespace sb::cli {
 namespace {
 
 using nlohmann::json;
+using roofline::RooflineArgs;
+using roofline::RooflineOutput;
+using roofline::RooflineResultsJson;
 
 std::string DataPath(const std::string& name) {
   return std::string(SB_SOURCE_DIR) + "/tests/roofline/data/" + name;

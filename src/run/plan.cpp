@@ -1,0 +1,93 @@
+#include "run/plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "client/http_client.h"
+
+namespace sb::run {
+
+Result<void> CheckPlan(Plan& c) {
+  for (const auto& p : c.profiles) {
+    const auto& names = perf::PerfProfileNames();
+    if (std::find(names.begin(), names.end(), p) == names.end()) {
+      return MakeError(ErrorCode::kUsage,
+                       fmt::format("unknown profile '{}' (available: decode, concurrency, "
+                                   "max-tokens, ttft, context, rate)",
+                                   p));
+    }
+  }
+  auto positive = [](const std::vector<int>& v) {
+    return std::all_of(v.begin(), v.end(), [](int x) { return x > 0; });
+  };
+  auto usage = [](std::string text) { return MakeError(ErrorCode::kUsage, std::move(text)); };
+  if (c.profile.tokens < 2) {
+    return usage(fmt::format("--tokens must be at least 2 (got {})", c.profile.tokens));
+  }
+  for (auto [flag, v] :
+       {std::pair{"--runs", c.profile.runs}, {"--length-runs", c.profile.length_runs}}) {
+    if (v < 1) {
+      return usage(fmt::format("{} must be at least 1 (got {})", flag, v));
+    }
+  }
+  for (auto [flag, v] : {std::pair{"--levels", &c.profile.levels},
+                         {"--lengths", &c.profile.lengths},
+                         {"--sizes", &c.profile.sizes}}) {
+    if (!positive(*v)) {
+      return usage(
+          fmt::format("{} must list positive whole numbers (got {})", flag, fmt::join(*v, ",")));
+    }
+  }
+  if (c.profile.warmup < 0) {
+    return usage(fmt::format("--warmup must be 0 or more (got {})", c.profile.warmup));
+  }
+  if (auto ok = CheckTimeouts(c.target); !ok) {
+    return ok.error();
+  }
+  if (c.thinking == "on") {
+    c.profile.enable_thinking = true;
+  } else if (c.thinking == "off") {
+    c.profile.enable_thinking = false;
+  }
+  if (c.temperature >= 0) {
+    c.profile.temperature = c.temperature;
+  }
+  c.profile.request_timeout = Millis(c.target.request_timeout_s);
+  if (std::find(c.profiles.begin(), c.profiles.end(), "rate") != c.profiles.end()) {
+    if (auto ok = perf::ValidateRateOptions(c.profile.rate); !ok) {
+      return ok.error();
+    }
+    // --max-concurrency runs one client per slot, each made like the main one.
+    c.profile.rate.new_client = [t = c.target](const std::string& root) {
+      auto key = ResolveApiKey(t);
+      return std::make_unique<client::Client>(
+          MakeClientOptions(t, root, key ? key.value() : std::string()));
+    };
+  }
+  return {};
+}
+
+// "90", "90s", "45m", "2h", "1.5h" -> seconds; kUsage error naming the flag otherwise.
+Result<double> ParseDuration(const std::string& flag, const std::string& text) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (...) {
+    used = 0;
+  }
+  const std::string unit = used > 0 ? text.substr(used) : "";
+  const double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 0;
+  if (used == 0 || scale == 0 || !std::isfinite(v) || v <= 0) {
+    return MakeError(
+        ErrorCode::kUsage,
+        fmt::format("{} {}: expected a time above 0 such as 90, 90s, 45m or 2h", flag, text));
+  }
+  return v * scale;
+}
+
+}  // namespace sb::run

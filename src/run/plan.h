@@ -1,0 +1,60 @@
+// A run as the command line describes it: the target, the suites, the speed profiles, the server
+// to launch, the limits (`run` and `perf`), and a matrix of server recipes (`launch`). The flags
+// that fill a Plan are in cli/commands.cpp; run/run.h executes it. Thread safety: plain data.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "launch/launch.h"
+#include "perf/profiles.h"
+#include "roofline/inputs.h"
+#include "run/suites.h"
+#include "run/target.h"
+
+namespace sb::run {
+
+// Everything one `run` or `perf` needs (or one recipe of a matrix).
+struct Plan {
+  TargetOptions target;
+  std::string out;
+  bool overwrite = false;
+  std::vector<std::string> profiles;
+  bool profiles_given = false;  // --profiles on the command line (run)
+  bool is_run = false;          // `run` (suites + profiles) rather than `perf`
+  SuiteArgs suite;
+  // The server to start, measure and stop (--serve / --recipe / a matrix entry).
+  std::string serve;
+  std::string recipe_file;
+  double serve_ready_timeout_s = 900;
+  std::optional<launch::Recipe> recipe;
+  perf::ProfileOptions profile;
+  std::string thinking;  // "", "on", "off"
+  double temperature = -1;
+  std::string deadline;  // --deadline: the whole run's time limit ("" = none), as given
+  std::optional<std::chrono::steady_clock::time_point> deadline_at;  // from `deadline`
+  // --model-config etc.: the bandwidth ceiling beside decode results.
+  roofline::RooflineArgs roofline;
+};
+
+// `launch`: a matrix of recipes, each started, measured with the same options and stopped, then
+// one comparison.
+struct MatrixPlan {
+  Plan base;  // every recipe's options; its recipe and out are set per recipe
+  std::string matrix;
+  std::vector<std::string> only;
+  bool keep_going = false;
+};
+
+// Checks the plan's values (kUsage errors name the flag) and completes it: --thinking,
+// --temperature and --request-timeout-s go into the profile options; the rate profile gets a
+// client maker for --max-concurrency.
+Result<void> CheckPlan(Plan& plan);
+
+// "90", "90s", "45m", "2h", "1.5h" -> seconds; kUsage error naming the flag otherwise.
+Result<double> ParseDuration(const std::string& flag, const std::string& text);
+
+}  // namespace sb::run

@@ -1,0 +1,672 @@
+#include "run/run.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "client/server_info.h"
+#include "core/clock.h"
+#include "core/redact.h"
+#include "launch/launch.h"
+#include "perf/profiles.h"
+#include "report/compare.h"
+#include "report/format.h"
+#include "report/markdown.h"
+#include "report/run_dir.h"
+#include "roofline/inputs.h"
+#include "roofline/roofline.h"
+#include "sim/sim_server.h"
+#include "suite/runner.h"
+#include "suite/suite.h"
+
+namespace sb::run {
+
+namespace {
+
+using nlohmann::json;
+
+// The run's summary: the test counts of the suites, and the speed totals of every measured
+// request (speed profiles and suite requests together).
+json MergedSummary(const perf::Session& session, const suite::SuiteRunner& runner) {
+  json s = session.Summary();
+  const json tests = runner.StatusSummary();
+  for (auto it = tests.begin(); it != tests.end(); ++it) {
+    s[it.key()] = *it;
+  }
+  s["requests"] = s.value("requests", 0LL) + runner.requests();
+  s["failed_requests"] = s.value("failed_requests", 0LL) + runner.failed_requests();
+  const long long tokens = s.value("completion_tokens", 0LL) + runner.completion_tokens();
+  const double wall = s.value("wall_time_s", 0.0) + runner.wall_time_s();
+  s["completion_tokens"] = tokens;
+  s["wall_time_s"] = wall;
+  s["avg_tok_s"] = wall > 0 ? json(static_cast<double>(tokens) / wall) : json(nullptr);
+  return s;
+}
+
+// --serve / --recipe: the server to launch, into c.recipe (a matrix sets c.recipe itself).
+// kUsage error for --endpoint beside them, both at once, or a file of several recipes.
+Result<void> ResolveServer(Plan& c) {
+  if (c.serve.empty() && c.recipe_file.empty()) {
+    return {};
+  }
+  if (!c.target.endpoint.empty()) {
+    return MakeError(ErrorCode::kUsage,
+                     "--serve and --recipe start the server: do not give --endpoint too");
+  }
+  if (!c.serve.empty() && !c.recipe_file.empty()) {
+    return MakeError(ErrorCode::kUsage, "give either --serve or --recipe, not both");
+  }
+  if (!c.serve.empty()) {
+    c.recipe = launch::RecipeFromCommand(c.serve);
+    c.recipe->ready_timeout_s = c.serve_ready_timeout_s;
+  } else {
+    auto recipes = launch::LoadRecipes(c.recipe_file);
+    if (!recipes) {
+      return recipes.error();
+    }
+    if (recipes->size() != 1) {
+      return MakeError(ErrorCode::kUsage,
+                       fmt::format("{} holds {} recipes: run a matrix with `servebench "
+                                   "launch {}`",
+                                   c.recipe_file, recipes->size(), c.recipe_file));
+    }
+    c.recipe = recipes->front();
+  }
+  return launch::ValidateRecipe(*c.recipe);
+}
+
+// The results.json skeleton: what was asked and of whom, before anything is measured.
+json InitialResults(const Plan& c, const Target& t, const suite::RunOptions& run_options,
+                    const std::string& started_at, const std::string& command_line) {
+  return {{"schema", "servebench.results/1"},
+          {"tool", {{"name", "servebench"}, {"version", kVersion}}},
+          {"started_at", started_at},
+          {"finished_at", nullptr},
+          {"status", "running"},
+          {"command", command_line},
+          {"target", TargetJson(t)},
+          {"config",
+           {{"profiles", c.profiles},
+            {"tokens", c.profile.tokens},
+            {"runs", c.profile.runs},
+            {"levels", c.profile.levels},
+            {"lengths", c.profile.lengths},
+            {"length_runs", c.profile.length_runs},
+            {"warmup", c.profile.warmup},
+            {"thinking", c.thinking.empty() ? json(nullptr) : json(c.thinking)},
+            {"suites", c.suite.suites},
+            {"tests", c.suite.tests},
+            {"repeat", c.suite.repeat},
+            {"rerun_budgets", run_options.rerun_budgets},
+            {"test_timeout_s",
+             c.suite.test_timeout_s > 0 ? json(c.suite.test_timeout_s) : json(nullptr)},
+            {"video_transport", c.suite.video_transport}}},
+          {"summary", json::object()},
+          {"tests", json::array()},
+          {"perf", json::object()},
+          {"spec_decode", nullptr},
+          {"warnings", json::array()}};
+}
+
+// One run, made step by step (ExecuteRun calls the public steps in order; each error ends it).
+// Members are destroyed in reverse order: the runner and the session before the deadline watch,
+// those before the run directory, the target's client and simulator, and last the launched
+// server.
+class RunState {
+ public:
+  RunState(Plan& plan, const std::string& command_line, std::stop_source& stop)
+      : plan_(plan), command_line_(command_line), stop_(stop) {}
+
+  // Checks and completes the plan, loads the suites, checks the roofline inputs.
+  Result<void> Prepare();
+  // A server to launch (plan.recipe): its run directory is chosen first, since its log goes
+  // there; the plan's endpoint and out become the server's.
+  Result<void> StartServer();
+  // The target (the embedded simulator when there is no endpoint), the run directory and the
+  // results.json skeleton.
+  Result<void> Open();
+  // The stop reasons, the --deadline watch, the session and the suite runner; the first write.
+  Result<void> Start();
+  // The suites, then the speed profiles; results.json is rewritten after each.
+  Result<void> RunSuitesAndProfiles();
+  // Stops the server, adds the roofline, decides the status, the stop reason and the exit code,
+  // writes results.json, report.md and the console summary; then the gates.
+  Result<int> Finish();
+
+ private:
+  void OnSample(const json& rec);
+  void WatchDeadline();
+  Result<void> WriteResults(const char* status);
+  void StopServer();
+  void AddRoofline();
+  // The run's end: the first cause that applies names the status, the reason and the exit code.
+  std::pair<const char*, int> Outcome();
+  Result<void> WriteReport();
+
+  Plan& plan_;
+  const std::string& command_line_;
+  std::stop_source& stop_;
+  std::vector<suite::Suite> suites_;
+  suite::RunOptions run_options_;
+  std::string started_at_;
+  std::string compact_;
+  std::unique_ptr<launch::ServerProcess> server_;
+  Target target_;
+  std::optional<report::RunDir> dir_;
+  json results_;
+  // Why the run stops early, set once by whoever stops it: the journal's disk, the deadline.
+  // A stop with neither set came from a signal.
+  std::mutex stop_mu_;
+  std::string io_error_;       // guarded by stop_mu_
+  bool deadline_hit_ = false;  // guarded by stop_mu_
+  std::jthread deadline_watch_;
+  std::unique_ptr<perf::Session> session_;
+  std::unique_ptr<suite::SuiteRunner> runner_;
+  json extra_warnings_ = json::array();
+  std::string stop_reason_;
+};
+
+Result<void> RunState::Prepare() {
+  Plan& c = plan_;
+  if (auto ok = CheckPlan(c); !ok) {
+    return ok.error();
+  }
+  // `run`: the standard suite and the default profiles; with --suite, only what is asked.
+  if (c.is_run) {
+    if (c.suite.suites.empty() && !c.profiles_given) {
+      c.suite.suites = {"standard"};
+    } else if (!c.suite.suites.empty() && !c.profiles_given) {
+      c.profiles.clear();
+    }
+  }
+  auto loaded = LoadSuites(c.suite.suites);
+  if (!loaded) {
+    return loaded.error();
+  }
+  suites_ = std::move(loaded.value());
+  auto run_options = MakeRunOptions(c.suite, c.profile);
+  if (!run_options) {
+    return run_options.error();
+  }
+  run_options_ = std::move(run_options.value());
+  if (suites_.empty() && c.profiles.empty()) {
+    return MakeError(ErrorCode::kUsage, "nothing to run: no suite and no profile");
+  }
+  if (!c.roofline.model_config.empty()) {
+    if (auto roof = roofline::RooflineResultsJson(c.roofline, std::nullopt); !roof) {
+      return roof.error();  // bad config or hardware: say so before measuring anything
+    }
+  }
+  started_at_ = UtcTimestamp();
+  compact_ = UtcTimestampCompact();
+  return {};
+}
+
+Result<void> RunState::StartServer() {
+  Plan& c = plan_;
+  if (!c.recipe) {
+    return {};
+  }
+  const std::filesystem::path server_out =
+      c.out.empty()
+          ? std::filesystem::path("runs") / report::DefaultRunDirName(compact_, c.recipe->name)
+          : std::filesystem::path(c.out);
+  std::error_code ec;
+  std::filesystem::create_directories(server_out, ec);
+  if (ec) {
+    return MakeError(ErrorCode::kIo,
+                     fmt::format("cannot create {}: {}", server_out.string(), ec.message()));
+  }
+  std::fprintf(stderr, "starting server '%s': %s\n", c.recipe->name.c_str(),
+               c.recipe->command.empty() ? fmt::format("{}", fmt::join(c.recipe->argv, " ")).c_str()
+                                         : c.recipe->command.c_str());
+  launch::StartHooks hooks;
+  double last_note = 0;
+  hooks.on_poll = [&last_note](double elapsed, const std::string& last) {
+    if (elapsed - last_note >= 10) {
+      last_note = elapsed;
+      std::fprintf(stderr, "  waiting for the server: %.0f s (%s)\n", elapsed, last.c_str());
+    }
+  };
+  auto started =
+      launch::ServerProcess::Start(*c.recipe, server_out / "server.log", stop_.get_token(), hooks);
+  if (!started) {
+    return started.error();
+  }
+  server_ = std::move(started.value());
+  std::fprintf(stderr, "server ready after %.1f s at %s (%s)\n", server_->time_to_ready_s(),
+               server_->endpoint().c_str(), server_->command().c_str());
+  c.target.endpoint = server_->endpoint();
+  c.out = server_out.string();
+  return {};
+}
+
+Result<void> RunState::Open() {
+  Plan& c = plan_;
+  sim::SimOptions embedded = EmbeddedSimOptions();
+  std::string embedded_what;
+  if (!suites_.empty()) {
+    embedded = DemoSimOptions(suites_, run_options_.timeout_by_test);
+    embedded_what = "; it plays a demo scenario that shows every test status";
+  }
+  auto target = OpenTarget(c.target, embedded, embedded_what);
+  if (!target) {
+    return target.error();
+  }
+  target_ = std::move(target.value());
+  const Target& t = target_;
+  if (!t.sim) {
+    run_options_.timeout_by_test.clear();
+  }
+  std::fprintf(
+      stderr, "target: %s %s, model %s\n", std::string(client::ServerKindName(t.info.kind)).c_str(),
+      t.info.version.empty() ? "(version unknown)" : t.info.version.c_str(), t.model.c_str());
+
+  std::filesystem::path out =
+      c.out.empty() ? std::filesystem::path("runs") / report::DefaultRunDirName(compact_, t.model)
+                    : std::filesystem::path(c.out);
+  auto dir = report::RunDir::Create(
+      out, c.overwrite ? report::RunDirMode::kOverwrite : report::RunDirMode::kNew);
+  if (!dir) {
+    return dir.error();
+  }
+  dir_.emplace(std::move(dir.value()));
+  results_ = InitialResults(c, t, run_options_, started_at_, command_line_);
+  return {};
+}
+
+void RunState::OnSample(const json& rec) {
+  if (auto ok = dir_->AppendSample(rec); !ok) {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    if (io_error_.empty()) {
+      // Measuring on without a journal would lose what follows: stop now.
+      io_error_ = ok.error().message;
+      std::fprintf(stderr, "servebench: error: %s: stopping the run\n", io_error_.c_str());
+      stop_.request_stop();
+    }
+  }
+}
+
+// --deadline: the whole run's time limit, shared by every recipe of a matrix.
+void RunState::WatchDeadline() {
+  deadline_watch_ = std::jthread([this, at = *plan_.deadline_at](std::stop_token done) {
+    std::mutex mu;
+    std::condition_variable_any cv;
+    std::unique_lock<std::mutex> lock(mu);
+    if (!cv.wait_until(lock, done, at, [] { return false; }) && !done.stop_requested()) {
+      std::lock_guard<std::mutex> guard(stop_mu_);
+      deadline_hit_ = true;
+      std::fprintf(stderr,
+                   "servebench: the run's deadline (--deadline %s) passed: stopping, "
+                   "writing what was measured\n",
+                   plan_.deadline.c_str());
+      stop_.request_stop();
+    }
+  });
+}
+
+Result<void> RunState::Start() {
+  auto on_sample = [this](const json& rec) { OnSample(rec); };
+  auto on_progress = [](const std::string& line) {
+    std::fprintf(stderr, "  %s\n", Redact(line).c_str());
+  };
+  if (plan_.deadline_at) {
+    WatchDeadline();
+  }
+  const Target& t = target_;
+  const std::int64_t t0_ns = ToNanos(std::chrono::steady_clock::now());
+  session_ = std::make_unique<perf::Session>(
+      *t.client, perf::SessionTarget{t.model, t.info.kind, t.info.max_model_len}, on_sample,
+      on_progress, stop_.get_token(), t0_ns);
+  runner_ = std::make_unique<suite::SuiteRunner>(
+      *t.client, suite::SuiteTarget{t.model, t.info.kind, t.info.max_model_len}, run_options_,
+      *session_, on_sample, on_progress, stop_.get_token(), t0_ns);
+  if (t.sim && !suites_.empty()) {
+    results_["demo"] = DemoDescription(suites_, run_options_.timeout_by_test);
+  }
+  return WriteResults("running");
+}
+
+Result<void> RunState::WriteResults(const char* status) {
+  const perf::Session& session = *session_;
+  const suite::SuiteRunner& runner = *runner_;
+  results_["status"] = status;
+  results_["stop_reason"] = stop_reason_.empty() ? json(nullptr) : json(stop_reason_);
+  if (server_) {
+    results_["server_process"] = server_->Describe(dir_->path());
+  }
+  results_["summary"] = MergedSummary(session, runner);
+  if (!suites_.empty()) {
+    results_["tests"] = runner.tests();
+    results_["suite"] = runner.SuiteJson();
+    for (const auto& [key, value] : runner.perf_results()) {
+      results_["perf"][key] = value;
+    }
+  }
+  json warnings = session.warnings();
+  for (const auto& w : runner.warnings()) {
+    warnings.push_back(w);
+  }
+  for (const auto& w : extra_warnings_) {
+    warnings.push_back(w);
+  }
+  // Failed requests of the speed profiles (a suite's failures are in its test tables).
+  const json perf_sum = session.Summary();
+  if (perf_sum.value("failed_requests", 0) > 0) {
+    warnings.push_back(
+        fmt::format("{} of {} measured speed-profile requests failed: see the Errors section "
+                    "(their figures are left out, never counted as zero).",
+                    perf_sum.value("failed_requests", 0), perf_sum.value("requests", 0)));
+  }
+  results_["warnings"] = warnings;
+  results_["spec_decode"] = session.SpecDecode();
+  if (std::string(status) != "running") {
+    results_["finished_at"] = UtcTimestamp();
+  }
+  return dir_->WriteResults(results_);
+}
+
+Result<void> RunState::RunSuitesAndProfiles() {
+  for (const suite::Suite& s : suites_) {
+    if (stop_.stop_requested() || session_->Halted()) {
+      break;
+    }
+    std::fprintf(stderr, "suite %s (%zu tests):\n", s.name.c_str(), s.tests.size());
+    runner_->Run(s);
+    if (auto ok = WriteResults("running"); !ok) {
+      return ok;
+    }
+  }
+  for (const auto& name : plan_.profiles) {
+    if (stop_.stop_requested()) {
+      break;
+    }
+    std::fprintf(stderr, "%s:\n", name.c_str());
+    results_["perf"][perf::ProfileKey(name)] = session_->Run(name, plan_.profile);
+    if (auto ok = WriteResults("running"); !ok) {
+      return ok;
+    }
+  }
+  return {};
+}
+
+void RunState::StopServer() {
+  if (!server_) {
+    return;
+  }
+  const launch::StopReport end = server_->Stop();
+  std::fprintf(stderr, "server '%s' stopped: %s\n", plan_.recipe->name.c_str(),
+               launch::DescribeEnd(end).c_str());
+  if (end.exited_before_stop) {
+    extra_warnings_.push_back(fmt::format("The server {} before the run ended; see server.log.",
+                                          launch::DescribeEnd(end)));
+  }
+}
+
+void RunState::AddRoofline() {
+  if (plan_.roofline.model_config.empty()) {
+    return;
+  }
+  std::optional<double> measured;
+  const json& d = results_["perf"].value("decode", json::object());
+  if (d.contains("decode_tok_s") && d["decode_tok_s"].contains("median")) {
+    measured = d["decode_tok_s"]["median"].get<double>();
+  }
+  if (auto roof = roofline::RooflineResultsJson(plan_.roofline, measured)) {
+    results_["roofline"] = roof.value();
+  }
+}
+
+std::pair<const char*, int> RunState::Outcome() {
+  const char* status = "complete";
+  int code = kExitOk;
+  std::lock_guard<std::mutex> lock(stop_mu_);
+  const json summary = MergedSummary(*session_, *runner_);
+  const long long requests = summary.value("requests", 0LL);
+  const long long failed = summary.value("failed_requests", 0LL);
+  if (!io_error_.empty()) {
+    status = "failed";
+    stop_reason_ = io_error_;
+    code = kExitSetup;
+  } else if (deadline_hit_) {
+    status = "interrupted";
+    stop_reason_ = fmt::format("the run's deadline (--deadline {}) passed", plan_.deadline);
+    code = kExitSetup;
+  } else if (stop_.stop_requested()) {
+    status = "interrupted";
+    stop_reason_ = "stopped by a signal (Ctrl-C or SIGTERM)";
+    code = kExitInterrupted;
+  } else if (session_->server_gone() || runner_->server_gone()) {
+    status = "failed";
+    stop_reason_ =
+        "the server stopped answering (connections refused); the rest of the run was not sent";
+    code = kExitSetup;
+  } else if (requests > 0 && failed == requests) {
+    status = "failed";
+    stop_reason_ = fmt::format("every request failed ({} of {})", failed, requests);
+    code = kExitSetup;
+  }
+  return {status, code};
+}
+
+// report.md, then the console summary and where the results are.
+Result<void> RunState::WriteReport() {
+  std::string markdown = report::RenderMarkdown(results_);
+  if (results_.contains("roofline")) {
+    markdown += "\n" + roofline::RenderRooflineMarkdown(results_);
+  }
+  if (auto ok = dir_->WriteText("report.md", markdown); !ok) {
+    return ok;
+  }
+  std::printf("%s", Redact(report::RenderConsoleSummary(results_)).c_str());
+  if (results_.contains("roofline")) {
+    std::printf("%s", roofline::RenderRooflineConsole(results_).c_str());
+  }
+  std::printf("results: %s/ (report.md, results.json, samples.jsonl)\n", dir_->path().c_str());
+  return {};
+}
+
+Result<int> RunState::Finish() {
+  deadline_watch_ = std::jthread();  // joined: no stop from it after this point
+  StopServer();
+  AddRoofline();
+  const auto [status, code] = Outcome();
+  if (auto ok = WriteResults(status); !ok) {
+    return ok.error();
+  }
+  if (auto ok = WriteReport(); !ok) {
+    return ok.error();
+  }
+  if (code != kExitOk) {
+    return code;
+  }
+  return CheckGates(plan_.suite, results_["summary"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A matrix of recipes.
+
+// The recipes of the matrix file that --only chooses (all by default), in the file's order;
+// kUsage error for an --only name the file does not have.
+Result<std::vector<launch::Recipe>> ChooseRecipes(const MatrixPlan& l) {
+  auto recipes = launch::LoadRecipes(l.matrix);
+  if (!recipes) {
+    return recipes.error();
+  }
+  std::vector<launch::Recipe> chosen;
+  for (const std::string& name : l.only) {
+    if (std::none_of(recipes->begin(), recipes->end(),
+                     [&](const launch::Recipe& r) { return r.name == name; })) {
+      std::vector<std::string> names;
+      for (const auto& r : *recipes) {
+        names.push_back(r.name);
+      }
+      return MakeError(ErrorCode::kUsage, fmt::format("--only {}: no such recipe in {} (it has {})",
+                                                      name, l.matrix, fmt::join(names, ", ")));
+    }
+  }
+  for (const auto& r : *recipes) {
+    if (l.only.empty() || std::find(l.only.begin(), l.only.end(), r.name) != l.only.end()) {
+      chosen.push_back(r);
+    }
+  }
+  return chosen;
+}
+
+// What the recipes of a matrix came to.
+struct MatrixOutcome {
+  int code = kExitOk;
+  std::vector<std::string> done_labels;  // the measured recipes (a results.json was written)
+  std::vector<std::filesystem::path> done_dirs;
+  std::vector<std::string> lines;  // one per recipe, for the console
+};
+
+// Runs each recipe in turn into base/NAME; after a failure (not a gate) the rest are skipped
+// unless --keep-going.
+MatrixOutcome RunRecipes(const MatrixPlan& l, const std::vector<launch::Recipe>& chosen,
+                         const std::filesystem::path& base, const std::string& command_line,
+                         std::stop_source& stop) {
+  MatrixOutcome m;
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    if (stop.stop_requested()) {
+      m.lines.push_back(fmt::format("{}: not run (stopped)", chosen[i].name));
+      continue;
+    }
+    std::fprintf(stderr, "\n== recipe '%s' (%zu/%zu)\n", chosen[i].name.c_str(), i + 1,
+                 chosen.size());
+    Plan c = l.base;
+    c.recipe = chosen[i];
+    c.out = (base / chosen[i].name).string();
+    const int rc = ExecuteRun(c, command_line, stop);
+    const bool measured = std::filesystem::exists(base / chosen[i].name / "results.json");
+    if (measured) {
+      m.done_labels.push_back(chosen[i].name);
+      m.done_dirs.push_back(base / chosen[i].name);
+    }
+    m.lines.push_back(fmt::format("{}: {}", chosen[i].name,
+                                  rc == kExitOk            ? "done"
+                                  : rc == kExitInterrupted ? "interrupted"
+                                  : rc == kExitGate        ? "done, a gate failed"
+                                                           : "failed (see above)"));
+    if (rc == kExitInterrupted) {
+      m.code = kExitInterrupted;
+      continue;
+    }
+    if (rc != kExitOk && m.code == kExitOk) {
+      m.code = rc;
+    }
+    if (rc != kExitOk && rc != kExitGate && !l.keep_going) {
+      for (std::size_t k = i + 1; k < chosen.size(); ++k) {
+        m.lines.push_back(
+            fmt::format("{}: not run (an earlier recipe failed; --keep-going runs "
+                        "the rest)",
+                        chosen[k].name));
+      }
+      break;
+    }
+  }
+  return m;
+}
+
+// compare.md and compare.json of the measured recipes, in `base`.
+Result<void> WriteComparison(const std::filesystem::path& base, const MatrixOutcome& m) {
+  std::vector<json> docs;
+  for (const auto& d : m.done_dirs) {
+    auto doc = report::LoadResults(d);
+    if (!doc) {
+      return doc.error();
+    }
+    docs.push_back(std::move(doc.value()));
+  }
+  for (auto [format, file] : {std::pair{report::Format::kMarkdown, "compare.md"},
+                              {report::Format::kJson, "compare.json"}}) {
+    auto text = report::Compare(docs, m.done_labels, format);
+    if (!text) {
+      return text.error();
+    }
+    std::ofstream f(base / file, std::ios::binary | std::ios::trunc);
+    f << text.value();
+    if (!f.flush()) {
+      return MakeError(ErrorCode::kIo, fmt::format("cannot write {}", (base / file).string()));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+int ExecuteRun(Plan& plan, const std::string& command_line, std::stop_source& stop) {
+  RunState run(plan, command_line, stop);
+  if (auto ok = run.Prepare(); !ok) {
+    return Fail(ok.error());
+  }
+  if (auto ok = ResolveServer(plan); !ok) {
+    return Fail(ok.error());
+  }
+  if (auto ok = run.StartServer(); !ok) {
+    return Fail(ok.error());
+  }
+  if (auto ok = run.Open(); !ok) {
+    return Fail(ok.error());
+  }
+  if (auto ok = run.Start(); !ok) {
+    return Fail(ok.error());
+  }
+  if (auto ok = run.RunSuitesAndProfiles(); !ok) {
+    return Fail(ok.error());
+  }
+  auto code = run.Finish();
+  return code ? code.value() : Fail(code.error());
+}
+
+int ExecuteMatrix(MatrixPlan& l, const std::string& command_line, std::stop_source& stop) {
+  auto chosen = ChooseRecipes(l);
+  if (!chosen) {
+    return Fail(chosen.error());
+  }
+  if (!l.base.target.endpoint.empty() || !l.base.serve.empty() || !l.base.recipe_file.empty()) {
+    return Fail(MakeError(ErrorCode::kUsage,
+                          "launch starts each recipe's server: --endpoint, --serve and --recipe "
+                          "do not apply"));
+  }
+  const std::filesystem::path base =
+      l.base.out.empty()
+          ? std::filesystem::path("runs") /
+                report::DefaultRunDirName(UtcTimestampCompact(),
+                                          std::filesystem::path(l.matrix).stem().string())
+          : std::filesystem::path(l.base.out);
+  std::error_code ec;
+  std::filesystem::create_directories(base, ec);
+  if (ec) {
+    return Fail(MakeError(ErrorCode::kIo,
+                          fmt::format("cannot create {}: {}", base.string(), ec.message())));
+  }
+  const MatrixOutcome m = RunRecipes(l, chosen.value(), base, command_line, stop);
+  std::printf("\nmatrix %s:\n", l.matrix.c_str());
+  for (const auto& line : m.lines) {
+    std::printf("  %s\n", line.c_str());
+  }
+  if (m.done_dirs.size() >= 2) {
+    if (auto ok = WriteComparison(base, m); !ok) {
+      return Fail(ok.error());
+    }
+    std::printf("comparison: %s\n", (base / "compare.md").c_str());
+  } else {
+    std::printf("no comparison: fewer than two recipes were measured\n");
+  }
+  return m.code;
+}
+
+}  // namespace sb::run

@@ -1,0 +1,237 @@
+// The run module without the command line: a plan's checks, durations, time limits, suite
+// loading, the gates, and a whole (tiny) run against the embedded simulator.
+#include "run/run.h"
+
+#include <chrono>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "run/exit_codes.h"
+#include "run/plan.h"
+#include "run/suites.h"
+#include "run/target.h"
+#include "support/temp_dir.h"
+
+namespace sb::run {
+namespace {
+
+using nlohmann::json;
+
+// A plan that passes CheckPlan: the decode profile, small.
+Plan DecodePlan() {
+  Plan p;
+  p.profiles = {"decode"};
+  p.profile.tokens = 8;
+  p.profile.runs = 1;
+  p.profile.warmup = 0;
+  return p;
+}
+
+// CheckPlan's error for `p`: kUsage, naming `flag`.
+void ExpectUsage(Plan p, const std::string& flag) {
+  auto ok = CheckPlan(p);
+  ASSERT_FALSE(ok) << flag;
+  EXPECT_EQ(ok.error().code, ErrorCode::kUsage) << ok.error().message;
+  EXPECT_NE(ok.error().message.find(flag), std::string::npos) << ok.error().message;
+}
+
+TEST(RunPlan, CheckPlanAcceptsAGoodPlanAndCompletesTheProfileOptions) {
+  Plan p = DecodePlan();
+  p.thinking = "off";
+  p.temperature = 0.5;
+  p.target.request_timeout_s = 2.5;
+  ASSERT_TRUE(CheckPlan(p));
+  EXPECT_EQ(p.profile.enable_thinking, std::optional<bool>(false));
+  EXPECT_EQ(p.profile.temperature, std::optional<double>(0.5));
+  EXPECT_EQ(p.profile.request_timeout, std::chrono::milliseconds(2500));
+}
+
+TEST(RunPlan, CheckPlanBadValuesAreUsageErrorsNamingTheFlag) {
+  Plan p = DecodePlan();
+  p.profiles = {"decode", "bogus"};
+  ExpectUsage(p, "unknown profile 'bogus'");
+
+  p = DecodePlan();
+  p.profile.tokens = 1;
+  ExpectUsage(p, "--tokens");
+
+  p = DecodePlan();
+  p.profile.runs = 0;
+  ExpectUsage(p, "--runs");
+
+  p = DecodePlan();
+  p.profile.length_runs = -1;
+  ExpectUsage(p, "--length-runs");
+
+  p = DecodePlan();
+  p.profile.levels = {1, 0};
+  ExpectUsage(p, "--levels");
+
+  p = DecodePlan();
+  p.profile.sizes = {-5};
+  ExpectUsage(p, "--sizes");
+
+  p = DecodePlan();
+  p.profile.warmup = -1;
+  ExpectUsage(p, "--warmup");
+
+  p = DecodePlan();
+  p.target.first_byte_timeout_s = 0;
+  ExpectUsage(p, "--first-byte-timeout-s");
+}
+
+TEST(RunPlan, ParseDurationBareNumbersAreSecondsUnitsScale) {
+  EXPECT_EQ(ParseDuration("--deadline", "90").value(), 90);
+  EXPECT_EQ(ParseDuration("--deadline", "90s").value(), 90);
+  EXPECT_EQ(ParseDuration("--deadline", "45m").value(), 45 * 60);
+  EXPECT_EQ(ParseDuration("--deadline", "2h").value(), 2 * 3600);
+  EXPECT_EQ(ParseDuration("--deadline", "1.5h").value(), 1.5 * 3600);
+  EXPECT_EQ(ParseDuration("--deadline", "0.25").value(), 0.25);
+}
+
+TEST(RunPlan, ParseDurationRejectsAnythingElseNamingTheFlag) {
+  for (const char* text : {"", "0", "-5", "abc", "5d", "5 m", "m", "nan", "inf", "0s"}) {
+    auto d = ParseDuration("--deadline", text);
+    ASSERT_FALSE(d) << text;
+    EXPECT_EQ(d.error().code, ErrorCode::kUsage);
+    EXPECT_EQ(d.error().message.rfind(std::string("--deadline ") + text + ":", 0), 0u)
+        << d.error().message;
+  }
+}
+
+TEST(RunTarget, CheckTimeoutsDefaultsPassEachBadLimitIsNamed) {
+  EXPECT_TRUE(CheckTimeouts(TargetOptions{}));
+  TargetOptions zero_total;
+  zero_total.request_timeout_s = 0;  // no whole-request limit: allowed
+  EXPECT_TRUE(CheckTimeouts(zero_total));
+
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+
+  struct Case {
+    double TargetOptions::*field;
+    double value;
+    const char* flag;
+  };
+
+  for (const Case& c : {Case{&TargetOptions::connect_timeout_s, 0, "--connect-timeout-s"},
+                        Case{&TargetOptions::first_byte_timeout_s, -1, "--first-byte-timeout-s"},
+                        Case{&TargetOptions::idle_timeout_s, nan, "--idle-timeout-s"},
+                        Case{&TargetOptions::request_timeout_s, -1, "--request-timeout-s"},
+                        Case{&TargetOptions::request_timeout_s, nan, "--request-timeout-s"}}) {
+    TargetOptions o;
+    o.*c.field = c.value;
+    auto ok = CheckTimeouts(o);
+    ASSERT_FALSE(ok) << c.flag;
+    EXPECT_EQ(ok.error().code, ErrorCode::kUsage);
+    EXPECT_EQ(ok.error().message.rfind(c.flag, 0), 0u) << ok.error().message;
+  }
+}
+
+TEST(RunSuites, LoadSuitesNoneIsNoSuiteAndABuiltinNameLoads) {
+  auto none = LoadSuites({"none"});
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_TRUE(none->empty());
+  auto quick = LoadSuites({"quick"});
+  ASSERT_TRUE(quick) << quick.error().message;
+  ASSERT_EQ(quick->size(), 1u);
+  EXPECT_EQ(quick->front().name, "quick");
+  EXPECT_FALSE(quick->front().tests.empty());
+}
+
+TEST(RunSuites, LoadSuitesMissingSuiteFileIsASetupError) {
+  sb::testing::TempDir tmp;
+  for (const std::string& name :
+       {(tmp.path() / "missing.yaml").string(), std::string("no/such/suite")}) {
+    auto s = LoadSuites({name});
+    ASSERT_FALSE(s) << name;
+    EXPECT_EQ(s.error().code, ErrorCode::kSetup) << s.error().message;
+    EXPECT_EQ(s.error().message,
+              "cannot read suite file '" + name + "': No such file or directory");
+  }
+}
+
+TEST(RunSuites, LoadSuitesMisspeltNameIsAUsageError) {
+  auto s = LoadSuites({"standrad"});
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, ErrorCode::kUsage);
+  EXPECT_NE(s.error().message.find("standrad"), std::string::npos) << s.error().message;
+}
+
+TEST(RunSuites, CheckGatesExitOneBelowAThreshold) {
+  SuiteArgs off;
+  EXPECT_EQ(CheckGates(off, json{{"pass_rate", 0.1}}), kExitOk);
+  SuiteArgs a;
+  a.min_pass_rate = 0.5;
+  EXPECT_EQ(CheckGates(a, json{{"pass_rate", 0.5}}), kExitOk);
+  EXPECT_EQ(CheckGates(a, json{{"pass_rate", 0.4}}), kExitGate);
+  EXPECT_EQ(CheckGates(a, json::object()), kExitGate);  // no tests: no pass rate
+  SuiteArgs e;
+  e.min_effective_pass_rate = 0.9;
+  EXPECT_EQ(CheckGates(e, json{{"pass_rate", 0.1}, {"effective_pass_rate", 0.95}}), kExitOk);
+  EXPECT_EQ(CheckGates(e, json{{"effective_pass_rate", 0.5}}), kExitGate);
+}
+
+TEST(RunExitCodes, EachErrorKindMapsToItsCode) {
+  EXPECT_EQ(ExitCodeFor(MakeError(ErrorCode::kUsage, "x")), kExitUsage);
+  EXPECT_EQ(ExitCodeFor(MakeError(ErrorCode::kCancelled, "x")), kExitInterrupted);
+  EXPECT_EQ(ExitCodeFor(MakeError(ErrorCode::kSetup, "x")), kExitSetup);
+  EXPECT_EQ(ExitCodeFor(MakeError(ErrorCode::kIo, "x")), kExitSetup);
+}
+
+TEST(RunExecute, DecodeRunAgainstTheEmbeddedSimulatorCompletes) {
+  sb::testing::TempDir tmp;
+  Plan p = DecodePlan();
+  p.out = (tmp.path() / "run").string();
+  std::stop_source stop;
+  ASSERT_EQ(ExecuteRun(p, "servebench perf --profile decode", stop), kExitOk);
+  const json results = json::parse(sb::testing::ReadFile(tmp.path() / "run" / "results.json"));
+  EXPECT_EQ(results["status"], "complete");
+  EXPECT_EQ(results["stop_reason"], nullptr);
+  EXPECT_EQ(results["command"], "servebench perf --profile decode");
+  EXPECT_EQ(results["tool"]["version"], kVersion);
+  EXPECT_EQ(results["target"]["simulated"], true);
+  EXPECT_EQ(results["config"]["profiles"], json::array({"decode"}));
+  EXPECT_EQ(results["config"]["tokens"], 8);
+  EXPECT_TRUE(results["perf"].contains("decode")) << results["perf"].dump();
+  EXPECT_TRUE(results["tests"].empty());
+  EXPECT_FALSE(results["finished_at"].is_null());
+  EXPECT_TRUE(std::filesystem::exists(tmp.path() / "run" / "report.md"));
+  EXPECT_TRUE(std::filesystem::exists(tmp.path() / "run" / "samples.jsonl"));
+}
+
+TEST(RunExecute, BadPlanIsAUsageErrorBeforeAnythingIsWritten) {
+  sb::testing::TempDir tmp;
+  Plan p = DecodePlan();
+  p.profile.tokens = 0;
+  p.out = (tmp.path() / "run").string();
+  std::stop_source stop;
+  EXPECT_EQ(ExecuteRun(p, "servebench perf", stop), kExitUsage);
+  EXPECT_FALSE(std::filesystem::exists(tmp.path() / "run"));
+
+  Plan nothing;  // `perf` with no profile and no suite
+  nothing.out = p.out;
+  EXPECT_EQ(ExecuteRun(nothing, "servebench perf", stop), kExitUsage);
+  EXPECT_FALSE(std::filesystem::exists(tmp.path() / "run"));
+}
+
+TEST(RunExecute, StopBeforeTheStartEndsInterrupted) {
+  sb::testing::TempDir tmp;
+  Plan p = DecodePlan();
+  p.out = (tmp.path() / "run").string();
+  std::stop_source stop;
+  stop.request_stop();
+  EXPECT_EQ(ExecuteRun(p, "servebench perf", stop), kExitInterrupted);
+  const json results = json::parse(sb::testing::ReadFile(tmp.path() / "run" / "results.json"));
+  EXPECT_EQ(results["status"], "interrupted");
+  EXPECT_EQ(results["stop_reason"], "stopped by a signal (Ctrl-C or SIGTERM)");
+}
+
+}  // namespace
+}  // namespace sb::run
