@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/resume_args.h"
 #include "cli/roofline_command.h"
 #include "cli/signals.h"
 #include "cli/suite_command.h"
@@ -96,6 +97,12 @@ void AddTargetOptions(CLI::App* cmd, run::TargetOptions& t) {
   cmd->add_option("--idle-timeout-s", t.idle_timeout_s,
                   "Longest silence allowed within a response (seconds, > 0)")
       ->capture_default_str();
+  cmd->add_option("--retries", t.retries,
+                  "Retry a request answered 429 or 503 (honouring Retry-After) or refused/reset "
+                  "before its first byte, up to N times; counted, never inside a latency")
+      ->capture_default_str();
+  cmd->add_option("--ca-cert", t.ca_cert, "HTTPS: trust this CA certificate (PEM file)");
+  cmd->add_flag("--insecure,-k", t.insecure, "HTTPS: do not check the server's certificate");
 }
 
 void AddServeOptions(CLI::App* cmd, run::Plan& c) {
@@ -166,6 +173,9 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
   AddTargetOptions(cmd, c.target);
   AddRooflineInputs(cmd, c.roofline, RooflineFlags::kSpeedCommand);
   cmd->add_option("--out", c.out, "Run directory (default: runs/<UTC time>-<model>)");
+  cmd->add_option("--resume", c.resume_dir,
+                  "Continue the interrupted run in this directory with its recorded plan: "
+                  "finished work is not sent again (docs/resume.md)");
   cmd->add_flag("--overwrite", c.overwrite, "Replace the results in an existing run directory");
   cmd->add_option("--tokens", c.profile.tokens,
                   "Forced output tokens per request (decode, "
@@ -362,11 +372,24 @@ void AddSimOptions(CLI::App* cmd, SimCommand& c) {
   cmd->add_option("--fault-rate", o.fault_rate, "Probability of a fault per chat request")
       ->capture_default_str();
   cmd->add_option("--fault-kinds", c.fault_kinds,
-                  "Faults to draw from: reset,stall,malformed,500,429")
+                  "Faults to draw from: reset,stall,malformed,500,429 (default), and "
+                  "503,giant,badutf8 when named")
       ->delimiter(',')
-      ->check(CLI::IsMember({"reset", "stall", "malformed", "500", "429"}));
+      ->check(
+          CLI::IsMember({"reset", "stall", "malformed", "500", "429", "503", "giant", "badutf8"}));
   cmd->add_option("--stall-ms", o.stall_ms, "How long the stall fault stops the stream")
       ->capture_default_str();
+  cmd->add_option("--retry-after-s", o.retry_after_s,
+                  "Retry-After of the 429 and 503 faults (seconds; fractions allowed)")
+      ->capture_default_str();
+  cmd->add_option("--giant-event-bytes", o.giant_event_bytes,
+                  "Content bytes of the giant fault's one event")
+      ->capture_default_str();
+  cmd->add_flag("--gzip", o.gzip,
+                "Compress responses (gzip) when the request's Accept-Encoding allows it");
+  cmd->add_option("--request-log", o.request_log,
+                  "Append one line per chat request to this file: the hash of its messages and "
+                  "the start of its last text");
   cmd->add_option("--max-model-len", o.max_model_len, "Context window in tokens")
       ->capture_default_str();
   cmd->add_option("--answers", c.answers,
@@ -530,68 +553,146 @@ void SetMediaCache() {
   media::SetCacheDir(dir);
 }
 
-int Main(int argc, char** argv) {
+namespace {
+
+// Every command's options, bound to one CLI11 app.
+struct Commands {
   CLI::App app{
       "servebench: does a model work on this server, and how fast is it?\n"
       "Speed profiles against any OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama),\n"
       "or against the built-in simulator when no --endpoint is given.",
       "servebench"};
-  app.set_version_flag("--version", std::string("servebench ") + run::kVersion);
-  app.require_subcommand(1);
-
-  run::Plan run_cmd;
-  CLI::App* run_app = AddRunCommand(app, run_cmd);
-  run::Plan perf_cmd;
-  CLI::App* perf_app = AddPerfCommand(app, perf_cmd);
+  run::Plan run_cmd, perf_cmd;
   run::MatrixPlan launch_cmd;
-  CLI::App* launch_app = AddLaunchCommand(app, launch_cmd);
   CompareCommand cmp_cmd;
-  CLI::App* cmp = AddCompareCommand(app, cmp_cmd);
   roofline::RooflineArgs roof_cmd;
-  CLI::App* roof = AddRooflineCommand(app, roof_cmd);
   SuitesCommand suites_list;
-  CLI::App* suites_cmd = AddSuitesCommand(app, suites_list);
   AssetsCommand assets;
-  CLI::App* assets_cmd = AddAssetsCommand(app, assets);
   SimCommand sim_cmd;
-  AddSimCommand(app, sim_cmd);
+  CLI::App *run_app, *perf_app, *launch_app, *cmp, *roof, *suites_cmd, *assets_cmd;
 
-  if (auto code = Parse(app, argc, argv)) {
+  Commands() {
+    app.set_version_flag("--version", std::string("servebench ") + run::kVersion);
+    app.require_subcommand(1);
+    run_app = AddRunCommand(app, run_cmd);
+    perf_app = AddPerfCommand(app, perf_cmd);
+    launch_app = AddLaunchCommand(app, launch_cmd);
+    cmp = AddCompareCommand(app, cmp_cmd);
+    roof = AddRooflineCommand(app, roof_cmd);
+    suites_cmd = AddSuitesCommand(app, suites_list);
+    assets_cmd = AddAssetsCommand(app, assets);
+    AddSimCommand(app, sim_cmd);
+  }
+
+  // The plan of the parsed `run`, `perf` or `launch` (its base), or nullptr.
+  run::Plan* SpeedPlan() {
+    return run_app->parsed()      ? &run_cmd
+           : perf_app->parsed()   ? &perf_cmd
+           : launch_app->parsed() ? &launch_cmd.base
+                                  : nullptr;
+  }
+};
+
+// Runs the parsed command.
+int Dispatch(Commands& c, const std::string& command_line) {
+  std::stop_source stop;
+  SetMediaCache();
+  if (c.run_app->parsed()) {
+    c.run_cmd.profiles_given =
+        c.run_app->get_option("--profiles")->count() > 0 || c.run_cmd.profiles_given;
+    WatchStopSignals(stop);
+    return run::ExecuteRun(c.run_cmd, command_line, stop);
+  }
+  if (c.launch_app->parsed()) {
+    c.launch_cmd.base.profiles_given =
+        c.launch_app->get_option("--profiles")->count() > 0 || c.launch_cmd.base.profiles_given;
+    WatchStopSignals(stop);
+    return run::ExecuteMatrix(c.launch_cmd, command_line, stop);
+  }
+  if (c.perf_app->parsed()) {
+    WatchStopSignals(stop);
+    return run::ExecuteRun(c.perf_cmd, command_line, stop);
+  }
+  if (c.suites_cmd->parsed()) {
+    return RunSuitesCommand(c.suites_list);
+  }
+  if (c.assets_cmd->parsed()) {
+    return RunAssetsCommand(c.assets);
+  }
+  if (c.cmp->parsed()) {
+    return RunCompare(c.cmp_cmd);
+  }
+  if (c.roof->parsed()) {
+    return RunRoofline(c.roof_cmd);
+  }
+  return RunSim(c.sim_cmd);
+}
+
+std::vector<std::string> Args(int argc, char** argv) {
+  return {argv + 1, argv + argc};
+}
+
+// `run|perf|launch --resume DIR [options]`: the plan recorded in DIR/plan.json, with the options
+// given beside --resume checked against it (docs/resume.md).
+int MainResume(int argc, char** argv, const std::string& dir) {
+  auto recorded = RecordedArgs(dir);
+  if (!recorded) {
+    return Fail(recorded.error());
+  }
+  std::vector<std::string> given = WithoutResume(Args(argc, argv));
+  const std::string sub = given.empty() ? std::string() : given.front();
+  if (sub != recorded->front()) {
+    return Fail(MakeError(ErrorCode::kUsage,
+                          fmt::format("{} holds a `servebench {}` run: resume it with `servebench "
+                                      "{} --resume {}`",
+                                      dir, recorded->front(), recorded->front(), dir)));
+  }
+  Commands rec;
+  if (auto code = ParseArgs(rec.app, *recorded, /*lenient=*/false)) {
     return *code;
   }
-  if (auto ok = CheckArgs(argc, argv, {&run_cmd, &perf_cmd, &launch_cmd.base}); !ok) {
+  Commands giv;
+  if (auto code = ParseArgs(giv.app, given, /*lenient=*/true)) {
+    return *code;
+  }
+  run::Plan* plan = rec.SpeedPlan();
+  run::Plan* given_plan = giv.SpeedPlan();
+  if (plan == nullptr || given_plan == nullptr) {
+    return Fail(MakeError(ErrorCode::kUsage, "--resume applies to run, perf and launch"));
+  }
+  auto endpoint = CheckAgainstPlan(*giv.app.get_subcommand(sub), *rec.app.get_subcommand(sub), dir);
+  if (!endpoint) {
+    return Fail(endpoint.error());
+  }
+  if (!endpoint->empty()) {
+    plan->target.endpoint = *endpoint;  // the recorded one, with its credentials given again
+  }
+  plan->deadline = given_plan->deadline;  // a new time limit for the rest of the run
+  plan->resume_dir = dir;
+  plan->args = *recorded;
+  if (auto ok = CheckArgs(argc, argv, {plan}); !ok) {
     return Fail(ok.error());
   }
-  std::stop_source stop;
-  std::string command_line = CommandLine(argc, argv);
-  SetMediaCache();
-  if (run_app->parsed()) {
-    run_cmd.profiles_given = run_app->get_option("--profiles")->count() > 0;
-    WatchStopSignals(stop);
-    return run::ExecuteRun(run_cmd, command_line, stop);
+  return Dispatch(rec, CommandLine(argc, argv));
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  if (auto dir = FindResumeDir(argc, argv)) {
+    return MainResume(argc, argv, *dir);
   }
-  if (launch_app->parsed()) {
-    launch_cmd.base.profiles_given = launch_app->get_option("--profiles")->count() > 0;
-    WatchStopSignals(stop);
-    return run::ExecuteMatrix(launch_cmd, command_line, stop);
+  Commands c;
+  if (auto code = Parse(c.app, argc, argv)) {
+    return *code;
   }
-  if (suites_cmd->parsed()) {
-    return RunSuitesCommand(suites_list);
+  if (auto ok = CheckArgs(argc, argv, {&c.run_cmd, &c.perf_cmd, &c.launch_cmd.base}); !ok) {
+    return Fail(ok.error());
   }
-  if (assets_cmd->parsed()) {
-    return RunAssetsCommand(assets);
+  if (run::Plan* plan = c.SpeedPlan()) {
+    plan->args = Args(argc, argv);
   }
-  if (perf_app->parsed()) {
-    WatchStopSignals(stop);
-    return run::ExecuteRun(perf_cmd, command_line, stop);
-  }
-  if (cmp->parsed()) {
-    return RunCompare(cmp_cmd);
-  }
-  if (roof->parsed()) {
-    return RunRoofline(roof_cmd);
-  }
-  return RunSim(sim_cmd);
+  return Dispatch(c, CommandLine(argc, argv));
 }
 
 }  // namespace sb::cli

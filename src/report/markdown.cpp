@@ -226,6 +226,21 @@ void RenderHeader(const json& r, std::string& out) {
   } else if (status != "complete") {
     out += fmt::format("**Status: {}.**\n\n", Text(status));
   }
+  // A run continued with --resume (docs/resume.md) says so, and what was replayed.
+  for (const json* res : ArrayAt(r, {"resumed"})) {
+    const auto units = NumberAt(*res, {"units_replayed"});
+    const auto superseded = NumberAt(*res, {"superseded_samples"});
+    const auto unfinished = StringAt(*res, {"unfinished_unit"});
+    out += fmt::format(
+        "Resumed at {}: {} finished unit{} replayed from the journal (not sent again){}.\n\n",
+        Text(StringAt(*res, {"at"}).value_or("?")), FormatCount(units),
+        units && *units == 1 ? "" : "s",
+        unfinished ? fmt::format("; \"{}\" was cut off and measured again from its start ({} "
+                                 "superseded sample{} kept apart in samples.jsonl)",
+                                 Text(*unfinished), FormatCount(superseded),
+                                 superseded && *superseded == 1 ? "" : "s")
+                   : std::string());
+  }
 }
 
 void RenderWarnings(const json& r, std::string& out) {

@@ -169,9 +169,11 @@ Result<RunDir> RunDir::Create(const fs::path& dir, RunDirMode mode) {
       open_mode = "we";
       break;
     case RunDirMode::kResume:
-      if (!has_results && !has_samples) {
-        return MakeError(ErrorCode::kSetup, fmt::format("{} holds no run to resume (no {} or {})",
-                                                        dir.string(), kResultsFile, kSamplesFile));
+      // A run killed right after it began has only its plan.
+      if (!has_results && !has_samples && !fs::exists(dir / "plan.json", ec)) {
+        return MakeError(ErrorCode::kSetup,
+                         fmt::format("{} holds no run to resume (no {}, {} or plan.json)",
+                                     dir.string(), kResultsFile, kSamplesFile));
       }
       break;
   }

@@ -32,7 +32,7 @@ enum class RunDirMode {
   kNew,        // refuse a directory holding results.json or a non-empty samples.jsonl
   kOverwrite,  // start afresh: truncate samples.jsonl, delete results.json/report.md/report.html
   kResume,     // continue a run (--resume): keep everything, append to samples.jsonl;
-               // the directory must hold results.json or samples.jsonl
+               // the directory must hold results.json, samples.jsonl or plan.json
 };
 
 class RunDir {

@@ -57,6 +57,13 @@ Result<void> CheckPlan(Plan& c) {
     c.profile.temperature = c.temperature;
   }
   c.profile.request_timeout = Millis(c.target.request_timeout_s);
+  c.profile.first_byte_timeout = Millis(c.target.first_byte_timeout_s);
+  if (c.target.retries < 0 || c.target.retries > 10) {
+    return usage(fmt::format("--retries must be between 0 and 10 (got {})", c.target.retries));
+  }
+  if (!c.target.ca_cert.empty() && c.target.insecure) {
+    return usage("give either --ca-cert or --insecure, not both");
+  }
   if (std::find(c.profiles.begin(), c.profiles.end(), "rate") != c.profiles.end()) {
     if (auto ok = perf::ValidateRateOptions(c.profile.rate); !ok) {
       return ok.error();

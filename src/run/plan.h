@@ -38,6 +38,12 @@ struct Plan {
   std::optional<std::chrono::steady_clock::time_point> deadline_at;  // from `deadline`
   // --model-config etc.: the bandwidth ceiling beside decode results.
   roofline::RooflineArgs roofline;
+  // The command line's words after the program name, as given (plan.json keeps them, so
+  // --resume can run the same plan again).
+  std::vector<std::string> args;
+  // --resume: continue the run in this directory (docs/resume.md); the rest of the plan comes
+  // from its plan.json.
+  std::string resume_dir;
 };
 
 // `launch`: a matrix of recipes, each started, measured with the same options and stopped, then

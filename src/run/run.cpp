@@ -27,6 +27,7 @@
 #include "report/run_dir.h"
 #include "roofline/inputs.h"
 #include "roofline/roofline.h"
+#include "run/journal.h"
 #include "sim/sim_server.h"
 #include "suite/runner.h"
 #include "suite/suite.h"
@@ -85,6 +86,32 @@ Result<void> ResolveServer(Plan& c) {
     c.recipe = recipes->front();
   }
   return launch::ValidateRecipe(*c.recipe);
+}
+
+inline constexpr const char* kPlanFile = "plan.json";
+
+// plan.json: what --resume needs to run the same plan again (docs/resume.md).
+json PlanJson(const Plan& c, const Target& t, const std::string& started_at) {
+  return {{"schema", "servebench.plan/1"},
+          {"args", c.args},
+          {"model", t.model},
+          {"endpoint", t.endpoint},
+          {"server", std::string(client::ServerKindName(t.info.kind))},
+          {"started_at", started_at}};
+}
+
+// A JSON file of the run directory (plan.json, results.json); kSetup error when it is missing or
+// not JSON.
+Result<json> ReadJsonFile(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) {
+    return MakeError(ErrorCode::kSetup, fmt::format("cannot read {}", p.string()));
+  }
+  json j = json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return MakeError(ErrorCode::kSetup, fmt::format("{} is not valid JSON", p.string()));
+  }
+  return j;
 }
 
 // The results.json skeleton: what was asked and of whom, before anything is measured.
@@ -155,6 +182,10 @@ class RunState {
   std::pair<const char*, int> Outcome();
   Result<void> WriteReport();
 
+  // The run directory, its journal and plan.json: a new run, or the one --resume continues.
+  Result<void> OpenRunDir(const std::filesystem::path& out);
+  Result<void> OpenResumed(const std::filesystem::path& out);
+
   Plan& plan_;
   const std::string& command_line_;
   std::stop_source& stop_;
@@ -165,11 +196,14 @@ class RunState {
   std::unique_ptr<launch::ServerProcess> server_;
   Target target_;
   std::optional<report::RunDir> dir_;
+  std::unique_ptr<FileJournal> journal_;
+  json resumed_ = json::array();  // results.json "resumed": one entry per --resume
   json results_;
   // Why the run stops early, set once by whoever stops it: the journal's disk, the deadline.
   // A stop with neither set came from a signal.
   std::mutex stop_mu_;
   std::string io_error_;       // guarded by stop_mu_
+  std::string journal_error_;  // guarded by stop_mu_
   bool deadline_hit_ = false;  // guarded by stop_mu_
   std::jthread deadline_watch_;
   std::unique_ptr<perf::Session> session_;
@@ -211,6 +245,12 @@ Result<void> RunState::Prepare() {
   }
   started_at_ = UtcTimestamp();
   compact_ = UtcTimestampCompact();
+  if (!c.resume_dir.empty()) {
+    if (c.overwrite) {
+      return MakeError(ErrorCode::kUsage, "--resume continues a run: do not give --overwrite");
+    }
+    c.out = c.resume_dir;
+  }
   return {};
 }
 
@@ -277,17 +317,103 @@ Result<void> RunState::Open() {
   std::filesystem::path out =
       c.out.empty() ? std::filesystem::path("runs") / report::DefaultRunDirName(compact_, t.model)
                     : std::filesystem::path(c.out);
+  if (auto ok = c.resume_dir.empty() ? OpenRunDir(out) : OpenResumed(out); !ok) {
+    return ok;
+  }
+  results_ = InitialResults(c, t, run_options_, started_at_, command_line_);
+  // Every request and auxiliary answer of the run goes through the journal.
+  target_.client->SetJournal(journal_.get());
+  journal_->SetSamplesSize([this] { return dir_->samples_bytes(); });
+  journal_->SetOnFatal([this](const std::string& why) {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    if (journal_error_.empty()) {
+      journal_error_ = why;
+      std::fprintf(stderr, "servebench: error: %s: stopping the run\n", why.c_str());
+      stop_.request_stop();
+    }
+  });
+  if (c.profile.rate.new_client) {
+    c.profile.rate.new_client = [make = c.profile.rate.new_client,
+                                 j = journal_.get()](const std::string& root) {
+      auto client = make(root);
+      client->SetJournal(j);
+      return client;
+    };
+  }
+  return {};
+}
+
+Result<void> RunState::OpenRunDir(const std::filesystem::path& out) {
   auto dir = report::RunDir::Create(
-      out, c.overwrite ? report::RunDirMode::kOverwrite : report::RunDirMode::kNew);
+      out, plan_.overwrite ? report::RunDirMode::kOverwrite : report::RunDirMode::kNew);
   if (!dir) {
     return dir.error();
   }
   dir_.emplace(std::move(dir.value()));
-  results_ = InitialResults(c, t, run_options_, started_at_, command_line_);
+  auto journal = FileJournal::Open(out, /*resume=*/false);
+  if (!journal) {
+    return journal.error();
+  }
+  journal_ = std::move(journal.value());
+  return dir_->WriteText(kPlanFile, PlanJson(plan_, target_, started_at_).dump(2) + "\n");
+}
+
+Result<void> RunState::OpenResumed(const std::filesystem::path& out) {
+  auto recorded = ReadJsonFile(out / kPlanFile);
+  if (!recorded) {
+    return MakeError(ErrorCode::kSetup, fmt::format("{} holds no run to resume ({})", out.string(),
+                                                    recorded.error().message));
+  }
+  const std::string model = recorded->value("model", std::string());
+  if (model != target_.model) {
+    return MakeError(ErrorCode::kSetup,
+                     fmt::format("the run in {} measured model '{}', but the server now serves "
+                                 "'{}': resume it against the same model",
+                                 out.string(), model, target_.model));
+  }
+  if (auto prior = ReadJsonFile(out / std::string(report::kResultsFile))) {
+    if (prior->value("status", "") == "complete") {
+      return MakeError(ErrorCode::kUsage,
+                       fmt::format("{} holds a complete run: nothing to resume", out.string()));
+    }
+    started_at_ = prior->value("started_at", started_at_);
+    if (prior->contains("resumed") && (*prior)["resumed"].is_array()) {
+      resumed_ = (*prior)["resumed"];
+    }
+  }
+  // The journal first: it marks the unfinished unit's samples before they are appended to.
+  auto journal = FileJournal::Open(out, /*resume=*/true);
+  if (!journal) {
+    return journal.error();
+  }
+  journal_ = std::move(journal.value());
+  auto dir = report::RunDir::Create(out, report::RunDirMode::kResume);
+  if (!dir) {
+    return dir.error();
+  }
+  dir_.emplace(std::move(dir.value()));
+  const FileJournal::Resumed& r = journal_->resumed();
+  resumed_.push_back(
+      {{"at", UtcTimestamp()},
+       {"units_replayed", r.units},
+       {"superseded_samples", r.superseded_samples},
+       {"unfinished_unit", r.unfinished.empty() ? json(nullptr) : json(r.unfinished)}});
+  std::fprintf(
+      stderr, "resuming %s: %d finished unit%s replayed from the journal, not sent again%s\n",
+      out.c_str(), r.units, r.units == 1 ? "" : "s",
+      r.unfinished.empty()
+          ? ""
+          : fmt::format("; '{}' was cut off and is measured again ({} superseded "
+                        "sample{})",
+                        r.unfinished, r.superseded_samples, r.superseded_samples == 1 ? "" : "s")
+                .c_str());
   return {};
 }
 
 void RunState::OnSample(const json& rec) {
+  if (rec.value("replayed", false)) {
+    return;  // replayed from the journal: its line is in samples.jsonl already
+  }
   if (auto ok = dir_->AppendSample(rec); !ok) {
     std::lock_guard<std::mutex> lock(stop_mu_);
     if (io_error_.empty()) {
@@ -326,7 +452,10 @@ Result<void> RunState::Start() {
     WatchDeadline();
   }
   const Target& t = target_;
-  const std::int64_t t0_ns = ToNanos(std::chrono::steady_clock::now());
+  // A resumed run's clock goes on where the journal's last unit ended.
+  const std::int64_t now_ns = ToNanos(std::chrono::steady_clock::now());
+  const std::int64_t t0_ns = plan_.resume_dir.empty() ? now_ns : journal_->ResumeT0(now_ns);
+  journal_->SetClock(t0_ns);
   session_ = std::make_unique<perf::Session>(
       *t.client, perf::SessionTarget{t.model, t.info.kind, t.info.max_model_len}, on_sample,
       on_progress, stop_.get_token(), t0_ns);
@@ -344,6 +473,9 @@ Result<void> RunState::WriteResults(const char* status) {
   const suite::SuiteRunner& runner = *runner_;
   results_["status"] = status;
   results_["stop_reason"] = stop_reason_.empty() ? json(nullptr) : json(stop_reason_);
+  if (!resumed_.empty()) {
+    results_["resumed"] = resumed_;
+  }
   if (server_) {
     results_["server_process"] = server_->Describe(dir_->path());
   }
@@ -436,9 +568,9 @@ std::pair<const char*, int> RunState::Outcome() {
   const json summary = MergedSummary(*session_, *runner_);
   const long long requests = summary.value("requests", 0LL);
   const long long failed = summary.value("failed_requests", 0LL);
-  if (!io_error_.empty()) {
+  if (!io_error_.empty() || !journal_error_.empty()) {
     status = "failed";
-    stop_reason_ = io_error_;
+    stop_reason_ = !io_error_.empty() ? io_error_ : journal_error_;
     code = kExitSetup;
   } else if (deadline_hit_) {
     status = "interrupted";
@@ -544,11 +676,28 @@ MatrixOutcome RunRecipes(const MatrixPlan& l, const std::vector<launch::Recipe>&
       m.lines.push_back(fmt::format("{}: not run (stopped)", chosen[i].name));
       continue;
     }
-    std::fprintf(stderr, "\n== recipe '%s' (%zu/%zu)\n", chosen[i].name.c_str(), i + 1,
-                 chosen.size());
+    const std::filesystem::path dir = base / chosen[i].name;
     Plan c = l.base;
     c.recipe = chosen[i];
-    c.out = (base / chosen[i].name).string();
+    c.out = dir.string();
+    c.resume_dir.clear();
+    if (!l.base.resume_dir.empty()) {
+      // --resume: a recipe measured in full is kept; one cut off is resumed; the rest run.
+      auto prior = ReadJsonFile(dir / std::string(report::kResultsFile));
+      if (prior && prior->value("status", "") == "complete") {
+        std::fprintf(stderr, "\n== recipe '%s' (%zu/%zu): complete, kept\n", chosen[i].name.c_str(),
+                     i + 1, chosen.size());
+        m.done_labels.push_back(chosen[i].name);
+        m.done_dirs.push_back(dir);
+        m.lines.push_back(fmt::format("{}: done (kept from before --resume)", chosen[i].name));
+        continue;
+      }
+      if (std::filesystem::exists(dir / kPlanFile)) {
+        c.resume_dir = dir.string();
+      }
+    }
+    std::fprintf(stderr, "\n== recipe '%s' (%zu/%zu)%s\n", chosen[i].name.c_str(), i + 1,
+                 chosen.size(), c.resume_dir.empty() ? "" : " (resumed)");
     const int rc = ExecuteRun(c, command_line, stop);
     const bool measured = std::filesystem::exists(base / chosen[i].name / "results.json");
     if (measured) {
@@ -642,7 +791,8 @@ int ExecuteMatrix(MatrixPlan& l, const std::string& command_line, std::stop_sour
                           "do not apply"));
   }
   const std::filesystem::path base =
-      l.base.out.empty()
+      !l.base.resume_dir.empty() ? std::filesystem::path(l.base.resume_dir)
+      : l.base.out.empty()
           ? std::filesystem::path("runs") /
                 report::DefaultRunDirName(UtcTimestampCompact(),
                                           std::filesystem::path(l.matrix).stem().string())
@@ -652,6 +802,15 @@ int ExecuteMatrix(MatrixPlan& l, const std::string& command_line, std::stop_sour
   if (ec) {
     return Fail(MakeError(ErrorCode::kIo,
                           fmt::format("cannot create {}: {}", base.string(), ec.message())));
+  }
+  if (l.base.resume_dir.empty()) {
+    // The matrix's plan, for `launch --resume BASE`.
+    std::ofstream f(base / kPlanFile, std::ios::binary | std::ios::trunc);
+    f << Redact(json{{"schema", "servebench.plan/1"}, {"args", l.base.args}}.dump(2)) << "\n";
+    if (!f.flush()) {
+      return Fail(
+          MakeError(ErrorCode::kIo, fmt::format("cannot write {}", (base / kPlanFile).string())));
+    }
   }
   const MatrixOutcome m = RunRecipes(l, chosen.value(), base, command_line, stop);
   std::printf("\nmatrix %s:\n", l.matrix.c_str());

@@ -42,6 +42,9 @@ client::ClientOptions MakeClientOptions(const TargetOptions& o, const std::strin
   co.first_byte_timeout = Millis(o.first_byte_timeout_s);
   co.idle_timeout = Millis(o.idle_timeout_s);
   co.total_timeout = Millis(o.request_timeout_s);
+  co.retries = o.retries;
+  co.ca_cert = o.ca_cert;
+  co.insecure = o.insecure;
   return co;
 }
 

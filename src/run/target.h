@@ -27,6 +27,10 @@ struct TargetOptions {
   double first_byte_timeout_s = 60;
   double idle_timeout_s = 30;
   double request_timeout_s = 0;  // whole request; 0 = none (the other limits still hold)
+  // Retries of 429/503 and of connections refused or reset before the first byte (--retries).
+  int retries = 0;
+  std::string ca_cert;    // --ca-cert: trust this CA instead of the system's
+  bool insecure = false;  // --insecure: no TLS certificate check
 };
 
 // `seconds` rounded to whole milliseconds.

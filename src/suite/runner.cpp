@@ -93,34 +93,6 @@ bool Selected(const TestSpec& t, const std::vector<std::string>& only) {
   return false;
 }
 
-// --retries goes to the client's per-call retry count (ChatCall::retries) and each response
-// reports the retries made (ChatResponse::retries). Until src/client has those fields the
-// requests are sent once and no retry count is recorded (Run warns when --retries was asked).
-template <typename Call>
-constexpr bool kClientRetries = requires(Call c) {
-  c.retries = 1;
-};
-
-template <typename Call>
-void SetRetries(Call& call, int retries) {
-  if constexpr (kClientRetries<Call>) {
-    call.retries = retries;  // the client retries failed sends itself
-  } else {
-    (void)call;
-    (void)retries;
-  }
-}
-
-template <typename Response>
-std::optional<int> RetriesMade(const Response& r) {
-  if constexpr (requires { r.retries; }) {
-    return static_cast<int>(r.retries);
-  } else {
-    (void)r;
-    return std::nullopt;
-  }
-}
-
 // The most bytes a test's streamed text (answer and reasoning) may reach: 4× what max_tokens
 // tokens hold at 4 bytes a token. A server that ignores max_tokens is cancelled there.
 constexpr std::size_t kBytesPerToken = 4, kAnswerCapFactor = 4;
@@ -567,7 +539,6 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
   call.id = next_id_++;
   call.body = client::BuildChatBody(params, target_.kind);
   call.total_timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
-  SetRetries(call, options_.retries);
 
   const int near_repeats = test.loop_repeats * kNearRepeatFactor;
   LoopDetector answer_loop(test.loop_span, test.loop_repeats, near_repeats);
@@ -624,7 +595,8 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
   a.time_s = r.send_ns != 0 && r.done_ns > r.send_ns
                  ? static_cast<double>(r.done_ns - r.send_ns) / 1e9
                  : 0;
-  a.retries = RetriesMade(r);
+  // --retries is the client's (ClientOptions::retries): it counts what it made.
+  a.retries = r.retries;
 
   // The answer without its reasoning (fields or <think> tags).
   SplitReply split = SplitThinking(r.answer);
@@ -1081,12 +1053,6 @@ void SuiteRunner::RunProfileTest(const TestSpec& test) {
 
 void SuiteRunner::Run(const Suite& suite) {
   suites_run_.push_back(suite.name);
-  if (options_.retries > 0 && !kClientRetries<client::ChatCall>) {
-    Warn(
-        fmt::format("--retries {} was ignored: this build's client cannot retry a request; "
-                    "every test request was sent once.",
-                    options_.retries));
-  }
   std::vector<const TestSpec*> selected;
   for (const TestSpec& t : suite.tests) {
     if (Selected(t, options_.only)) {
@@ -1104,7 +1070,11 @@ void SuiteRunner::Run(const Suite& suite) {
       quality.push_back(t);
     }
   }
-  ProbeModalities(quality);
+  {
+    // The modality probes are one unit of the run's journal.
+    client::UnitScope unit(client_, fmt::format("probes {}", suite.name));
+    ProbeModalities(quality);
+  }
   for (int rep = 1; rep <= options_.repeat; ++rep) {
     for (const TestSpec* t : selected) {
       if (consecutive_transport_failures_ >= kMaxTransportFailures && !server_gone_) {

@@ -65,9 +65,6 @@ struct RunOptions {
   sandbox::CodeOptions code;      // the code checker's interpreter, compiler, limits
   perf::ProfileOptions profile;   // base options of speed-profile tests
   bool continuous_usage = false;  // stream_options.continuous_usage_stats
-  // Retries of a failed send per test request (--retries), done by the client (ChatCall::retries
-  // once src/client has it; until then Run warns and sends each request once). Not EMPTY reruns.
-  int retries = 0;
 };
 
 struct SuiteTarget {

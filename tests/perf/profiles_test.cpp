@@ -320,9 +320,11 @@ TEST(ProfilesTest, AServerThatIgnoresStreamTrueGetsNoSpeed) {
   EXPECT_EQ(d["decode_tok_s"]["n"], 0);
   json conc = s.Concurrency(o);
   EXPECT_TRUE(conc["levels"][0]["throughput_tok_s"].is_null()) << conc["levels"][0].dump();
-  ASSERT_FALSE(s.warnings().empty());
-  EXPECT_NE(s.warnings().front().find("ignored stream=true"), std::string::npos)
-      << s.warnings().front();
+  bool warned = false;
+  for (const auto& w : s.warnings()) {
+    warned = warned || w.find("ignored stream=true") != std::string::npos;
+  }
+  EXPECT_TRUE(warned);
 }
 
 TEST(ProfilesTest, TheContextFirstByteLimitGrowsWithThePrompt) {

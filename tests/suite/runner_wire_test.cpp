@@ -1,6 +1,7 @@
 // The suite runner against a scripted HTTP server, for answers the simulator cannot give: a
 // refusal in an HTTP 500 (llama.cpp without mmproj), a server that ignores max_tokens, a near
 // loop, a stream that never starts.
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -258,27 +259,31 @@ tests:
   EXPECT_EQ(w.progress[0].rfind("slow: TIMEOUT (0.2", 0), 0u) << w.progress[0];
 }
 
-template <typename Call>
-constexpr bool kClientRetries = requires(Call c) {
-  c.retries = 1;
-};
-
-TEST(SuiteRunnerWire, RetriesAreSentOrTheRunSaysTheyWereNot) {
+TEST(SuiteRunnerWire, RetriedRequestsAreCountedInTheTest) {
   Suite s = ParseOrDie(R"(
 suite: r
 tests:
   - {id: ok, category: reasoning, prompt: "Hi.", check: {contains: hello}}
 )");
-  RunOptions ro;
-  ro.retries = 2;
-  Wire w([](const ScriptRequest&) { return Answer({"hello"}); }, ro);
+  std::atomic<int> chats{0};
+  client::ClientOptions co;
+  co.retries = 2;
+  co.retry_backoff = std::chrono::milliseconds(1);
+  Wire w(
+      [&chats](const ScriptRequest&) {
+        if (chats++ == 0) {
+          return Script().Send(FullResponse(429, "application/json",
+                                            R"({"error":{"message":"slow down"}})",
+                                            "Retry-After: 0\r\n"));
+        }
+        return Answer({"hello"});
+      },
+      RunOptions{}, co);
   w.runner.Run(s);
-  EXPECT_EQ(w.Test("ok")["status"], "PASS");
-  bool warned = false;
-  for (const std::string& line : w.runner.warnings()) {
-    warned = warned || line.find("--retries 2 was ignored") != std::string::npos;
-  }
-  EXPECT_EQ(warned, !kClientRetries<client::ChatCall>);
+  const json& t = w.Test("ok");
+  EXPECT_EQ(t["status"], "PASS");
+  EXPECT_EQ(t["retries"], 1) << t.dump();
+  EXPECT_EQ(chats.load(), 2);
 }
 
 }  // namespace
