@@ -224,13 +224,61 @@ TEST_P(FaultMatrix, SuiteWhereEveryRequestFailsEndsFailed) {
   EXPECT_EQ(res["summary"]["completion_tokens"], 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(SimFaults, FaultMatrix,
-                         ::testing::Values(FaultCase{"reset", "transport"},
-                                           FaultCase{"stall", "timeout"},
-                                           FaultCase{"malformed", "malformed"},
-                                           FaultCase{"500", "http_error"},
-                                           FaultCase{"429", "http_error"}),
-                         [](const auto& param_info) { return "f" + param_info.param.fault; });
+INSTANTIATE_TEST_SUITE_P(
+    SimFaults, FaultMatrix,
+    ::testing::Values(FaultCase{"reset", "transport"}, FaultCase{"stall", "timeout"},
+                      FaultCase{"malformed", "malformed"}, FaultCase{"500", "http_error"},
+                      FaultCase{"429", "http_error"}, FaultCase{"503", "http_error"},
+                      FaultCase{"giant", "malformed"}),
+    [](const auto& param_info) { return "f" + param_info.param.fault; });
+
+// Retried 429s succeed in the end: the run completes, and the retries are counted per request
+// and never inside a latency (the TTFT is the answering attempt's).
+TEST(Reliability, RetriesOf429AreCountedAndTheRunCompletes) {
+  Sim sim(
+      {"--fault-rate", "0.5", "--fault-kinds", "429", "--retry-after-s", "0.01", "--seed", "3"});
+  ASSERT_FALSE(sim.url().empty());
+  TempDir dir;
+  const fs::path out = dir.path() / "run";
+  ProcessResult r =
+      RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "decode", "--runs", "8",
+                  "--tokens", "16", "--warmup", "0", "--retries", "10", "--out", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json res = json::parse(ReadFile(out / "results.json"));
+  EXPECT_EQ(res["perf"]["decode"]["errors"], 0);
+  int retried = 0;
+  for (const auto& rec : PerfRecords(res)) {
+    EXPECT_EQ(rec["status"], "ok") << rec.dump();
+    if (rec.contains("retries")) {
+      ++retried;
+      EXPECT_EQ(rec["retry_reasons"].size(), rec["retries"].get<std::size_t>());
+      EXPECT_NE(rec["retry_reasons"][0].get<std::string>().find("429"), std::string::npos);
+      EXPECT_LT(rec["ttft_ms"].get<double>(), 50.0);  // not the 10 ms waits piled up
+    }
+  }
+  EXPECT_GT(retried, 0) << "seed 3 struck no request";
+}
+
+// Compressed streams and invalid UTF-8 are no failures: the figures are those of plain streams.
+TEST(Reliability, GzipAndInvalidUtf8StreamsAreMeasured) {
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"--gzip"},
+        std::vector<std::string>{"--fault-rate", "1", "--fault-kinds", "badutf8"}}) {
+    Sim sim(flags);
+    ASSERT_FALSE(sim.url().empty());
+    TempDir dir;
+    const fs::path out = dir.path() / "run";
+    ProcessResult r = RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "decode",
+                                  "--runs", "2", "--tokens", "32", "--out", out.string()});
+    ASSERT_EQ(r.exit_code, 0) << flags[0] << ": " << r.err;
+    const json res = json::parse(ReadFile(out / "results.json"));
+    EXPECT_EQ(res["perf"]["decode"]["decode_tok_s"]["n"], 2) << flags[0];
+    EXPECT_EQ(res["summary"]["completion_tokens"], 64) << flags[0];
+    if (flags[0] != "--gzip") {
+      EXPECT_NE(res["warnings"].dump().find("not valid UTF-8"), std::string::npos);
+    }
+  }
+}
 
 // The server killed mid-run: the run ends `failed` in bounded time and keeps every request that
 // finished before.
