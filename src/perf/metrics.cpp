@@ -27,6 +27,10 @@ int CompletionTokens(const client::ChatResponse& r, bool* estimated) {
 
 }  // namespace
 
+bool CameAsOneBody(const client::ChatResponse& r) {
+  return !r.streamed && r.first_byte_ns != 0 && r.events.size() == 1;
+}
+
 RequestMetrics ComputeMetrics(const client::ChatResponse& r) {
   RequestMetrics m;
   m.chunks = static_cast<int>(r.events.size());
@@ -37,7 +41,7 @@ RequestMetrics ComputeMetrics(const client::ChatResponse& r) {
   std::int64_t first = r.events.front().t_ns;
   std::int64_t last = r.events.back().t_ns;
   m.e2e_ms = Ms(last - r.send_ns);
-  if (!r.streamed && r.first_byte_ns != 0 && r.events.size() == 1) {
+  if (CameAsOneBody(r)) {
     // The answer came as one JSON body (a server that ignored stream=true): its arrival is no
     // first token, and no speed can be read from one instant. Only the end-to-end time is real.
     return m;
@@ -67,7 +71,7 @@ std::optional<double> CombinedThroughput(std::span<const client::ChatResponse> r
   for (const auto& r : responses) {
     // Only streams that finished count: a failed stream's partial tokens and its time would
     // make up a throughput nobody measured (all streams failed -> no figure at all).
-    if (r.outcome != client::Outcome::kOk || !r.streamed) {
+    if (r.outcome != client::Outcome::kOk || CameAsOneBody(r)) {
       continue;  // ... nor does an answer that came as one body (no stream to time)
     }
     if (r.send_ns != 0) {

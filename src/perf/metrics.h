@@ -22,6 +22,10 @@ struct RequestMetrics {
   int chunks = 0;  // token-bearing events
 };
 
+// A stream request answered with one JSON body (a server that ignored stream=true): one event at
+// the body's arrival, so no first token or speed can be read from it.
+bool CameAsOneBody(const client::ChatResponse& r);
+
 // An answer that came as one JSON body instead of a stream (ChatResponse::streamed false) has
 // only e2e_ms and the token count: no TTFT, decode speed, TPOT or tok/s.
 RequestMetrics ComputeMetrics(const client::ChatResponse& r);

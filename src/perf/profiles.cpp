@@ -178,7 +178,7 @@ json RequestRecord(const client::ChatResponse& r, const std::string& profile,
   }
   // A server that ignored stream=true sent the whole answer as one body (ComputeMetrics gives
   // it no speed).
-  const bool unstreamed = ok && !r.streamed && r.first_byte_ns != 0;
+  const bool unstreamed = ok && CameAsOneBody(r);
   json rec = {
       {"id", r.id},
       {"profile", profile},
@@ -319,7 +319,7 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
       if (!r.events.empty()) {
         last_token = std::max(last_token, r.events.back().t_ns);
       }
-      if (!r.streamed) {
+      if (CameAsOneBody(r)) {
         Warn(
             "The server ignored stream=true and answered with one JSON body: no TTFT, decode "
             "speed or throughput can be measured from such answers, so they are left out.");

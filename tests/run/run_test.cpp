@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <optional>
 #include <stop_token>
@@ -231,6 +232,54 @@ TEST(RunExecute, StopBeforeTheStartEndsInterrupted) {
   const json results = json::parse(sb::testing::ReadFile(tmp.path() / "run" / "results.json"));
   EXPECT_EQ(results["status"], "interrupted");
   EXPECT_EQ(results["stop_reason"], "stopped by a signal (Ctrl-C or SIGTERM)");
+}
+
+// Resume without the command line: a finished run whose journal is cut back to look as if the
+// process was killed during its last concurrency level.
+TEST(RunExecute, ResumeReplaysFinishedUnitsAndMeasuresTheCutOffOneAgain) {
+  sb::testing::TempDir tmp;
+  const std::filesystem::path dir = tmp.path() / "run";
+  Plan p = DecodePlan();
+  p.profiles = {"concurrency"};
+  p.profile.levels = {1, 2, 3};
+  p.out = dir.string();
+  std::stop_source stop;
+  ASSERT_EQ(ExecuteRun(p, "servebench perf", stop), kExitOk);
+  // Keep the journal up to the last unit's "end" line: that unit was cut off.
+  const std::string journal = sb::testing::ReadFile(dir / "journal.jsonl");
+  const std::size_t last_end = journal.rfind("\"end\"");
+  ASSERT_NE(last_end, std::string::npos);
+  std::ofstream(dir / "journal.jsonl", std::ios::trunc)
+      << journal.substr(0, journal.rfind('\n', last_end) + 1);
+  json results = json::parse(sb::testing::ReadFile(dir / "results.json"));
+  results["status"] = "running";
+  std::ofstream(dir / "results.json", std::ios::trunc) << results.dump();
+
+  Plan again = DecodePlan();
+  again.profiles = {"concurrency"};
+  again.profile.levels = {1, 2, 3};
+  again.resume_dir = dir.string();
+  ASSERT_EQ(ExecuteRun(again, "servebench perf --resume", stop), kExitOk);
+  const json after = json::parse(sb::testing::ReadFile(dir / "results.json"));
+  EXPECT_EQ(after["status"], "complete");
+  EXPECT_EQ(after["started_at"], results["started_at"]);
+  ASSERT_EQ(after["resumed"].size(), 1u);
+  EXPECT_EQ(after["resumed"][0]["units_replayed"], 2);
+  EXPECT_EQ(after["resumed"][0]["superseded_samples"], 3);
+  EXPECT_EQ(after["resumed"][0]["unfinished_unit"], "concurrency c3 stream 1");
+  const json& levels = after["perf"]["concurrency"]["levels"];
+  ASSERT_EQ(levels.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(levels[i]["ok"], i + 1);
+  }
+  EXPECT_EQ(levels[0]["requests"][0]["replayed"], true);
+  EXPECT_FALSE(levels[2]["requests"][0].contains("replayed"));
+  int counted = 0, superseded = 0;
+  for (const json& line : sb::testing::ReadJsonl(dir / "samples.jsonl")) {
+    (line.value("superseded", false) ? superseded : counted) += 1;
+  }
+  EXPECT_EQ(counted, 6);  // 1 + 2 + 3 streams, each once
+  EXPECT_EQ(superseded, 3);
 }
 
 }  // namespace
