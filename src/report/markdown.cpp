@@ -235,11 +235,15 @@ void RenderHeader(const json& r, std::string& out) {
         "Resumed at {}: {} finished unit{} replayed from the journal (not sent again){}.\n\n",
         Text(StringAt(*res, {"at"}).value_or("?")), FormatCount(units),
         units && *units == 1 ? "" : "s",
-        unfinished ? fmt::format("; \"{}\" was cut off and measured again from its start ({} "
-                                 "superseded sample{} kept apart in samples.jsonl)",
-                                 Text(*unfinished), FormatCount(superseded),
-                                 superseded && *superseded == 1 ? "" : "s")
-                   : std::string());
+        unfinished
+            ? fmt::format("; \"{}\" was cut off and measured again from its start{}",
+                          Text(*unfinished),
+                          superseded && *superseded > 0
+                              ? fmt::format(" (its {} earlier sample{} kept apart in "
+                                            "samples.jsonl, marked superseded)",
+                                            FormatCount(superseded), *superseded == 1 ? "" : "s")
+                              : std::string())
+            : std::string());
   }
 }
 

@@ -403,9 +403,12 @@ Result<void> RunState::OpenResumed(const std::filesystem::path& out) {
       out.c_str(), r.units, r.units == 1 ? "" : "s",
       r.unfinished.empty()
           ? ""
-          : fmt::format("; '{}' was cut off and is measured again ({} superseded "
-                        "sample{})",
-                        r.unfinished, r.superseded_samples, r.superseded_samples == 1 ? "" : "s")
+          : fmt::format(
+                "; '{}' was cut off and is measured again from its start{}", r.unfinished,
+                r.superseded_samples == 0
+                    ? std::string()
+                    : fmt::format(" ({} earlier sample{} marked superseded)", r.superseded_samples,
+                                  r.superseded_samples == 1 ? "" : "s"))
                 .c_str());
   return {};
 }

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <signal.h>
 
+#include "support/sim_child.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 
@@ -31,27 +32,16 @@ using testing::TempDir;
 
 const std::string kBin = SB_BINARY;
 
-// `servebench sim` as a child process with extra flags; its base URL.
-class Sim {
+// `servebench sim` with fast timings and extra flags.
+class Sim : public testing::SimChild {
  public:
-  explicit Sim(std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {kBin, "sim", "--port", "0", "--ttft-ms", "5", "--itl-ms", "1"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    child_ = std::make_unique<Child>(argv);
-    const std::string line = child_->ReadLine();
-    const std::string prefix = "listening on ";
-    if (line.rfind(prefix, 0) == 0) {
-      url_ = line.substr(prefix.size());
-    }
-  }
-
-  const std::string& url() const { return url_; }
-
-  Child& child() { return *child_; }
+  explicit Sim(std::vector<std::string> extra = {}) : SimChild(Fast(std::move(extra))) {}
 
  private:
-  std::unique_ptr<Child> child_;
-  std::string url_;
+  static std::vector<std::string> Fast(std::vector<std::string> extra) {
+    extra.insert(extra.begin(), {"--ttft-ms", "5", "--itl-ms", "1"});
+    return extra;
+  }
 };
 
 double SecondsSince(std::chrono::steady_clock::time_point t) {

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <signal.h>
 
+#include "support/sim_child.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 
@@ -35,23 +36,11 @@ using testing::TempDir;
 const std::string kBin = SB_BINARY;
 
 // `servebench sim` answering the quick suite, logging every chat request to `log`.
-class Sim {
+class Sim : public testing::SimChild {
  public:
-  explicit Sim(const fs::path& log) {
-    child_ = std::make_unique<Child>(
-        std::vector<std::string>{kBin, "sim", "--port", "0", "--ttft-ms", "2", "--itl-ms", "0.5",
-                                 "--answers", "quick", "--request-log", log.string()});
-    const std::string line = child_->ReadLine();
-    if (line.rfind("listening on ", 0) == 0) {
-      url_ = line.substr(13);
-    }
-  }
-
-  const std::string& url() const { return url_; }
-
- private:
-  std::unique_ptr<Child> child_;
-  std::string url_;
+  explicit Sim(const fs::path& log)
+      : SimChild({"--ttft-ms", "2", "--itl-ms", "0.5", "--answers", "quick", "--request-log",
+                  log.string()}) {}
 };
 
 // Requests the simulator accepted, by the hash of their messages. quality_only: leave out the
