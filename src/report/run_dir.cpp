@@ -154,8 +154,10 @@ Result<RunDir> RunDir::Create(const fs::path& dir, RunDirMode mode) {
       if (has_results || has_samples) {
         return MakeError(ErrorCode::kSetup,
                          fmt::format("{} already holds a run ({}); choose another output "
-                                     "directory, or pass --overwrite to replace it",
-                                     dir.string(), has_results ? kResultsFile : kSamplesFile));
+                                     "directory, pass --overwrite to replace it, or continue it "
+                                     "with --resume {}",
+                                     dir.string(), has_results ? kResultsFile : kSamplesFile,
+                                     dir.string()));
       }
       break;
     case RunDirMode::kOverwrite:

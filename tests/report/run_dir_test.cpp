@@ -281,6 +281,9 @@ TEST_F(RunDirTest, RefusesDirectoryHoldingResults) {
   EXPECT_TRUE(Contains(run.error().message, "already holds a run (results.json)"))
       << run.error().message;
   EXPECT_TRUE(Contains(run.error().message, "--overwrite")) << run.error().message;
+  // --resume exists (docs/resume.md): the message names it with the directory to give it.
+  EXPECT_TRUE(Contains(run.error().message, "--resume " + (root_ / "r").string()))
+      << run.error().message;
   EXPECT_EQ(Slurp(root_ / "r" / "results.json"), ValidResults().dump());  // untouched
 }
 
