@@ -23,6 +23,10 @@ sigset_t StopSet() {
 
 void BlockStopSignals() {
   sigset_t set = StopSet();
+  // SIGPIPE too: a write to a closed pipe or socket (stdout piped into `head`, a TLS peer gone)
+  // then fails with EPIPE instead of killing the process before its final write. Children
+  // (launched servers, the code sandbox) start with an empty mask.
+  sigaddset(&set, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 

@@ -8,7 +8,8 @@
 
 namespace sb::cli {
 
-// Blocks SIGINT and SIGTERM for the calling thread and every thread it creates afterwards.
+// Blocks SIGINT, SIGTERM and SIGPIPE for the calling thread and every thread it creates
+// afterwards (a broken pipe becomes an EPIPE error, never a death).
 // Call first thing in main().
 void BlockStopSignals();
 

@@ -436,6 +436,24 @@ TEST(Reliability, CredentialsInTheEndpointUrlReachNoOutput) {
   EXPECT_NE(bad.err.find("127.0.0.1:1"), std::string::npos) << bad.err;
 }
 
+// stdout closed before the summary is printed (`servebench perf ... | true`): no SIGPIPE death,
+// the run finishes, exits 0 and has written everything.
+TEST(Reliability, AClosedStdoutCostsNoResults) {
+  Sim sim;
+  ASSERT_FALSE(sim.url().empty());
+  TempDir dir;
+  const fs::path out = dir.path() / "run";
+  const std::string cmd = kBin + " perf --endpoint " + sim.url() +
+                          " --profile decode --runs 2 --tokens 8 --out " + out.string() +
+                          " | true; echo ${PIPESTATUS[0]} > " + (dir.path() / "rc").string();
+  ProcessResult r = RunProcess({"/bin/bash", "-c", cmd});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadFile(dir.path() / "rc"), "0\n");
+  const json res = json::parse(ReadFile(out / "results.json"));
+  EXPECT_EQ(res["status"], "complete");
+  EXPECT_TRUE(fs::exists(out / "report.md"));
+}
+
 TEST(Reliability, AnEmptyListItemIsAUsageError) {
   ProcessResult r = RunProcess({kBin, "perf", "--profile", "concurrency", "--levels", "1,,2"});
   EXPECT_EQ(r.exit_code, 2);
