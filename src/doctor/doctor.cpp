@@ -319,8 +319,10 @@ Check CheckClockSource() {
 namespace {
 
 // One chat request with a small asset of `modality`, as the suite runner's probe sends it.
+// image_accepted: the image probe succeeded (a refused video_url is then sent as frames).
 Check ProbeModality(client::Client& c, const std::string& model, client::ServerKind kind,
-                    const std::string& modality, std::chrono::milliseconds timeout) {
+                    const std::string& modality, std::chrono::milliseconds timeout,
+                    bool image_accepted) {
   const std::string name = "endpoint." + modality;
   const char* asset_name = modality == "image"   ? "probe_image"
                            : modality == "video" ? "probe_video"
@@ -362,7 +364,10 @@ Check ProbeModality(client::Client& c, const std::string& model, client::ServerK
     std::string consequence = modality + " tests will be UNSUPPORTED";
     std::string fix = "serve a model (or start the server with options) that accepts " + modality;
     if (modality == "video") {
-      consequence += " unless images are accepted (--video auto sends frames as images)";
+      consequence = image_accepted ? "video tests send their videos as frames (images) instead, "
+                                     "with --video-transport auto (the default)"
+                                   : "video tests will be UNSUPPORTED (images are not accepted "
+                                     "either, so frames cannot replace video_url)";
     }
     if (kind == client::ServerKind::kLlamaCpp && modality != "audio") {
       fix = "start llama-server with the model's --mmproj file";
@@ -531,8 +536,12 @@ std::vector<Check> CheckEndpoint(const Options& options) {
                                fields),
              "for exact lengths use vLLM, SGLang or llama.cpp"));
   }
+  bool image_accepted = false;
   for (const char* m : {"image", "video", "audio"}) {
-    out.push_back(ProbeModality(c, *model, info->kind, m, timeout));
+    out.push_back(ProbeModality(c, *model, info->kind, m, timeout, image_accepted));
+    if (out.back().name == "endpoint.image") {
+      image_accepted = out.back().status == Status::kOk;
+    }
   }
   out.push_back(CheckTokenize(c, *model));
   for (Check& ch : CheckMetrics(c)) {

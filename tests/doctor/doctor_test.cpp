@@ -237,6 +237,23 @@ TEST(DoctorTest, SimulatorWithoutSpeculativeDecodingHasNoCounters) {
       << spec->detail;
 }
 
+TEST(DoctorTest, VideoRefusedWithImagesRefusedTooIsUnsupported) {
+  sb::sim::SimOptions so;
+  so.reject = {"image", "video"};
+  auto sim = StartSim(so);
+  ASSERT_TRUE(sim);
+  sb::doctor::Options o;
+  o.endpoint = sim->base_url();
+  std::vector<Check> checks = sb::doctor::CheckEndpoint(o);
+  const Check* video = Find(checks, "endpoint.video");
+  ASSERT_NE(video, nullptr);
+  EXPECT_EQ(video->status, Status::kWarn);
+  EXPECT_NE(video->detail.find("UNSUPPORTED"), std::string::npos) << video->detail;
+  const Check* audio = Find(checks, "endpoint.audio");
+  ASSERT_NE(audio, nullptr);
+  EXPECT_EQ(audio->status, Status::kOk) << audio->detail;
+}
+
 TEST(DoctorTest, UnknownModelFails) {
   auto sim = StartSim({});
   ASSERT_TRUE(sim);
@@ -312,8 +329,17 @@ TEST(DoctorCliTest, SimulatorEndpointTextScreen) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("endpoint.video"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("video input refused"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("as frames"), std::string::npos) << r.out;  // images are accepted
   EXPECT_NE(r.out.find("fix: apt-get install g++"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" FAIL: "), std::string::npos) << r.out;
+}
+
+TEST(DoctorCliTest, UnreadableApiKeyFileIsASetupError) {
+  auto r = sb::testing::RunProcess({SB_BINARY, "doctor", "--endpoint", "http://127.0.0.1:1",
+                                    "--api-key-file", "/nonexistent/key"},
+                                   std::chrono::seconds(30));
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("/nonexistent/key"), std::string::npos) << r.err;
 }
 
 TEST(DoctorCliTest, NamespacesDeniedBySeccompAreNotOk) {
