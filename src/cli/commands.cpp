@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/doctor_command.h"
 #include "cli/resume_args.h"
 #include "cli/roofline_command.h"
 #include "cli/signals.h"
@@ -569,7 +570,8 @@ struct Commands {
   SuitesCommand suites_list;
   AssetsCommand assets;
   SimCommand sim_cmd;
-  CLI::App *run_app, *perf_app, *launch_app, *cmp, *roof, *suites_cmd, *assets_cmd;
+  DoctorCommand doctor_cmd;
+  CLI::App *run_app, *perf_app, *launch_app, *cmp, *roof, *suites_cmd, *assets_cmd, *doctor_app;
 
   Commands() {
     app.set_version_flag("--version", std::string("servebench ") + run::kVersion);
@@ -582,6 +584,7 @@ struct Commands {
     suites_cmd = AddSuitesCommand(app, suites_list);
     assets_cmd = AddAssetsCommand(app, assets);
     AddSimCommand(app, sim_cmd);
+    doctor_app = AddDoctorCommand(app, doctor_cmd);
   }
 
   // The plan of the parsed `run`, `perf` or `launch` (its base), or nullptr.
@@ -624,6 +627,9 @@ int Dispatch(Commands& c, const std::string& command_line) {
   }
   if (c.roof->parsed()) {
     return RunRoofline(c.roof_cmd);
+  }
+  if (c.doctor_app->parsed()) {
+    return RunDoctorCommand(c.doctor_cmd);
   }
   return RunSim(c.sim_cmd);
 }
