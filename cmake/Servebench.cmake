@@ -45,8 +45,8 @@ function(sb_test name)
   endif()
 endfunction()
 
-# Where the captured server traffic lives (../shared/fixtures next to the checkout).
-if(NOT SB_FIXTURES_DIR)
-  get_filename_component(_sb_shared "${PROJECT_SOURCE_DIR}/../shared/fixtures" ABSOLUTE)
-  set(SB_FIXTURES_DIR "${_sb_shared}" CACHE PATH "Directory holding captured server traffic")
-endif()
+# Captured server traffic the tests read: vendored in the repository (tests/fixtures/README.md),
+# so any clone builds and passes its tests. A plain variable: it also overrides the cache entry
+# that older build folders kept (it used to point outside the checkout).
+unset(SB_FIXTURES_DIR CACHE)
+set(SB_FIXTURES_DIR "${PROJECT_SOURCE_DIR}/tests/fixtures")
