@@ -6,6 +6,28 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   list(APPEND SB_WARNINGS -Wduplicated-cond -Wlogical-op)
 endif()
 
+# sb_sanitize("address,undefined" | "thread" | ""): instruments every target defined after it
+# (compile and link). UBSan findings abort (-fno-sanitize-recover=all) so they fail the test.
+# Runtime options (ASAN_OPTIONS, TSAN_OPTIONS, ...) are the caller's: see .ci/run.
+macro(sb_sanitize sanitizers)
+  if(NOT "${sanitizers}" STREQUAL "")
+    if("${sanitizers}" MATCHES "thread" AND "${sanitizers}" MATCHES "address")
+      message(FATAL_ERROR "SERVEBENCH_SANITIZE: thread and address cannot be combined")
+    endif()
+    add_compile_options(-fsanitize=${sanitizers} -fno-omit-frame-pointer)
+    add_link_options(-fsanitize=${sanitizers})
+    if("${sanitizers}" MATCHES "undefined")
+      add_compile_options(-fno-sanitize-recover=all)
+    endif()
+    if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+      # GCC 12's flow analysis sees through the instrumentation badly: with -fsanitize it warns
+      # "may be used uninitialized" inside libstdc++ (<regex>, std::function), a false positive.
+      add_compile_options(-Wno-maybe-uninitialized)
+    endif()
+    message(STATUS "servebench: sanitizers ${sanitizers}")
+  endif()
+endmacro()
+
 function(sb_target_defaults target)
   target_compile_options(${target} PRIVATE ${SB_WARNINGS})
   if(SERVEBENCH_WERROR)
