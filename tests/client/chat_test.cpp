@@ -3,7 +3,6 @@
 #include "client/chat.h"
 
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -11,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "client/sse_parser.h"
+#include "support/fixture.h"
 
 namespace sb::client {
 namespace {
@@ -19,11 +19,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot read " << p;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return sb::testing::ReadTestFile(p);  // a missing file fails the test with its path
 }
 
 std::string Fixture(const std::string& rel) {

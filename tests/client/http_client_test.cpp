@@ -3,10 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <filesystem>
-#include <fstream>
 #include <latch>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +16,7 @@
 #include <unistd.h>
 
 #include "client/test_streams.h"
+#include "support/fixture.h"
 #include "support/script_server.h"
 
 namespace sb::client {
@@ -36,10 +34,7 @@ using sb::testing::SseHead;
 using std::chrono::milliseconds;
 
 std::string ReadFixture(const std::string& rel) {
-  std::ifstream in(std::filesystem::path(SB_FIXTURES_DIR) / "llama.cpp" / rel, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return sb::testing::ReadTestFile(sb::testing::FixturePath("llama.cpp/" + rel));
 }
 
 // ---- streaming --------------------------------------------------------------------------------

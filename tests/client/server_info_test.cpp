@@ -2,15 +2,13 @@
 // protocol-shaped (vLLM, SGLang, Ollama, the simulator) bodies.
 #include "client/server_info.h"
 
-#include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "client/http_client.h"
+#include "support/fixture.h"
 #include "support/script_server.h"
 
 namespace sb::client {
@@ -22,10 +20,7 @@ using sb::testing::ScriptRequest;
 using sb::testing::ScriptServer;
 
 std::string Fixture(const std::string& rel) {
-  std::ifstream in(std::filesystem::path(SB_FIXTURES_DIR) / "llama.cpp" / rel, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return sb::testing::ReadTestFile(sb::testing::FixturePath("llama.cpp/" + rel));
 }
 
 struct Route {

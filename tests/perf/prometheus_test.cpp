@@ -1,8 +1,6 @@
 #include "perf/prometheus.h"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -12,6 +10,7 @@
 #include "core/clock.h"
 #include "perf/profiles.h"
 #include "sim/sim_server.h"
+#include "support/fixture.h"
 
 namespace sb::perf {
 namespace {
@@ -109,10 +108,8 @@ TEST(PrometheusTest, OtherServersAndAbsence) {
   EXPECT_DOUBLE_EQ(SpecJson(w)["mean_acceptance_length"].get<double>(), 2.4);
   EXPECT_TRUE(SpecJson(w)["gauge"].get<bool>());
   // The real llama.cpp b9821 /metrics (no speculative counters in that release).
-  std::ifstream in(std::string(SB_FIXTURES_DIR) + "/llama.cpp/b9821-spec/resp_metrics_after.txt");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto real = ParsePrometheus(ss.str());
+  auto real = ParsePrometheus(sb::testing::ReadTestFile(
+      sb::testing::FixturePath("llama.cpp/b9821-spec/resp_metrics_after.txt")));
   ASSERT_TRUE(real.has_value()) << real.error().message;
   EXPECT_DOUBLE_EQ(*SumOf(real.value(), "llamacpp:tokens_predicted_total"), 2186);
   EXPECT_FALSE(ReadSpecCounters(real.value()).has_value());
