@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/completion.h"
 #include "cli/resume_args.h"
 #include "cli/roofline_command.h"
 #include "cli/signals.h"
@@ -582,6 +583,7 @@ struct Commands {
     suites_cmd = AddSuitesCommand(app, suites_list);
     assets_cmd = AddAssetsCommand(app, assets);
     AddSimCommand(app, sim_cmd);
+    AddCompletionCommand(app);  // hidden: completion scripts and man page (docs/install.md)
   }
 
   // The plan of the parsed `run`, `perf` or `launch` (its base), or nullptr.
