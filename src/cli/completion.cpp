@@ -335,19 +335,23 @@ std::string Man(const CLI::App& app) {
   s += ".SH EXIT STATUS\n"
        ".TP\n" +
        std::to_string(run::kExitOk) +
-       "\nSuccess.\n"
+       "\nSuccess (for a run: complete, and no gate failed).\n"
        ".TP\n" +
        std::to_string(run::kExitGate) +
-       "\nA quality or speed gate failed (for example \\-\\-min\\-pass\\-rate).\n"
+       "\nA gate failed (\\-\\-min\\-pass\\-rate, \\-\\-min\\-effective\\-pass\\-rate).\n"
        ".TP\n" +
        std::to_string(run::kExitUsage) +
-       "\nA usage error: an unknown option, a bad value.\n"
+       "\nUsage: an unknown command or option, a bad value.\n"
        ".TP\n" +
        std::to_string(run::kExitSetup) +
-       "\nAny other error (the server, the files, the setup).\n"
+       "\nSetup, I/O or a failed run: an unreachable endpoint, an unknown model, an unreadable "
+       "file, "
+       "every request failed, the server went away, a full disk, \\-\\-deadline passed.\n"
        ".TP\n" +
        std::to_string(run::kExitInterrupted) +
-       "\nInterrupted (SIGINT or SIGTERM); the run directory can be resumed with \\-\\-resume.\n"
+       "\nInterrupted by SIGINT or SIGTERM; \\fBservebench run \\-\\-resume\\fR \\fIDIR\\fR "
+       "continues the "
+       "run.\n"
        ".SH SEE ALSO\n"
        "The full documentation: README.md and docs/*.md, installed in\n"
        ".IR /usr/share/doc/servebench/ .\n";
