@@ -10,7 +10,9 @@ packages=(cmake g++ ninja-build pkg-config libcurl4-openssl-dev libssl-dev zlib1
           libcli11-dev libfmt-dev libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
           # quality suites: generated media (images, MP4, speech), the code sandbox
           libcairo2-dev libpango1.0-dev fonts-dejavu-core libavcodec-dev libavformat-dev
-          libavutil-dev libswscale-dev libespeak-ng-dev libseccomp-dev python3)
+          libavutil-dev libswscale-dev libespeak-ng-dev libseccomp-dev python3
+          # packaging: cpack's dpkg-shlibdeps (scripts/package-test.sh, docs/install.md)
+          dpkg-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
