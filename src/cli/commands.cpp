@@ -16,11 +16,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-<<<<<<< HEAD
-#include "cli/doctor_command.h"
-=======
 #include "cli/completion.h"
->>>>>>> wip/pkg
+#include "cli/doctor_command.h"
 #include "cli/resume_args.h"
 #include "cli/roofline_command.h"
 #include "cli/signals.h"
@@ -588,11 +585,8 @@ struct Commands {
     suites_cmd = AddSuitesCommand(app, suites_list);
     assets_cmd = AddAssetsCommand(app, assets);
     AddSimCommand(app, sim_cmd);
-<<<<<<< HEAD
     doctor_app = AddDoctorCommand(app, doctor_cmd);
-=======
     AddCompletionCommand(app);  // hidden: completion scripts and man page (docs/install.md)
->>>>>>> wip/pkg
   }
 
   // The plan of the parsed `run`, `perf` or `launch` (its base), or nullptr.
