@@ -3,7 +3,7 @@
 # outside the source tree, then removes and purges it and checks that nothing of it is left.
 # Meant for CI (`bash scripts/package-test.sh` after scripts/setup.sh) on a throwaway machine: it
 # needs root (or sudo) and refuses to run where a servebench package is already installed.
-# Measured: 12 s wall (2026-12-03, 2 shared cores, Debian 12, build tree already built: cpack with
+# Measured: 12-17 s wall over 3 runs (2026-12-03, 2 shared cores, Debian 12, build tree already built: cpack with
 # dpkg-shlibdeps and strip, apt install, `run --suite quick` on the simulator, purge).
 #   scripts/package-test.sh               uses ./build (configured and built by scripts/setup.sh)
 #   BUILD_DIR=b scripts/package-test.sh
