@@ -595,8 +595,11 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
   a.time_s = r.send_ns != 0 && r.done_ns > r.send_ns
                  ? static_cast<double>(r.done_ns - r.send_ns) / 1e9
                  : 0;
-  // --retries is the client's (ClientOptions::retries): it counts what it made.
-  a.retries = r.retries;
+  // --retries is the client's (ClientOptions::retries): it counts what it made; reported only
+  // when it made some.
+  if (r.retries > 0) {
+    a.retries = r.retries;
+  }
 
   // The answer without its reasoning (fields or <think> tags).
   SplitReply split = SplitThinking(r.answer);

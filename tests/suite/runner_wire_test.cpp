@@ -264,6 +264,7 @@ TEST(SuiteRunnerWire, RetriedRequestsAreCountedInTheTest) {
 suite: r
 tests:
   - {id: ok, category: reasoning, prompt: "Hi.", check: {contains: hello}}
+  - {id: plain, category: reasoning, prompt: "Hello?", check: {contains: hello}}
 )");
   std::atomic<int> chats{0};
   client::ClientOptions co;
@@ -283,7 +284,10 @@ tests:
   const json& t = w.Test("ok");
   EXPECT_EQ(t["status"], "PASS");
   EXPECT_EQ(t["retries"], 1) << t.dump();
-  EXPECT_EQ(chats.load(), 2);
+  // A test answered at once says nothing of retries.
+  EXPECT_EQ(w.Test("plain")["status"], "PASS");
+  EXPECT_FALSE(w.Test("plain").contains("retries")) << w.Test("plain").dump();
+  EXPECT_EQ(chats.load(), 3);
 }
 
 }  // namespace
