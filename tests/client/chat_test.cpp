@@ -474,7 +474,8 @@ TEST(LlamaCppStream, TimingsPerTokenGiveTokensPerEvent) {
 }
 
 TEST(LlamaCppStream, CapturedB9821TimingsPerTokenStream) {
-  // Captured from llama-server b9821 (aidreams260K-chat.gguf) with "timings_per_token": true.
+  // Captured from llama-server b9821 (aidreams260K-chat.gguf) with "timings_per_token": true;
+  // the "model" field (the server's model path) is shortened to the file name.
   const ChatResponse r = DecodeStream(Data("llamacpp_b9821_timings_per_token_stream.txt"));
   ASSERT_EQ(r.events.size(), 8u);
   int sum = 0;
