@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "core/clock.h"
+
 namespace sb::run {
 
 namespace fs = std::filesystem;
@@ -255,15 +257,20 @@ void FileJournal::EndUnit() {
     return;
   }
   if (!replaying_ && !failed_) {
-    const std::uint64_t samples = samples_size_ ? samples_size_() : 0;
-    std::int64_t now = 0;
-    {
-      timespec ts{};
-      clock_gettime(CLOCK_MONOTONIC, &ts);
-      now = static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+    // The unit's answers are serialised now, after its measurement, never between its requests
+    // (a rate point's workers send again as soon as an answer is in).
+    for (const client::ChatResponse& r : pending_chats_) {
+      Write(json{{"u", unit_}, {"chat", client::ResponseToJson(r, t0_)}});
     }
+    for (json& aux : pending_aux_) {
+      Write(json{{"u", unit_}, {"aux", std::move(aux["key"])}, {"r", std::move(aux["r"])}});
+    }
+    const std::uint64_t samples = samples_size_ ? samples_size_() : 0;
+    const std::int64_t now = ToNanos(std::chrono::steady_clock::now());
     Write(json{{"u", unit_}, {"end", true}, {"samples_bytes", samples}, {"t", now - t0_}});
   }
+  pending_chats_.clear();
+  pending_aux_.clear();
   replaying_ = false;
 }
 
@@ -313,10 +320,8 @@ std::vector<client::ChatResponse> FileJournal::RunChats(std::span<const client::
   }
   out = live(calls, hooks, std::move(stop));
   std::lock_guard<std::mutex> lock(mu_);
-  if (depth_ > 0) {
-    for (const auto& r : out) {
-      Write(json{{"u", unit_}, {"chat", client::ResponseToJson(r, t0_)}});
-    }
+  if (depth_ > 0 && !failed_) {
+    pending_chats_.insert(pending_chats_.end(), out.begin(), out.end());
   }
   return out;
 }
@@ -346,12 +351,12 @@ Result<client::HttpResponse> FileJournal::Plain(std::string_view method, std::st
   }
   auto r = live();
   std::lock_guard<std::mutex> lock(mu_);
-  if (depth_ > 0) {
+  if (depth_ > 0 && !failed_) {
     json rec =
         r ? client::HttpResponseToJson(*r)
           : json{{"error",
                   {{"code", static_cast<int>(r.error().code)}, {"message", r.error().message}}}};
-    Write(json{{"u", unit_}, {"aux", key}, {"r", std::move(rec)}});
+    pending_aux_.push_back(json{{"key", key}, {"r", std::move(rec)}});
   }
   return r;
 }

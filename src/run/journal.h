@@ -7,6 +7,7 @@
 //   {"u": K, "begin": "decode run 1"}                       unit K starts
 //   {"u": K, "chat": {...}}                                 a finished response (every field)
 //   {"u": K, "aux": "GET /metrics", "r": {...}}             an auxiliary request's answer
+// (the chat and aux lines of a unit are written when it ends, just before its "end" line).
 //   {"u": K, "end": true, "samples_bytes": N, "t": NS}       unit K finished; samples.jsonl
 //                                                           held N bytes then
 // Times are steady-clock nanoseconds relative to the recording process's t0.
@@ -102,6 +103,10 @@ class FileJournal final : public client::Journal {
   bool failed_ = false;
   int replayed_ = 0;
   Resumed resumed_;
+  // The current unit's answers, written when it ends (serialising is kept out of the unit's
+  // measurement): a unit killed before its end leaves only its "begin" line.
+  std::vector<client::ChatResponse> pending_chats_;
+  std::vector<nlohmann::json> pending_aux_;  // {"key": "GET /metrics", "r": ...}
   std::function<std::uint64_t()> samples_size_;
   std::function<void(const std::string&)> on_fatal_;
 };
