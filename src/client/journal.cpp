@@ -74,8 +74,18 @@ void ReplayHooks(std::span<const ChatResponse> batch, const RunHooks& hooks) {
   std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) {
     return a.t_ns != b.t_ns ? a.t_ns < b.t_ns : a.event < b.event;
   });
+  // Each stream's response as it stood: grown event by event (linear in the stream's length;
+  // a copy per event would be quadratic in a 32K-token answer).
+  std::vector<ChatResponse> partial(batch.size());
   std::vector<bool> cancelled(batch.size(), false);
-  ChatResponse partial;
+  if (hooks.on_event) {
+    for (std::size_t c = 0; c < batch.size(); ++c) {
+      partial[c] = batch[c];
+      partial[c].events.clear();
+      partial[c].answer.clear();
+      partial[c].reasoning.clear();
+    }
+  }
   for (const Step& s : steps) {
     const ChatResponse& r = batch[s.call];
     if (s.event == r.events.size()) {
@@ -88,11 +98,17 @@ void ReplayHooks(std::span<const ChatResponse> batch, const RunHooks& hooks) {
       continue;
     }
     const TokenEvent& ev = r.events[s.event];
-    partial = r;
-    partial.events.resize(s.event + 1);
-    partial.answer.resize(std::min<std::size_t>(ev.answer_end, r.answer.size()));
-    partial.reasoning.resize(std::min<std::size_t>(ev.reasoning_end, r.reasoning.size()));
-    if (!hooks.on_event(partial)) {
+    ChatResponse& p = partial[s.call];
+    p.events.push_back(ev);
+    const std::size_t answer_end = std::min<std::size_t>(ev.answer_end, r.answer.size());
+    const std::size_t reasoning_end = std::min<std::size_t>(ev.reasoning_end, r.reasoning.size());
+    if (answer_end > p.answer.size()) {
+      p.answer.append(r.answer, p.answer.size(), answer_end - p.answer.size());
+    }
+    if (reasoning_end > p.reasoning.size()) {
+      p.reasoning.append(r.reasoning, p.reasoning.size(), reasoning_end - p.reasoning.size());
+    }
+    if (!hooks.on_event(p)) {
       cancelled[s.call] = true;
     }
   }
