@@ -55,8 +55,8 @@ void AddSecret(std::string secret) {
             [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
 }
 
-std::string Redact(std::string_view text) {
-  std::string out(text);
+std::string Redact(std::string text) {
+  std::string out = std::move(text);
   std::lock_guard<std::mutex> lock(Mutex());
   for (const auto& s : Secrets()) {
     for (std::size_t pos = out.find(s); pos != std::string::npos; pos = out.find(s, pos + 3)) {

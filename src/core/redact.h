@@ -13,8 +13,9 @@ namespace sb {
 // Registers `secret` (ignored when shorter than 4 bytes: redacting "ab" would garble text).
 void AddSecret(std::string secret);
 
-// `text` with every registered secret replaced by "***".
-std::string Redact(std::string_view text);
+// `text` with every registered secret replaced by "***" (moved through untouched when none is
+// registered: it runs on every samples.jsonl line).
+std::string Redact(std::string text);
 
 // The URL's userinfo ("user:password@" in "http://user:password@host:8000/v1") replaced by
 // "***@"; a URL without userinfo is returned as is.

@@ -152,12 +152,12 @@ Result<RunDir> RunDir::Create(const fs::path& dir, RunDirMode mode) {
   switch (mode) {
     case RunDirMode::kNew:
       if (has_results || has_samples) {
-        return MakeError(ErrorCode::kSetup,
-                         fmt::format("{} already holds a run ({}); choose another output "
-                                     "directory, pass --overwrite to replace it, or continue it "
-                                     "with --resume {}",
-                                     dir.string(), has_results ? kResultsFile : kSamplesFile,
-                                     dir.string()));
+        return MakeError(
+            ErrorCode::kSetup,
+            fmt::format("{} already holds a run ({}); choose another output "
+                        "directory, pass --overwrite to replace it, or continue it "
+                        "with --resume {}",
+                        dir.string(), has_results ? kResultsFile : kSamplesFile, dir.string()));
       }
       break;
     case RunDirMode::kOverwrite:
@@ -240,7 +240,7 @@ Result<void> RunDir::WriteText(std::string_view name, std::string_view text) {
         ErrorCode::kInternal,
         fmt::format("\"{}\" is not a plain file name inside the run directory", std::string(name)));
   }
-  return AtomicWrite(dir_, name, Redact(text));
+  return AtomicWrite(dir_, name, Redact(std::string(text)));
 }
 
 Result<json> LoadResults(const fs::path& run_dir_or_file) {
