@@ -116,7 +116,8 @@ struct RunDir::Samples {
   std::mutex mu;
   std::FILE* file = nullptr;  // guarded by mu
   fs::path path;
-  std::string error;  // guarded by mu: the first failed append ("" = none)
+  std::string error;        // guarded by mu: the first failed append ("" = none)
+  std::uint64_t bytes = 0;  // guarded by mu: the file's size (only this RunDir appends to it)
 
   ~Samples() {
     if (file != nullptr) {
@@ -188,6 +189,12 @@ Result<RunDir> RunDir::Create(const fs::path& dir, RunDirMode mode) {
   // Unbuffered: each line goes to the kernel in one write, and a failed append leaves no
   // half line in a user-space buffer to be flushed in front of the next one.
   std::setvbuf(state->file, nullptr, _IONBF, 0);
+
+  struct stat st {};
+
+  if (::fstat(::fileno(state->file), &st) == 0 && S_ISREG(st.st_mode)) {
+    state->bytes = static_cast<std::uint64_t>(st.st_size);
+  }
   return RunDir(dir, std::move(state));
 }
 
@@ -199,32 +206,24 @@ Result<void> RunDir::AppendSample(const json& record) {
     // After a failed append the journal ends at the last whole line; nothing goes after a gap.
     return MakeError(ErrorCode::kIo, samples_->error);
   }
-  const int fd = ::fileno(samples_->file);
-
-  struct stat st {};
-
-  const off_t before = ::fstat(fd, &st) == 0 ? st.st_size : -1;
   if (std::fwrite(line.data(), 1, line.size(), samples_->file) != line.size() ||
       std::fflush(samples_->file) != 0) {
     int err = errno;
     std::clearerr(samples_->file);
     // A short write (disk full) would leave a cut line: take it back.
-    if (before >= 0) {
-      [[maybe_unused]] int rc = ::ftruncate(fd, before);
-    }
+    [[maybe_unused]] int rc =
+        ::ftruncate(::fileno(samples_->file), static_cast<off_t>(samples_->bytes));
     samples_->error =
         fmt::format("cannot append to {}: {}", samples_->path.string(), SystemReason(err));
     return MakeError(ErrorCode::kIo, samples_->error);
   }
+  samples_->bytes += line.size();
   return {};
 }
 
 std::uint64_t RunDir::samples_bytes() const {
   std::lock_guard<std::mutex> lock(samples_->mu);
-
-  struct stat st {};
-
-  return ::fstat(::fileno(samples_->file), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+  return samples_->bytes;
 }
 
 Result<void> RunDir::WriteResults(const json& results) {
