@@ -1,13 +1,12 @@
 // The launched server's process tree from /proc: RSS and CPU time per process.
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -18,15 +17,30 @@ namespace sb::resources {
 
 namespace {
 
+// A small /proc file in one read (no iostream: this runs for every process at every sample).
+bool ReadSmall(const std::string& path, std::string& out) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return false;
+  }
+  char buf[1024];
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) {
+    return false;
+  }
+  out.assign(buf, static_cast<std::size_t>(n));
+  return true;
+}
+
 struct ProcStat {
   pid_t ppid = 0, pgrp = 0, session = 0;
   double cpu_ticks = 0;  // utime + stime
 };
 
 bool ReadStat(const std::string& proc_root, pid_t pid, ProcStat& st) {
-  std::ifstream in(fmt::format("{}/{}/stat", proc_root, pid));
   std::string line;
-  if (!std::getline(in, line)) {
+  if (!ReadSmall(fmt::format("{}/{}/stat", proc_root, pid), line)) {
     return false;
   }
   // "pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime
@@ -35,16 +49,12 @@ bool ReadStat(const std::string& proc_root, pid_t pid, ProcStat& st) {
   if (close == std::string::npos) {
     return false;
   }
-  std::istringstream rest(line.substr(close + 1));
-  std::string state;
-  long ppid = 0, pgrp = 0, session = 0, skip = 0;  // NOLINT(runtime/int)
-  unsigned long long utime = 0, stime = 0;         // NOLINT(runtime/int)
-  rest >> state >> ppid >> pgrp >> session;
-  for (int i = 0; i < 7; ++i) {  // tty_nr tpgid flags minflt cminflt majflt cmajflt
-    rest >> skip;
-  }
-  rest >> utime >> stime;
-  if (!rest) {
+  char state = 0;
+  long ppid = 0, pgrp = 0, session = 0;     // NOLINT(runtime/int)
+  unsigned long long utime = 0, stime = 0;  // NOLINT(runtime/int)
+  // state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime
+  if (std::sscanf(line.c_str() + close + 1, " %c %ld %ld %ld %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+                  &state, &ppid, &pgrp, &session, &utime, &stime) != 6) {
     return false;
   }
   st.ppid = static_cast<pid_t>(ppid);
@@ -56,10 +66,13 @@ bool ReadStat(const std::string& proc_root, pid_t pid, ProcStat& st) {
 
 // Resident pages (second field of /proc/PID/statm); -1 when unreadable.
 long long ReadRssPages(const std::string& proc_root, pid_t pid) {  // NOLINT(runtime/int)
-  std::ifstream in(fmt::format("{}/{}/statm", proc_root, pid));
+  std::string text;
   long long size = 0, resident = -1;  // NOLINT(runtime/int)
-  in >> size >> resident;
-  return in ? resident : -1;
+  if (!ReadSmall(fmt::format("{}/{}/statm", proc_root, pid), text) ||
+      std::sscanf(text.c_str(), "%lld %lld", &size, &resident) != 2) {
+    return -1;
+  }
+  return resident;
 }
 
 std::map<pid_t, ProcStat> AllStats(const std::string& proc_root) {
@@ -119,8 +132,27 @@ class ProcessTreeSource final : public Source {
 
   Result<void> Read(Fields& out) override {
     const std::int64_t now_ns = ToNanos(std::chrono::steady_clock::now());
-    const auto all = AllStats(proc_root_);
-    const std::vector<pid_t> tree = Tree(leader_, all);
+    // Scanning all of /proc is most of a read's cost: the tree is found again every
+    // kRescanEvery reads (and whenever one of its processes is gone); in between only its
+    // known processes are read.
+    std::map<pid_t, ProcStat> all;
+    bool lost = tree_.empty() || ++reads_since_scan_ >= kRescanEvery;
+    if (!lost) {
+      for (pid_t pid : tree_) {
+        ProcStat st;
+        if (!ReadStat(proc_root_, pid, st)) {
+          lost = true;
+          break;
+        }
+        all[pid] = st;
+      }
+    }
+    if (lost) {
+      all = AllStats(proc_root_);
+      tree_ = Tree(leader_, all);
+      reads_since_scan_ = 0;
+    }
+    const std::vector<pid_t>& tree = tree_;
     if (tree.empty()) {
       return MakeError(ErrorCode::kSetup,
                        fmt::format("no process of the server's session {} is left", leader_));
@@ -159,6 +191,9 @@ class ProcessTreeSource final : public Source {
   double page_bytes_, ticks_per_s_;
   std::map<pid_t, double> last_ticks_;
   std::int64_t last_ns_ = 0;
+  static constexpr int kRescanEvery = 8;
+  std::vector<pid_t> tree_;  // as found by the latest scan
+  int reads_since_scan_ = 0;
 };
 
 }  // namespace

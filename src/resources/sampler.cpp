@@ -275,10 +275,12 @@ void Sampler::SampleNow() {
   for (std::size_t i = 0; i < sources_.size(); ++i) {
     SourceStatus& st = status_[i];
     ++st.reads;
+    const std::int64_t c0 = ThreadCpuNs();
     if (auto ok = sources_[i]->Read(s.values); !ok) {
       ++st.failures;
       st.last_error = ok.error().message;
     }
+    st.cpu_ns += ThreadCpuNs() - c0;
   }
   if (started_ns_ == 0) {
     started_ns_ = s.t_ns;
@@ -358,6 +360,8 @@ json Sampler::RunJson(std::int64_t t0_ns, long long output_tokens) const {
       j["reads"] = st.reads;
       j["failed_reads"] = st.failures;
       j["last_error"] = st.last_error.empty() ? json(nullptr) : json(st.last_error);
+      j["cpu_ms_per_read"] =
+          st.reads > 0 ? json(Seconds(st.cpu_ns) * 1e3 / static_cast<double>(st.reads)) : json();
     } else {
       j["reason"] = st.reason;
     }

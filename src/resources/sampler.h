@@ -74,7 +74,8 @@ struct SourceStatus {
   std::string detail;  // available: what it reads
   std::string reason;  // not available: why
   long long reads = 0, failures = 0;
-  std::string last_error;  // the latest failed read's message
+  std::string last_error;   // the latest failed read's message
+  std::int64_t cpu_ns = 0;  // thread CPU time its reads took
 };
 
 // The figures of one window (a speed row) from the samples; JSON as in docs/results-schema.md
