@@ -171,8 +171,23 @@ void AddRateOptions(CLI::App* cmd, perf::RateOptions& rate) {
       ->capture_default_str();
 }
 
+// The resource sampler (docs/metrics.md "Resources").
+void AddResourceOptions(CLI::App* cmd, run::ResourceArgs& r) {
+  cmd->add_option("--sample-period-ms", r.period_ms,
+                  "Resource sampling period: memory, power, KV cache beside every measurement "
+                  "window (10..60000 ms)")
+      ->capture_default_str();
+  cmd->add_option("--power-cmd", r.power_cmd,
+                  "A command (run by /bin/sh each sample) that prints the machine's power in "
+                  "watts, for machines without NVML");
+  cmd->add_option("--nvml-lib", r.nvml_lib,
+                  "Path of the NVML library to dlopen (default: $SERVEBENCH_NVML_LIB, else "
+                  "libnvidia-ml.so.1)");
+}
+
 void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
   AddTargetOptions(cmd, c.target);
+  AddResourceOptions(cmd, c.resources);
   AddRooflineInputs(cmd, c.roofline, RooflineFlags::kSpeedCommand);
   cmd->add_option("--out", c.out, "Run directory (default: runs/<UTC time>-<model>)");
   cmd->add_option("--resume", c.resume_dir,

@@ -237,6 +237,7 @@ json Session::Context(const ProfileOptions& options) {
         {"decode_tok_s", m.decode_tok_s ? json(*m.decode_tok_s) : json()},
         {"status", std::string(client::OutcomeName(r.outcome))},
         {"request", Record(r, "context", label, false)}};
+    AttachResources(row);
     if (r.usage.prompt_tokens > 0 && tokens && *tokens != r.usage.prompt_tokens) {
       Warn(
           fmt::format("context {}: the tokenizer counted {} prompt tokens but the server billed "

@@ -253,6 +253,7 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
     calls.push_back(std::move(call));
   }
   bool warmup = profile == "warmup";
+  last_resources_.reset();
   client::RunHooks hooks;
   hooks.on_done = [&](const client::ChatResponse& r) {
     if (on_sample_) {
@@ -295,6 +296,7 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
     // Wall time counts the time requests were in flight: for requests sent together, from the
     // first send to the last token of any of them (never the sum of overlapping requests).
     std::int64_t first_send = 0, last_token = 0;
+    long long batch_tokens = 0;
     for (const auto& r : out) {
       if (r.outcome == client::Outcome::kCancelled && r.send_ns == 0) {
         continue;  // never sent (interrupted): not a measured request
@@ -313,6 +315,7 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
       }
       consecutive_transport_failures_ = 0;
       completion_tokens_ += m.completion_tokens;
+      batch_tokens += m.completion_tokens;
       if (first_send == 0 || r.send_ns < first_send) {
         first_send = r.send_ns;
       }
@@ -336,6 +339,7 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
     if (last_token > first_send && first_send != 0) {
       wall_time_s_ += static_cast<double>(last_token - first_send) / 1e9;
     }
+    ObserveWindow(first_send, last_token, batch_tokens, !out.empty() && out.front().replayed);
     if (consecutive_transport_failures_ >= 3 && !server_gone_) {
       server_gone_ = true;
       Warn(
@@ -375,6 +379,23 @@ std::optional<SpecCounters> Session::ScrapeSpec() {
     scrape_spec_ = false;  // no speculative decoding on this server
   }
   return counters;
+}
+
+void Session::ObserveWindow(std::int64_t begin_ns, std::int64_t end_ns, long long output_tokens,
+                            bool replayed) {
+  last_resources_.reset();
+  if (window_observer_ && !replayed && begin_ns != 0 && end_ns > begin_ns) {
+    json r = window_observer_(begin_ns, end_ns, output_tokens);
+    if (!r.is_null()) {
+      last_resources_ = std::make_shared<const json>(std::move(r));
+    }
+  }
+}
+
+void Session::AttachResources(json& row) const {
+  if (last_resources_) {
+    row["resources"] = *last_resources_;
+  }
 }
 
 json Session::SpecDecode() const {
@@ -446,6 +467,9 @@ json Session::Decode(const ProfileOptions& options) {
         CollectRows(rs, runs, [&](const auto& x) { return Record(x, "decode", label, false); });
     if (!last_window_.empty() && !runs.empty()) {
       runs.back()["spec_decode"] = SpecJson(last_window_);
+    }
+    if (!runs.empty()) {
+      AttachResources(runs.back());
     }
     RequestMetrics m = ComputeMetrics(r);
     if (r.outcome == client::Outcome::kOk && m.decode_tok_s) {
@@ -541,6 +565,7 @@ json Session::Concurrency(const ProfileOptions& options) {
     if (!last_window_.empty()) {
       level["spec_decode"] = SpecJson(last_window_);
     }
+    AttachResources(level);
     if (on_progress_) {
       // Failures first: a figure from the streams that succeeded must not hide the rest.
       on_progress_(
@@ -574,6 +599,9 @@ json Session::MaxTokens(const ProfileOptions& options) {
                             [&](const auto& x) { return Record(x, "max_tokens", label, false); });
       if (!last_window_.empty() && !runs.empty()) {
         runs.back()["spec_decode"] = SpecJson(last_window_);
+      }
+      if (!runs.empty()) {
+        AttachResources(runs.back());
       }
       RequestMetrics m = ComputeMetrics(rs.front());
       if (rs.front().outcome == client::Outcome::kOk && m.completion_tokens != len) {
@@ -624,6 +652,9 @@ json Session::Ttft(const ProfileOptions& options) {
       auto rs = Execute({Params(options, text, options.ttft_max_tokens, false)}, "ttft", {label});
       errors +=
           CollectRows(rs, runs, [&](const auto& x) { return Record(x, "ttft", label, false); });
+      if (!runs.empty()) {
+        AttachResources(runs.back());
+      }
       const auto& r = rs.front();
       RequestMetrics m = ComputeMetrics(r);
       if (r.outcome == client::Outcome::kOk && m.ttft_ms) {

@@ -107,6 +107,12 @@ struct SessionTarget {
 using SampleSink = std::function<void(const nlohmann::json&)>;
 // Receives short human progress lines ("decode run 2/3: 199.1 tok/s").
 using ProgressSink = std::function<void(const std::string&)>;
+// Called after every measured batch (a decode run, a concurrency level, a rate point ...) with
+// its window (first send -> last token of the requests that succeeded, steady-clock ns) and
+// their output tokens; what it returns becomes the row's "resources" (docs/metrics.md). Not
+// called for a batch replayed from the journal or one where nothing succeeded.
+using WindowObserver = std::function<nlohmann::json(std::int64_t begin_ns, std::int64_t end_ns,
+                                                    long long output_tokens)>;
 
 class Session {
  public:
@@ -142,7 +148,15 @@ class Session {
   // "spec_decode"), null when the server exposes no such counters.
   nlohmann::json SpecDecode() const;
 
+  // The resource sampler's hook (set before the first profile runs).
+  void SetWindowObserver(WindowObserver observer) { window_observer_ = std::move(observer); }
+
  private:
+  // The latest batch's window through the observer (stored for AttachResources).
+  void ObserveWindow(std::int64_t begin_ns, std::int64_t end_ns, long long output_tokens,
+                     bool replayed);
+  // Adds the latest batch's "resources" to a row, when there are any.
+  void AttachResources(nlohmann::json& row) const;
   std::vector<client::ChatResponse> Execute(std::vector<client::ChatParams> params,
                                             const std::string& profile,
                                             const std::vector<std::string>& labels);
@@ -179,6 +193,8 @@ class Session {
   bool scrape_spec_ = true;
   SpecWindow spec_total_;
   SpecWindow last_window_;  // the latest measured batch's window (empty if not scraped)
+  WindowObserver window_observer_;
+  std::shared_ptr<const nlohmann::json> last_resources_;  // the latest batch's, or null
   std::vector<std::string> warnings_;
 };
 

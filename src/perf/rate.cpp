@@ -516,6 +516,8 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
   if (st.ok > 0 && st.ok_last_token > st.ok_first_send) {
     wall_time_s_ += static_cast<double>(st.ok_last_token - st.ok_first_send) / 1e9;
   }
+  ObserveWindow(st.ok > 0 ? st.ok_first_send : 0, st.ok_last_token, st.tokens,
+                !results.empty() && results.front().replayed);
   // As Execute does: a server that accepts no connection at all is gone; stop sending.
   if (st.ok == 0 && st.unreachable >= 3 && !server_gone_) {
     server_gone_ = true;
@@ -626,6 +628,7 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
                 {"goodput", goodput},
                 {"self_check", self_check},
                 {"requests", std::move(requests)}};
+  AttachResources(point);
 
   if (on_progress_) {
     const auto p = [](const Histogram& h, double q) {

@@ -45,6 +45,9 @@ Result<void> CheckPlan(Plan& c) {
   if (c.profile.warmup < 0) {
     return usage(fmt::format("--warmup must be 0 or more (got {})", c.profile.warmup));
   }
+  if (auto ok = CheckResourceArgs(c.resources); !ok) {
+    return ok;
+  }
   if (auto ok = CheckTimeouts(c.target); !ok) {
     return ok.error();
   }

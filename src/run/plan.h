@@ -12,6 +12,7 @@
 #include "launch/launch.h"
 #include "perf/profiles.h"
 #include "roofline/inputs.h"
+#include "run/sampling.h"
 #include "run/suites.h"
 #include "run/target.h"
 
@@ -36,6 +37,8 @@ struct Plan {
   double temperature = -1;
   std::string deadline;  // --deadline: the whole run's time limit ("" = none), as given
   std::optional<std::chrono::steady_clock::time_point> deadline_at;  // from `deadline`
+  // --sample-period-ms, --power-cmd, --nvml-lib: the resource sampler.
+  ResourceArgs resources;
   // --model-config etc.: the bandwidth ceiling beside decode results.
   roofline::RooflineArgs roofline;
   // The command line's words after the program name, as given (plan.json keeps them, so

@@ -25,10 +25,12 @@
 #include "report/format.h"
 #include "report/markdown.h"
 #include "report/run_dir.h"
+#include "resources/report.h"
 #include "roofline/inputs.h"
 #include "roofline/roofline.h"
 #include "run/journal.h"
 #include "run/run_files.h"
+#include "run/sampling.h"
 #include "sim/sim_server.h"
 #include "suite/runner.h"
 #include "suite/suite.h"
@@ -195,6 +197,10 @@ class RunState {
   std::unique_ptr<suite::SuiteRunner> runner_;
   json extra_warnings_ = json::array();
   std::string stop_reason_;
+  // Memory, power and energy beside every measurement window; stopped before the server.
+  SteadyClock clock_;
+  std::int64_t t0_ns_ = 0;
+  std::unique_ptr<resources::Sampler> sampler_;
 };
 
 Result<void> RunState::Prepare() {
@@ -453,6 +459,15 @@ Result<void> RunState::Start() {
   if (t.sim && !suites_.empty()) {
     results_["demo"] = DemoDescription(suites_, run_options_.timeout_by_test);
   }
+  t0_ns_ = t0_ns;
+  std::vector<std::string> notes;
+  sampler_ = StartSampler(plan_.resources, plan_.target, t, server_.get(), clock_, notes);
+  for (const auto& n : notes) {
+    extra_warnings_.push_back(n);
+  }
+  session_->SetWindowObserver([s = sampler_.get()](std::int64_t b, std::int64_t e, long long n) {
+    return s->Window(b, e, n);
+  });
   return WriteResults("running");
 }
 
@@ -492,6 +507,10 @@ Result<void> RunState::WriteResults(const char* status) {
   }
   results_["warnings"] = warnings;
   results_["spec_decode"] = session.SpecDecode();
+  if (sampler_) {
+    results_["resources"] =
+        sampler_->RunJson(t0_ns_, results_["summary"].value("completion_tokens", 0LL));
+  }
   if (std::string(status) != "running") {
     results_["finished_at"] = UtcTimestamp();
   }
@@ -587,6 +606,9 @@ Result<void> RunState::WriteReport() {
   if (results_.contains("roofline")) {
     markdown += "\n" + roofline::RenderRooflineMarkdown(results_);
   }
+  if (const std::string res = resources::RenderResourcesMarkdown(results_); !res.empty()) {
+    markdown += "\n" + res;
+  }
   if (auto ok = dir_->WriteText("report.md", markdown); !ok) {
     return ok;
   }
@@ -594,12 +616,16 @@ Result<void> RunState::WriteReport() {
   if (results_.contains("roofline")) {
     std::printf("%s", roofline::RenderRooflineConsole(results_).c_str());
   }
+  std::printf("%s", resources::RenderResourcesConsole(results_).c_str());
   std::printf("results: %s/ (report.md, results.json, samples.jsonl)\n", dir_->path().c_str());
   return {};
 }
 
 Result<int> RunState::Finish() {
   deadline_watch_ = std::jthread();  // joined: no stop from it after this point
+  if (sampler_) {
+    sampler_->Stop();  // before the server goes: its last samples are of a live server
+  }
   StopServer();
   AddRoofline();
   const auto [status, code] = Outcome();

@@ -1,0 +1,195 @@
+#include "resources/report.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace sb::resources {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kDash = "—";
+
+const json* Get(const json& j, std::initializer_list<const char*> path) {
+  const json* cur = &j;
+  for (const char* k : path) {
+    if (!cur->is_object() || !cur->contains(k) || (*cur)[k].is_null()) {
+      return nullptr;
+    }
+    cur = &(*cur)[k];
+  }
+  return cur;
+}
+
+std::string Num(const json& fig, std::initializer_list<const char*> path, const char* fmt_str,
+                double scale = 1) {
+  const json* v = Get(fig, path);
+  if (v == nullptr || !v->is_number()) {
+    return kDash;
+  }
+  return fmt::format(fmt::runtime(fmt_str), v->get<double>() * scale);
+}
+
+std::string Bytes(const json& fig, std::initializer_list<const char*> path) {
+  const json* v = Get(fig, path);
+  return v != nullptr && v->is_number() ? FormatBytes(v->get<double>()) : kDash;
+}
+
+// (profile, row label, figures) of every speed row that has a "resources" object.
+std::vector<std::tuple<std::string, std::string, const json*>> Rows(const json& results) {
+  std::vector<std::tuple<std::string, std::string, const json*>> out;
+  const json* perf = Get(results, {"perf"});
+  if (perf == nullptr) {
+    return out;
+  }
+  auto add = [&](const std::string& profile, const std::string& label, const json& row) {
+    if (const json* r = Get(row, {"resources"}); r != nullptr && r->is_object()) {
+      out.emplace_back(profile, label, r);
+    }
+  };
+  auto each = [](const json* arr, auto&& fn) {
+    if (arr != nullptr && arr->is_array()) {
+      for (const auto& x : *arr) {
+        fn(x);
+      }
+    }
+  };
+  each(Get(*perf, {"decode", "runs"}),
+       [&](const json& r) { add("decode", r.value("label", ""), r); });
+  each(Get(*perf, {"concurrency", "levels"}), [&](const json& l) {
+    add("concurrency", fmt::format("c{}", l.value("concurrency", 0)), l);
+  });
+  each(Get(*perf, {"max_tokens", "lengths"}), [&](const json& l) {
+    each(Get(l, {"runs"}), [&](const json& r) { add("max-tokens", r.value("label", ""), r); });
+  });
+  each(Get(*perf, {"ttft", "prompts"}), [&](const json& p) {
+    each(Get(p, {"runs"}), [&](const json& r) { add("ttft", r.value("label", ""), r); });
+  });
+  each(Get(*perf, {"context", "rows"}),
+       [&](const json& r) { add("context", fmt::format("{} tokens", r.value("size", 0)), r); });
+  each(Get(*perf, {"rate", "rates"}),
+       [&](const json& p) { add("rate", fmt::format("{} req/s", p.value("rate_rps", 0.0)), p); });
+  return out;
+}
+
+std::string MemoryCell(const json& fig, const char* which) {
+  std::string s = Bytes(fig, {"memory_bytes", which});
+  const json* src = Get(fig, {"memory_source"});
+  if (s != kDash && src != nullptr && src->is_string() && *src == "server_rss") {
+    s += " (RSS)";
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string FormatBytes(double bytes) {
+  if (bytes >= 1024.0 * 1024 * 1024) {
+    return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024));
+  }
+  return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024));
+}
+
+std::string RenderResourcesMarkdown(const json& results) {
+  const json* res = Get(results, {"resources"});
+  if (res == nullptr || !res->is_object()) {
+    return "";
+  }
+  std::string md = "## Resources\n\n";
+  md += fmt::format(
+      "Sampled every {} ms beside every measurement window ({} samples; definitions in "
+      "docs/metrics.md). The sampler used {} ms of CPU per second.\n\n",
+      Num(*res, {"period_ms"}, "{:.0f}"), res->value("samples", 0),
+      Num(*res, {"sampler_cost", "cpu_ms_per_s"}, "{:.2f}"));
+  md += "| Source | Status | What / why not |\n|---|---|---|\n";
+  if (const json* sources = Get(*res, {"sources"}); sources != nullptr && sources->is_array()) {
+    for (const auto& s : *sources) {
+      const bool ok = s.value("available", false);
+      std::string what = ok ? s.value("detail", "") : s.value("reason", "");
+      if (ok && s.value("failed_reads", 0) > 0) {
+        what += fmt::format(" ({} of {} reads failed; last: {})", s.value("failed_reads", 0),
+                            s.value("reads", 0),
+                            s.contains("last_error") && s["last_error"].is_string()
+                                ? s["last_error"].get<std::string>()
+                                : "");
+      }
+      md += fmt::format("| {} | {} | {} |\n", s.value("name", "?"),
+                        ok ? "available" : "not available", what);
+    }
+  }
+  md += "\n";
+  if (const json* run = Get(*res, {"run"}); run != nullptr && run->is_object()) {
+    md += "Whole run (every sample, idle gaps included): ";
+    md += fmt::format(
+        "peak memory {}, mean power {}, energy {}, peak server RSS {}, mean server CPU {}, "
+        "peak KV-cache usage {}.\n\n",
+        MemoryCell(*run, "peak"), Num(*run, {"power_w", "mean"}, "{:.1f} W"),
+        Num(*run, {"energy_j"}, "{:.1f} J"), Bytes(*run, {"server_rss_bytes", "peak"}),
+        Num(*run, {"server_cpu_pct", "mean"}, "{:.1f}%"),
+        Num(*run, {"kv_cache_usage", "peak"}, "{:.1f}%", 100));
+  }
+  const auto rows = Rows(results);
+  if (!rows.empty()) {
+    md +=
+        "| Profile | Row | Peak memory | Mean memory | Mean power | J/token | tokens/J | Peak KV "
+        "| Peak server RSS | Mean server CPU |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n";
+    for (const auto& [profile, label, fig] : rows) {
+      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", profile, label,
+                        MemoryCell(*fig, "peak"), MemoryCell(*fig, "mean"),
+                        Num(*fig, {"power_w", "mean"}, "{:.1f} W"),
+                        Num(*fig, {"j_per_token"}, "{:.3f}"), Num(*fig, {"tokens_per_j"}, "{:.2f}"),
+                        Num(*fig, {"kv_cache_usage", "peak"}, "{:.1f}%", 100),
+                        Bytes(*fig, {"server_rss_bytes", "peak"}),
+                        Num(*fig, {"server_cpu_pct", "mean"}, "{:.1f}%"));
+    }
+    md += "\n";
+  }
+  return md;
+}
+
+std::string RenderResourcesConsole(const json& results) {
+  const json* res = Get(results, {"resources"});
+  if (res == nullptr || !res->is_object()) {
+    return "";
+  }
+  std::vector<std::string> parts;
+  if (const json* run = Get(*res, {"run"}); run != nullptr) {
+    if (Get(*run, {"memory_bytes", "peak"}) != nullptr) {
+      parts.push_back(fmt::format("peak memory {}", MemoryCell(*run, "peak")));
+    }
+    if (Get(*run, {"server_rss_bytes", "peak"}) != nullptr) {
+      parts.push_back(fmt::format("server peak RSS {}, mean CPU {}",
+                                  Bytes(*run, {"server_rss_bytes", "peak"}),
+                                  Num(*run, {"server_cpu_pct", "mean"}, "{:.1f}%")));
+    }
+    if (Get(*run, {"power_w", "mean"}) != nullptr) {
+      parts.push_back(fmt::format("mean power {}", Num(*run, {"power_w", "mean"}, "{:.1f} W")));
+    }
+    if (Get(*run, {"kv_cache_usage", "peak"}) != nullptr) {
+      parts.push_back(
+          fmt::format("peak KV {}", Num(*run, {"kv_cache_usage", "peak"}, "{:.1f}%", 100)));
+    }
+  }
+  std::vector<std::string> missing;
+  if (const json* sources = Get(*res, {"sources"}); sources != nullptr && sources->is_array()) {
+    for (const auto& s : *sources) {
+      if (!s.value("available", false)) {
+        missing.push_back(s.value("name", "?"));
+      }
+    }
+  }
+  std::string line = "resources: ";
+  line += parts.empty() ? "nothing measured" : fmt::format("{}", fmt::join(parts, "; "));
+  if (!missing.empty()) {
+    line += fmt::format(" (not available: {}; see report.md)", fmt::join(missing, ", "));
+  }
+  return line + "\n";
+}
+
+}  // namespace sb::resources
