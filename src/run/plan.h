@@ -14,6 +14,7 @@
 #include "roofline/inputs.h"
 #include "run/suites.h"
 #include "run/target.h"
+#include "store/store.h"
 
 namespace sb::run {
 
@@ -44,6 +45,8 @@ struct Plan {
   // --resume: continue the run in this directory (docs/resume.md); the rest of the plan comes
   // from its plan.json.
   std::string resume_dir;
+  // --store / --no-store / --label / --tag: where the finished run is recorded (docs/store.md).
+  store::StoreOptions store;
 };
 
 // `launch`: a matrix of recipes, each started, measured with the same options and stopped, then

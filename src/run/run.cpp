@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
+#include <unistd.h>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -30,6 +31,7 @@
 #include "run/journal.h"
 #include "run/run_files.h"
 #include "sim/sim_server.h"
+#include "store/store.h"
 #include "suite/runner.h"
 #include "suite/suite.h"
 
@@ -99,6 +101,12 @@ json PlanJson(const Plan& c, const Target& t, const std::string& started_at) {
           {"started_at", started_at}};
 }
 
+// This machine's name (results.json "host"; the run store keeps it), "" when unknown.
+std::string HostName() {
+  char name[256] = {};
+  return gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
+}
+
 // The results.json skeleton: what was asked and of whom, before anything is measured.
 json InitialResults(const Plan& c, const Target& t, const suite::RunOptions& run_options,
                     const std::string& started_at, const std::string& command_line) {
@@ -108,7 +116,10 @@ json InitialResults(const Plan& c, const Target& t, const suite::RunOptions& run
           {"finished_at", nullptr},
           {"status", "running"},
           {"command", command_line},
+          {"host", HostName()},
           {"target", TargetJson(t)},
+          {"recipe", c.recipe ? json{{"name", c.recipe->name}, {"command", c.recipe->command}}
+                              : json(nullptr)},
           {"config",
            {{"profiles", c.profiles},
             {"tokens", c.profile.tokens},
@@ -609,6 +620,7 @@ Result<int> RunState::Finish() {
   if (auto ok = WriteReport(); !ok) {
     return ok.error();
   }
+  store::RecordRun(plan_.store, dir_->path());  // the complete directory; never fails the run
   if (code != kExitOk) {
     return code;
   }
