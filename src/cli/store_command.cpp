@@ -108,9 +108,17 @@ int RunImport(const StoreCommands& c) {
     }
     const char* what = "added";
     switch (outcome.value()) {
-      case store::AddOutcome::kAdded: ++added; break;
-      case store::AddOutcome::kUnchanged: ++unchanged; what = "already stored"; break;
-      case store::AddOutcome::kReplaced: ++replaced; what = "updated"; break;
+      case store::AddOutcome::kAdded:
+        ++added;
+        break;
+      case store::AddOutcome::kUnchanged:
+        ++unchanged;
+        what = "already stored";
+        break;
+      case store::AddOutcome::kReplaced:
+        ++replaced;
+        what = "updated";
+        break;
     }
     std::printf("%s %s: %s\n", record->id.c_str(), what, dir.c_str());
   }
@@ -128,7 +136,9 @@ int RunLs(const StoreCommands& c) {
   if (!runs) {
     return Fail(runs.error());
   }
-  std::printf("| run | started | status | model | server | servebench | config | label | run directory |\n");
+  std::printf(
+      "| run | started | status | model | server | servebench | config | label | run directory "
+      "|\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : runs.value()) {
     auto cell = [](const std::string& v) { return v.empty() ? std::string("—") : v; };
@@ -137,9 +147,8 @@ int RunLs(const StoreCommands& c) {
                 cell(r.tool_version).c_str(), r.config.c_str(), cell(r.label).c_str(),
                 cell(r.run_dir).c_str());
   }
-  std::printf("\n%zu run%s in %s (schema version %d)\n", runs->size(),
-              runs->size() == 1 ? "" : "s", s.value()->Describe().c_str(),
-              s.value()->SchemaVersion());
+  std::printf("\n%zu run%s in %s (schema version %d)\n", runs->size(), runs->size() == 1 ? "" : "s",
+              s.value()->Describe().c_str(), s.value()->SchemaVersion());
   return kExitOk;
 }
 
@@ -185,9 +194,8 @@ int RunHistoryOrLeaderboard(const StoreCommands& c, bool leaderboard) {
     return Fail(all.error());
   }
   const auto runs = store::Select(all.value(), filter.value());
-  const std::string text = leaderboard
-                               ? store::RenderLeaderboard(runs, spec.value(), *by, *format)
-                               : store::RenderHistory(runs, spec.value(), *format);
+  const std::string text = leaderboard ? store::RenderLeaderboard(runs, spec.value(), *by, *format)
+                                       : store::RenderHistory(runs, spec.value(), *format);
   return Print(text, c.out);
 }
 
@@ -222,8 +230,8 @@ void AddStoreCommands(CLI::App& app, StoreCommands& c) {
   AddStoreFlag(c.import_app, c);
   c.ls_app = c.store_app->add_subcommand("ls", "List the stored runs, oldest first");
   AddStoreFlag(c.ls_app, c);
-  c.rm_app = c.store_app->add_subcommand(
-      "rm", "Remove a run from the store (its run directory is kept)");
+  c.rm_app =
+      c.store_app->add_subcommand("rm", "Remove a run from the store (its run directory is kept)");
   c.rm_app->add_option("run", c.run, "Run id (or a unique prefix of it), as `store ls` shows")
       ->required();
   AddStoreFlag(c.rm_app, c);
@@ -243,7 +251,8 @@ void AddStoreCommands(CLI::App& app, StoreCommands& c) {
       "The stored runs ranked by a metric (latest run per model and configuration); "
       "neighbours whose 95% intervals overlap are ties");
   AddFilterFlags(c.leaderboard_app, c);
-  c.leaderboard_app->add_option("--by", c.by, "Group by model (and configuration), recipe, or tag:KEY")
+  c.leaderboard_app
+      ->add_option("--by", c.by, "Group by model (and configuration), recipe, or tag:KEY")
       ->capture_default_str();
   c.leaderboard_app->add_option("--format", c.format, "md, csv, json or html")
       ->check(CLI::IsMember({"md", "csv", "json", "html"}))
@@ -274,7 +283,8 @@ void AddRecordOptions(CLI::App* cmd, store::StoreOptions& o) {
                   std::string("Record the finished run in this store. ") + kStoreHelp);
   cmd->add_flag("--no-store", o.no_store, "Do not record the run in the run store");
   cmd->add_option("--label", o.label, "A label for the run in the store");
-  cmd->add_option("--tag", o.tags, "A KEY=VALUE tag for the run in the store (repeat), e.g. hw=dgx-spark")
+  cmd->add_option("--tag", o.tags,
+                  "A KEY=VALUE tag for the run in the store (repeat), e.g. hw=dgx-spark")
       ->check(CheckTag);
 }
 

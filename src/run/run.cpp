@@ -4,7 +4,6 @@
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
-#include <unistd.h>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -16,6 +15,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "client/server_info.h"
 #include "core/clock.h"

@@ -45,6 +45,7 @@ inline std::string Text(const Value& v) {
   }
   return {};
 }
+
 inline std::optional<double> Real(const Value& v) {
   if (const auto* d = std::get_if<double>(&v)) {
     return *d;
@@ -61,6 +62,7 @@ inline std::optional<double> Real(const Value& v) {
   }
   return std::nullopt;
 }
+
 inline std::optional<long long> Int(const Value& v) {
   if (const auto* i = std::get_if<long long>(&v)) {
     return *i;
@@ -77,6 +79,9 @@ inline std::optional<long long> Int(const Value& v) {
   }
   return std::nullopt;
 }
-inline Value TextOrNull(const std::string& s) { return s.empty() ? Value{} : Value{s}; }
+
+inline Value TextOrNull(const std::string& s) {
+  return s.empty() ? Value{} : Value{s};
+}
 
 }  // namespace sb::store::internal

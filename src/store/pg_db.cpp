@@ -1,9 +1,8 @@
-#include <pqxx/pqxx>
-
 #include <fmt/format.h>
 
 #include "core/redact.h"
 #include "store/db.h"
+#include <pqxx/pqxx>
 
 namespace sb::store::internal {
 
@@ -26,7 +25,8 @@ class PgDb final : public Db {
     return {};
   }
 
-  Result<std::vector<Row>> Query(const std::string& sql, const std::vector<Value>& params) override {
+  Result<std::vector<Row>> Query(const std::string& sql,
+                                 const std::vector<Value>& params) override {
     return Run(sql, params);
   }
 
@@ -36,8 +36,11 @@ class PgDb final : public Db {
     }
     return Exec(fmt::format("SELECT pg_advisory_xact_lock({})", kWriteLock), {});
   }
+
   Result<void> Commit() override { return Exec("COMMIT", {}); }
+
   void Rollback() override { (void)Exec("ROLLBACK", {}); }
+
   std::string Describe() const override { return RedactUrl(url_); }
 
  private:

@@ -34,7 +34,9 @@ std::string Fixed(double v, const std::string& unit) {
   return fmt::format("{:.1f}", v);
 }
 
-std::string Percent(double fraction) { return fmt::format("{:+.1f}%", fraction * 100); }
+std::string Percent(double fraction) {
+  return fmt::format("{:+.1f}%", fraction * 100);
+}
 
 std::string CsvField(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) {
@@ -51,11 +53,20 @@ std::string HtmlEscape(const std::string& s) {
   std::string out;
   for (char ch : s) {
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += ch;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += ch;
     }
   }
   return out;
@@ -136,9 +147,13 @@ struct Table {
   }
 };
 
-json Optional(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json Optional(const std::optional<double>& v) {
+  return v ? json(*v) : json(nullptr);
+}
 
-std::string SeriesKey(const RunRecord& r) { return r.model + "\n" + r.Config(); }
+std::string SeriesKey(const RunRecord& r) {
+  return r.model + "\n" + r.Config();
+}
 
 }  // namespace
 
@@ -286,8 +301,8 @@ std::vector<std::string> BridgeCheck(const std::vector<RunRecord>& runs, const M
     const std::string what =
         engine_changed ? fmt::format("{} -> {}", Server(*prev), Server(r))
                        : fmt::format("servebench {} -> {}", prev->tool_version, r.tool_version);
-    const std::string head = fmt::format("bridge: {} ({}) {}, {}: ", r.model, r.Config(),
-                                         spec.Name(), what);
+    const std::string head =
+        fmt::format("bridge: {} ({}) {}, {}: ", r.model, r.Config(), spec.Name(), what);
     auto half = [](const MetricRow& x) -> std::optional<double> {
       if (!x.ci_lo || !x.ci_hi || x.value == 0) {
         return std::nullopt;
@@ -327,6 +342,7 @@ std::string RenderHistory(const std::vector<RunRecord>& runs, const MetricSpec& 
     const MetricRow* m;
     std::optional<double> change;
   };
+
   std::vector<Entry> entries;
   std::map<std::string, const MetricRow*> prev;
   std::map<std::string, std::vector<double>> series;
@@ -352,8 +368,11 @@ std::string RenderHistory(const std::vector<RunRecord>& runs, const MetricSpec& 
   }
   const std::vector<std::string> bridge = BridgeCheck(runs, spec);
   if (format == OutputFormat::kJson) {
-    json out = {{"metric", spec.Name()}, {"unit", unit}, {"runs", json::array()},
-                {"series", json::array()}, {"bridge", bridge}};
+    json out = {{"metric", spec.Name()},
+                {"unit", unit},
+                {"runs", json::array()},
+                {"series", json::array()},
+                {"bridge", bridge}};
     for (const Entry& e : entries) {
       out["runs"].push_back({{"id", e.run->id},
                              {"started_at", e.run->started_at},
@@ -380,9 +399,10 @@ std::string RenderHistory(const std::vector<RunRecord>& runs, const MetricSpec& 
     return out.dump(2) + "\n";
   }
   Table t;
-  t.header = {"#",      "started",    "run",   "model",  "config", "server",
-              "servebench", spec.Name() + (unit.empty() ? "" : " (" + unit + ")"),
-              "95% CI", "change"};
+  t.header = {
+      "#",      "started", "run",        "model",
+      "config", "server",  "servebench", spec.Name() + (unit.empty() ? "" : " (" + unit + ")"),
+      "95% CI", "change"};
   int i = 0;
   for (const Entry& e : entries) {
     const bool md = format == OutputFormat::kMarkdown;
@@ -503,10 +523,12 @@ std::string RenderLeaderboard(const std::vector<RunRecord>& runs, const MetricSp
   if (common && !common->empty()) {
     combined = MetricSpec{"concurrency", "throughput_tok_s", fmt::format("{}", *common->rbegin())};
   }
+
   struct Column {
     std::string title;
     MetricSpec spec;
   };
+
   std::vector<Column> columns = {{"decode tok/s", {"decode", "decode_tok_s", ""}}};
   if (combined) {
     columns.push_back({"combined tok/s @c" + combined->point, *combined});
@@ -525,8 +547,9 @@ std::string RenderLeaderboard(const std::vector<RunRecord>& runs, const MetricSp
     json out = {{"metric", spec.Name()}, {"by", by}, {"entries", json::array()}};
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const RunRecord& r = *entries[i];
-      json e = {{"rank", rank[i]}, {"tie", tie[i]},     {"model", r.model},
-                {"config", r.Config()}, {"server", Server(r)}, {"servebench", r.tool_version},
+      json e = {{"rank", rank[i]},     {"tie", tie[i]},
+                {"model", r.model},    {"config", r.Config()},
+                {"server", Server(r)}, {"servebench", r.tool_version},
                 {"run", r.id},         {"started_at", r.started_at}};
       const MetricRow* m = FindMetric(r, spec);
       e["value"] = m->value;
@@ -577,8 +600,8 @@ std::string RenderLeaderboard(const std::vector<RunRecord>& runs, const MetricSp
   if (format == OutputFormat::kHtml) {
     return t.Html(title, {note});
   }
-  std::string s = fmt::format("{}: {} entr{}\n\n", title, entries.size(),
-                              entries.size() == 1 ? "y" : "ies");
+  std::string s =
+      fmt::format("{}: {} entr{}\n\n", title, entries.size(), entries.size() == 1 ? "y" : "ies");
   if (entries.empty()) {
     return s;
   }

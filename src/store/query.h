@@ -21,6 +21,7 @@ struct MetricSpec {
   std::string profile, metric, point;
   std::string Name() const;
 };
+
 Result<MetricSpec> ParseMetric(const std::string& text);
 
 // The row of `run` that `spec` names: with a point, that row; without one, the row without a

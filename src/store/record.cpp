@@ -1,7 +1,5 @@
 #include "store/record.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -10,6 +8,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <openssl/evp.h>
 
 #include "core/redact.h"
 
@@ -20,16 +19,15 @@ namespace {
 using nlohmann::json;
 
 // The keys of a sweep's rows that say where the row sits, in the order they are looked for.
-const std::vector<std::string> kDimKeys = {"concurrency", "max_tokens", "size", "rate_rps",
-                                           "name"};
+const std::vector<std::string> kDimKeys = {"concurrency", "max_tokens", "size", "rate_rps", "name"};
 
 // Keys that hold request records, raw values or settings rather than results.
 const std::set<std::string> kSkipKeys = {
-    "runs",       "requests",    "values",          "request",      "attempts",
-    "tokens",     "seed",        "late_ms",         "slo_fraction", "burstiness",
-    "steps",      "min_rps",     "max_rps",         "depth",        "prompt_tokens_requested",
-    "duration_s", "per_position", "tokens_per_chunk", "self_check",  "slo",
-    "max_tokens", "bracket_rps", "schedule"};
+    "runs",       "requests",     "values",           "request",      "attempts",
+    "tokens",     "seed",         "late_ms",          "slo_fraction", "burstiness",
+    "steps",      "min_rps",      "max_rps",          "depth",        "prompt_tokens_requested",
+    "duration_s", "per_position", "tokens_per_chunk", "self_check",   "slo",
+    "max_tokens", "bracket_rps",  "schedule"};
 
 std::string Sha256Hex(const std::string& data) {
   unsigned char md[EVP_MAX_MD_SIZE];
@@ -60,7 +58,9 @@ std::string PointText(const json& v) {
   return {};
 }
 
-bool IsStats(const json& v) { return v.is_object() && v.contains("median") && v.contains("n"); }
+bool IsStats(const json& v) {
+  return v.is_object() && v.contains("median") && v.contains("n");
+}
 
 bool IsPercentiles(const json& v) {
   return v.is_object() && v.contains("p50") && v.contains("n") && !v.contains("median");
@@ -119,8 +119,7 @@ struct Walker {
       } else if (IsPercentiles(v)) {
         for (const char* q : {"p50", "p99"}) {
           if (v.contains(q) && v[q].is_number()) {
-            Add(dim, point, name + "." + q, k, v[q].get<double>(), v.value("n", 0LL),
-                std::nullopt);
+            Add(dim, point, name + "." + q, k, v[q].get<double>(), v.value("n", 0LL), std::nullopt);
           }
         }
       } else if (v.is_object()) {
@@ -198,8 +197,8 @@ Result<std::pair<std::string, std::string>> ParseTag(const std::string& text) {
 
 std::string UnitOf(const std::string& key) {
   static const std::vector<std::pair<std::string, std::string>> kSuffixes = {
-      {"_tok_s", "tok/s"}, {"_rps", "req/s"}, {"_ms", "ms"}, {"_us", "us"},
-      {"_pct", "%"},       {"_s", "s"}};
+      {"_tok_s", "tok/s"}, {"_rps", "req/s"}, {"_ms", "ms"},
+      {"_us", "us"},       {"_pct", "%"},     {"_s", "s"}};
   for (const auto& [suffix, unit] : kSuffixes) {
     if (key.ends_with(suffix)) {
       return unit;
@@ -219,10 +218,9 @@ std::optional<std::pair<double, double>> MedianInterval(std::vector<double> valu
   double cdf = 0;
   std::size_t j = 0;
   for (std::size_t k = 0; k < n; ++k) {
-    const double log_term = std::lgamma(static_cast<double>(n) + 1) -
-                            std::lgamma(static_cast<double>(k) + 1) -
-                            std::lgamma(static_cast<double>(n - k) + 1) -
-                            static_cast<double>(n) * std::log(2.0);
+    const double log_term =
+        std::lgamma(static_cast<double>(n) + 1) - std::lgamma(static_cast<double>(k) + 1) -
+        std::lgamma(static_cast<double>(n - k) + 1) - static_cast<double>(n) * std::log(2.0);
     cdf += std::exp(log_term);
     if (cdf > 0.025) {
       break;
@@ -319,7 +317,7 @@ RunRecord RecordFromResults(const json& results, const std::vector<std::string>&
     }
     TestRow row;
     row.suite = t.contains("suite") && t["suite"].is_string() ? t["suite"].get<std::string>()
-                                                                : single_suite;
+                                                              : single_suite;
     row.test_id = Str(t, "id");
     row.category = Str(t, "category");
     row.status = Str(t, "status");
@@ -355,9 +353,9 @@ Result<RunRecord> ReadRunDir(const std::filesystem::path& dir, const Labels& ext
   }
   std::ifstream in(results_path, std::ios::binary);
   if (!in) {
-    return MakeError(ErrorCode::kSetup,
-                     fmt::format("{}: no readable results.json (not a run directory)",
-                                 dir.string()));
+    return MakeError(
+        ErrorCode::kSetup,
+        fmt::format("{}: no readable results.json (not a run directory)", dir.string()));
   }
   const json results = json::parse(in, nullptr, false);
   if (!results.is_object() || Str(results, "schema").rfind("servebench.results/", 0) != 0) {
@@ -384,7 +382,8 @@ Result<RunRecord> ReadRunDir(const std::filesystem::path& dir, const Labels& ext
   }
   std::error_code ec;
   const auto abs = std::filesystem::absolute(run_dir, ec);
-  return RecordFromResults(results, args, extra, ec ? run_dir.string() : abs.lexically_normal().string());
+  return RecordFromResults(results, args, extra,
+                           ec ? run_dir.string() : abs.lexically_normal().string());
 }
 
 }  // namespace sb::store

@@ -1,8 +1,7 @@
-#include <sqlite3.h>
-
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <sqlite3.h>
 
 #include "store/db.h"
 
@@ -17,6 +16,7 @@ constexpr int kBusyTimeoutMs = 60000;
 class SqliteDb final : public Db {
  public:
   SqliteDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+
   ~SqliteDb() override { sqlite3_close_v2(db_); }
 
   Result<void> Exec(const std::string& sql, const std::vector<Value>& params) override {
@@ -27,13 +27,17 @@ class SqliteDb final : public Db {
     return {};
   }
 
-  Result<std::vector<Row>> Query(const std::string& sql, const std::vector<Value>& params) override {
+  Result<std::vector<Row>> Query(const std::string& sql,
+                                 const std::vector<Value>& params) override {
     return Run(sql, params, /*collect=*/true);
   }
 
   Result<void> BeginWrite() override { return Exec("BEGIN IMMEDIATE", {}); }
+
   Result<void> Commit() override { return Exec("COMMIT", {}); }
+
   void Rollback() override { sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr); }
+
   std::string Describe() const override { return path_; }
 
   Error Fail(const std::string& what) const {
@@ -89,7 +93,8 @@ class SqliteDb final : public Db {
             break;
           default: {
             const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(st, c));
-            row.emplace_back(std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(st, c))));
+            row.emplace_back(
+                std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(st, c))));
           }
         }
       }
@@ -110,13 +115,13 @@ Result<std::unique_ptr<Db>> OpenSqlite(const std::string& path) {
   if (p.has_parent_path()) {
     std::filesystem::create_directories(p.parent_path(), ec);
     if (ec) {
-      return MakeError(ErrorCode::kIo, fmt::format("cannot create {}: {}",
-                                                   p.parent_path().string(), ec.message()));
+      return MakeError(ErrorCode::kIo,
+                       fmt::format("cannot create {}: {}", p.parent_path().string(), ec.message()));
     }
   }
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                                 nullptr);
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   if (rc != SQLITE_OK) {
     std::string why = raw != nullptr ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
     sqlite3_close_v2(raw);

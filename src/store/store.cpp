@@ -87,10 +87,10 @@ Result<void> MigrateV1ToV2(Db& db) {
 }
 
 Result<int> ReadVersion(Db& db) {
-  // A store without the meta table is a new one (version 0).
+  // A store without a version row is a new one (version 0).
   auto rows = db.Query("SELECT value FROM meta WHERE key = 'schema_version'");
   if (!rows) {
-    return 0;
+    return rows.error();
   }
   if (rows->empty()) {
     return 0;
@@ -151,10 +151,10 @@ class SqlStore final : public Store {
     }
     std::vector<RunListing> out;
     for (const RunRecord& r : all.value()) {
-      out.push_back({r.id, r.started_at, r.status, r.model,
-                     r.server_version.empty() ? r.server_kind
-                                              : r.server_kind + " " + r.server_version,
-                     r.tool_version, r.Config(), r.label, r.run_dir});
+      out.push_back(
+          {r.id, r.started_at, r.status, r.model,
+           r.server_version.empty() ? r.server_kind : r.server_kind + " " + r.server_version,
+           r.tool_version, r.Config(), r.label, r.run_dir});
     }
     return out;
   }
@@ -190,13 +190,14 @@ class SqlStore final : public Store {
     }
     std::vector<TestRow> out;
     for (const Row& r : rows.value()) {
-      out.push_back({Text(r[0]), Text(r[1]), Text(r[2]), Text(r[3]), Text(r[6]), Real(r[4]),
-                     Int(r[5])});
+      out.push_back(
+          {Text(r[0]), Text(r[1]), Text(r[2]), Text(r[3]), Text(r[6]), Real(r[4]), Int(r[5])});
     }
     return out;
   }
 
   std::string Describe() const override { return db_->Describe(); }
+
   int SchemaVersion() const override { return version_; }
 
  private:
@@ -241,8 +242,8 @@ class SqlStore final : public Store {
       return ok.error();
     }
     for (const auto& [k, v] : run.tags) {
-      if (auto t = db_->Exec("INSERT INTO tags (run_id, key, value) VALUES (?, ?, ?)",
-                             {run.id, k, v});
+      if (auto t =
+              db_->Exec("INSERT INTO tags (run_id, key, value) VALUES (?, ?, ?)", {run.id, k, v});
           !t) {
         return t.error();
       }
@@ -386,6 +387,11 @@ Result<int> PrepareSchema(Db& db) {
     return ok.error();
   }
   auto done = [&]() -> Result<int> {
+    // Every version has this table; creating it first keeps a new store's first read from
+    // failing (which would abort a PostgreSQL transaction).
+    if (auto ok = db.Exec(kSchemaV2.front()); !ok) {
+      return ok.error();
+    }
     auto version = ReadVersion(db);
     if (!version) {
       return version.error();
@@ -419,8 +425,8 @@ Result<int> PrepareSchema(Db& db) {
       }
       v = 2;
     }
-    if (auto ok = db.Exec("UPDATE meta SET value = ? WHERE key = 'schema_version'",
-                          {std::to_string(v)});
+    if (auto ok =
+            db.Exec("UPDATE meta SET value = ? WHERE key = 'schema_version'", {std::to_string(v)});
         !ok) {
       return ok.error();
     }
@@ -473,11 +479,13 @@ std::optional<std::string> ResolveLocation(const StoreOptions& options) {
   return std::nullopt;
 }
 
-std::string DisplayLocation(const std::string& location) { return RedactUrl(location); }
+std::string DisplayLocation(const std::string& location) {
+  return RedactUrl(location);
+}
 
 Result<std::unique_ptr<Store>> Open(const std::string& location) {
-  auto db = IsPostgresUrl(location) ? internal::OpenPostgres(location)
-                                    : internal::OpenSqlite(location);
+  auto db =
+      IsPostgresUrl(location) ? internal::OpenPostgres(location) : internal::OpenSqlite(location);
   if (!db) {
     return db.error().WithContext(fmt::format("store {}", DisplayLocation(location)));
   }
@@ -495,8 +503,7 @@ void RecordRun(const StoreOptions& options, const std::filesystem::path& dir) {
   }
   const std::string shown = DisplayLocation(*location);
   auto fail = [&](const std::string& why) {
-    std::fprintf(stderr,
-                 "%s\n",
+    std::fprintf(stderr, "%s\n",
                  Redact(fmt::format("run not stored in {}: {}; the run directory is complete: add "
                                     "it later with `servebench store import {}`",
                                     shown, why, dir.string()))

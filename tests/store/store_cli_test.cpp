@@ -1,7 +1,7 @@
 // The run store through the command line: real simulators of different speeds, real runs
 // recorded at their end, the store's commands, 8 writers at once, a writer killed mid-write, an
 // unwritable or corrupt store, the default location, and the bridge check in history/compare.
-#include <signal.h>
+#include "store/store_cli_test.h"
 
 #include <algorithm>
 #include <chrono>
@@ -9,8 +9,7 @@
 #include <thread>
 
 #include <nlohmann/json.hpp>
-
-#include "store/store_cli_test.h"
+#include <signal.h>
 
 namespace sb::store_test {
 namespace {
@@ -92,8 +91,8 @@ TEST(StoreCli, TwoSimulatorsLeaderboardHistoryImportAndSchema) {
 TEST(StoreCli, DefaultLocationIsXdgDataHomeThenHome) {
   TempDir tmp;
   Sim sim("m", "1");
-  auto r = DecodeRun(sim, tmp.path() / "a", "", {},
-                     {"XDG_DATA_HOME=" + (tmp.path() / "xdg").string()});
+  auto r =
+      DecodeRun(sim, tmp.path() / "a", "", {}, {"XDG_DATA_HOME=" + (tmp.path() / "xdg").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const fs::path xdg_store = tmp.path() / "xdg" / "servebench" / "runs.sqlite";
   EXPECT_TRUE(fs::exists(xdg_store)) << r.err;
@@ -101,8 +100,7 @@ TEST(StoreCli, DefaultLocationIsXdgDataHomeThenHome) {
   auto home = DecodeRun(sim, tmp.path() / "b", "", {},
                         {"-u XDG_DATA_HOME", "HOME=" + (tmp.path() / "home").string()});
   ASSERT_EQ(home.exit_code, 0) << home.err;
-  EXPECT_TRUE(fs::exists(tmp.path() / "home" / ".local" / "share" / "servebench" /
-                         "runs.sqlite"));
+  EXPECT_TRUE(fs::exists(tmp.path() / "home" / ".local" / "share" / "servebench" / "runs.sqlite"));
   // SERVEBENCH_STORE, and --no-store, which records nothing.
   const fs::path env_store = tmp.path() / "env.sqlite";
   auto env = DecodeRun(sim, tmp.path() / "c", "", {}, {"SERVEBENCH_STORE=" + env_store.string()});
@@ -196,8 +194,8 @@ TEST(StoreCli, AnUnwritableOrCorruptStoreNeverCostsAMeasurement) {
     EXPECT_NE(r.err.find(reason), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("servebench store import " + out.string()), std::string::npos);
     // ... and the same run goes into a working store later.
-    auto later = Sb({"store", "import", "--store", (tmp.path() / "good.sqlite").string(),
-                     out.string()});
+    auto later =
+        Sb({"store", "import", "--store", (tmp.path() / "good.sqlite").string(), out.string()});
     EXPECT_NE(later.out.find("1 added"), std::string::npos) << later.out << later.err;
   }
   // A failed run (every request refused) is still recorded, with its status and exit code 3.
@@ -229,12 +227,12 @@ TEST(StoreCli, BridgeCheckInHistoryAndCompare) {
   const std::string db = (tmp.path() / "runs.sqlite").string();
   Sim sim("m", "3");
   ASSERT_EQ(DecodeRun(sim, tmp.path() / "v1", "", {"--no-store"}).exit_code, 0);
-  const fs::path v2 = Remeasured(tmp.path() / "v1", tmp.path() / "v2", "0.2.0",
-                                 "2099-01-01T00:00:00Z", 1.0);
-  const fs::path v3 = Remeasured(tmp.path() / "v1", tmp.path() / "v3", "0.3.0",
-                                 "2099-01-02T00:00:00Z", 0.5);
-  auto imp = Sb({"store", "import", "--store", db, (tmp.path() / "v1").string(), v2.string(),
-                 v3.string()});
+  const fs::path v2 =
+      Remeasured(tmp.path() / "v1", tmp.path() / "v2", "0.2.0", "2099-01-01T00:00:00Z", 1.0);
+  const fs::path v3 =
+      Remeasured(tmp.path() / "v1", tmp.path() / "v3", "0.3.0", "2099-01-02T00:00:00Z", 0.5);
+  auto imp = Sb(
+      {"store", "import", "--store", db, (tmp.path() / "v1").string(), v2.string(), v3.string()});
   ASSERT_EQ(imp.exit_code, 0) << imp.err;
   auto h = Sb({"history", "--store", db});
   ASSERT_EQ(h.exit_code, 0) << h.err;

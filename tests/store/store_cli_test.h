@@ -3,8 +3,6 @@
 // added a second time).
 #pragma once
 
-#include <stdlib.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include "support/subprocess.h"
 
@@ -27,7 +26,9 @@ class TempDir {
     char tmpl[] = "/tmp/servebench-store-XXXXXX";
     path_ = mkdtemp(tmpl);
   }
+
   ~TempDir() { fs::remove_all(path_); }
+
   const fs::path& path() const { return path_; }
 
  private:
@@ -71,6 +72,7 @@ class Sim {
       url_ = line.substr(prefix.size());
     }
   }
+
   const std::string& url() const { return url_; }
 
  private:
@@ -83,9 +85,9 @@ inline testing::ProcessResult DecodeRun(const Sim& sim, const fs::path& out,
                                         const std::string& store,
                                         const std::vector<std::string>& extra = {},
                                         const std::vector<std::string>& env = {}) {
-  std::vector<std::string> args = {"perf",  "--endpoint", sim.url(),  "--profile", "decode",
-                                   "--tokens", "24",      "--runs",   "3",         "--warmup",
-                                   "0",     "--out",      out.string()};
+  std::vector<std::string> args = {"perf",     "--endpoint", sim.url(),   "--profile", "decode",
+                                   "--tokens", "24",         "--runs",    "3",         "--warmup",
+                                   "0",        "--out",      out.string()};
   if (!store.empty()) {
     args.push_back("--store");
     args.push_back(store);

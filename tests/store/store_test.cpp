@@ -1,8 +1,7 @@
 // The run store without the command line: records derived from results.json, the SQLite engine
 // (add, unchanged, replace, remove), the migration of a version 1 store (tests/fixtures/store),
 // and what history, leaderboard and the bridge check print.
-#include <sqlite3.h>
-#include <stdlib.h>
+#include "store/store.h"
 
 #include <filesystem>
 #include <fstream>
@@ -10,10 +9,11 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
+#include <stdlib.h>
 
 #include "store/query.h"
 #include "store/record.h"
-#include "store/store.h"
 
 namespace sb::store {
 namespace {
@@ -27,7 +27,9 @@ class TempDir {
     char tmpl[] = "/tmp/servebench-store-XXXXXX";
     path_ = mkdtemp(tmpl);
   }
+
   ~TempDir() { fs::remove_all(path_); }
+
   const fs::path& path() const { return path_; }
 
  private:
@@ -54,11 +56,19 @@ json SampleResults(const std::string& started_at, double decode_base) {
         {"model", "m"},
         {"simulated", false},
         {"server", {{"kind", "vllm"}, {"version", "0.11.0"}}}}},
-      {"summary", {{"total", 4}, {"pass", 3}, {"pass_rate", 0.75}, {"effective_pass_rate", 0.9},
-                   {"pass_rate_ci95", {0.3, 0.95}}}},
+      {"summary",
+       {{"total", 4},
+        {"pass", 3},
+        {"pass_rate", 0.75},
+        {"effective_pass_rate", 0.9},
+        {"pass_rate_ci95", {0.3, 0.95}}}},
       {"tests",
-       {{{"id", "t.a"}, {"category", "reasoning"}, {"status", "PASS"}, {"reason", nullptr},
-         {"time_ms", 1500.0}, {"completion_tokens", 40}}}},
+       {{{"id", "t.a"},
+         {"category", "reasoning"},
+         {"status", "PASS"},
+         {"reason", nullptr},
+         {"time_ms", 1500.0},
+         {"completion_tokens", 40}}}},
       {"suite", {{"names", {"quick"}}}},
   };
   r["perf"]["decode"] = {{"tokens", 256},
@@ -290,8 +300,8 @@ RunRecord Synthetic(const std::string& id, const std::string& model, const std::
   r.server_version = version;
   r.tool_version = "0.1.0";
   r.metrics.push_back({"decode", "", "", "decode_tok_s", value, "tok/s", 3, lo, hi});
-  r.metrics.push_back({"decode", "", "", "ttft_ms", 1000 / value, "ms", 3, std::nullopt,
-                       std::nullopt});
+  r.metrics.push_back(
+      {"decode", "", "", "ttft_ms", 1000 / value, "ms", 3, std::nullopt, std::nullopt});
   return r;
 }
 
@@ -313,9 +323,8 @@ TEST(StoreQuery, LeaderboardRanksAndMarksOverlappingIntervalsAsTies) {
   EXPECT_LT(close, slow);
   EXPECT_NE(md.find("= marks a tie"), std::string::npos);
   // Lower is better for a latency: slow's TTFT (10 ms) is the largest, so it ranks last.
-  const json j =
-      json::parse(RenderLeaderboard(runs, ParseMetric("decode.ttft_ms").value(), "model",
-                                    OutputFormat::kJson));
+  const json j = json::parse(
+      RenderLeaderboard(runs, ParseMetric("decode.ttft_ms").value(), "model", OutputFormat::kJson));
   EXPECT_EQ(j["entries"][0]["model"], "fast");
   EXPECT_EQ(j["entries"][2]["model"], "slow");
   const std::string html = RenderLeaderboard(runs, spec, "model", OutputFormat::kHtml);
