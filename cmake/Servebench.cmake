@@ -60,10 +60,13 @@ function(sb_test name)
   include(GoogleTest)
   # A list value must reach the generated ctest script with its ';' escaped.
   string(REPLACE ";" "\\;" labels "${ARG_LABELS}")
+  # No test records into the user's run store (docs/store.md): the store's own tests name theirs.
+  set(env "SERVEBENCH_STORE=off")
   if(ARG_SERIAL)
-    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}" RUN_SERIAL TRUE)
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
+                         PROPERTIES LABELS "${labels}" RUN_SERIAL TRUE ENVIRONMENT "${env}")
   else()
-    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}")
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}" ENVIRONMENT "${env}")
   endif()
 endfunction()
 

@@ -11,6 +11,8 @@ packages=(cmake g++ ninja-build pkg-config libcurl4-openssl-dev libssl-dev zlib1
           # quality suites: generated media (images, MP4, speech), the code sandbox
           libcairo2-dev libpango1.0-dev fonts-dejavu-core libavcodec-dev libavformat-dev
           libavutil-dev libswscale-dev libespeak-ng-dev libseccomp-dev python3
+          # the run store (docs/store.md): SQLite, and libpqxx for a team's PostgreSQL
+          libsqlite3-dev libpqxx-dev
           # packaging: cpack's dpkg-shlibdeps (scripts/package-test.sh, docs/install.md)
           dpkg-dev)
 missing=()

@@ -21,6 +21,7 @@
 #include "cli/resume_args.h"
 #include "cli/roofline_command.h"
 #include "cli/signals.h"
+#include "cli/store_command.h"
 #include "cli/suite_command.h"
 #include "core/result.h"
 #include "media/media.h"
@@ -234,6 +235,7 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
                   "then it stops sending and writes what was measured (status interrupted, "
                   "exit 3)");
   AddRateOptions(cmd, c.profile.rate);
+  AddRecordOptions(cmd, c.store);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -244,6 +246,7 @@ struct CompareCommand {
   std::vector<std::string> labels;
   std::string out;
   std::string format = "md";
+  std::string store;  // the run store the bridge check reads
 };
 
 int RunCompare(const CompareCommand& c) {
@@ -272,6 +275,14 @@ int RunCompare(const CompareCommand& c) {
   auto text = report::Compare(docs, labels, format.value());
   if (!text) {
     return Fail(text.error());
+  }
+  // The bridge check (docs/store.md): after a Markdown table on stdout, else on stderr.
+  const bool md_stdout = (c.out.empty() || c.out == "-") && c.format == "md";
+  for (const auto& line : CompareBridgeLines(c.runs, c.store)) {
+    *text += md_stdout ? line + "\n" : "";
+    if (!md_stdout) {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
   }
   if (c.out.empty() || c.out == "-") {
     std::fwrite(text->data(), 1, text->size(), stdout);
@@ -490,6 +501,7 @@ CLI::App* AddCompareCommand(CLI::App& app, CompareCommand& c) {
       ->check(CLI::IsMember({"md", "html", "json"}))
       ->capture_default_str();
   cmd->add_option("--label", c.labels, "Column label per run (repeat in order)");
+  cmd->add_option("--store", c.store, "Run store for the bridge check (docs/store.md)");
   return cmd;
 }
 
@@ -587,6 +599,7 @@ struct Commands {
   AssetsCommand assets;
   SimCommand sim_cmd;
   DoctorCommand doctor_cmd;
+  StoreCommands store_cmds;
   CLI::App *run_app, *perf_app, *launch_app, *cmp, *roof, *suites_cmd, *assets_cmd, *doctor_app;
 
   Commands() {
@@ -601,6 +614,7 @@ struct Commands {
     assets_cmd = AddAssetsCommand(app, assets);
     AddSimCommand(app, sim_cmd);
     doctor_app = AddDoctorCommand(app, doctor_cmd);
+    AddStoreCommands(app, store_cmds);
     AddCompletionCommand(app);  // hidden: completion scripts and man page (docs/install.md)
   }
 
@@ -648,6 +662,9 @@ int Dispatch(Commands& c, const std::string& command_line) {
   if (c.doctor_app->parsed()) {
     return RunDoctorCommand(c.doctor_cmd);
   }
+  if (StoreCommandParsed(c.store_cmds)) {
+    return RunStoreCommand(c.store_cmds);
+  }
   return RunSim(c.sim_cmd);
 }
 
@@ -693,6 +710,7 @@ int MainResume(int argc, char** argv, const std::string& dir) {
   plan->deadline = given_plan->deadline;  // a new time limit for the rest of the run
   plan->resume_dir = dir;
   plan->args = *recorded;
+  RegisterStoreSecrets(plan->store.store);
   if (auto ok = CheckArgs(argc, argv, {plan}); !ok) {
     return Fail(ok.error());
   }
@@ -714,6 +732,7 @@ int Main(int argc, char** argv) {
   }
   if (run::Plan* plan = c.SpeedPlan()) {
     plan->args = Args(argc, argv);
+    RegisterStoreSecrets(plan->store.store);
   }
   return Dispatch(c, CommandLine(argc, argv));
 }

@@ -15,6 +15,7 @@
 #include "run/sampling.h"
 #include "run/suites.h"
 #include "run/target.h"
+#include "store/store.h"
 
 namespace sb::run {
 
@@ -47,6 +48,8 @@ struct Plan {
   // --resume: continue the run in this directory (docs/resume.md); the rest of the plan comes
   // from its plan.json.
   std::string resume_dir;
+  // --store / --no-store / --label / --tag: where the finished run is recorded (docs/store.md).
+  store::StoreOptions store;
 };
 
 // `launch`: a matrix of recipes, each started, measured with the same options and stopped, then

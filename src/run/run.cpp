@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "client/server_info.h"
 #include "core/clock.h"
@@ -32,6 +33,7 @@
 #include "run/run_files.h"
 #include "run/sampling.h"
 #include "sim/sim_server.h"
+#include "store/store.h"
 #include "suite/runner.h"
 #include "suite/suite.h"
 
@@ -101,6 +103,12 @@ json PlanJson(const Plan& c, const Target& t, const std::string& started_at) {
           {"started_at", started_at}};
 }
 
+// This machine's name (results.json "host"; the run store keeps it), "" when unknown.
+std::string HostName() {
+  char name[256] = {};
+  return gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
+}
+
 // The results.json skeleton: what was asked and of whom, before anything is measured.
 json InitialResults(const Plan& c, const Target& t, const suite::RunOptions& run_options,
                     const std::string& started_at, const std::string& command_line) {
@@ -110,7 +118,10 @@ json InitialResults(const Plan& c, const Target& t, const suite::RunOptions& run
           {"finished_at", nullptr},
           {"status", "running"},
           {"command", command_line},
+          {"host", HostName()},
           {"target", TargetJson(t)},
+          {"recipe", c.recipe ? json{{"name", c.recipe->name}, {"command", c.recipe->command}}
+                              : json(nullptr)},
           {"config",
            {{"profiles", c.profiles},
             {"tokens", c.profile.tokens},
@@ -635,6 +646,7 @@ Result<int> RunState::Finish() {
   if (auto ok = WriteReport(); !ok) {
     return ok.error();
   }
+  store::RecordRun(plan_.store, dir_->path());  // the complete directory; never fails the run
   if (code != kExitOk) {
     return code;
   }

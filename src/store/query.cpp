@@ -1,0 +1,615 @@
+#include "store/query.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace sb::store {
+
+namespace {
+
+using nlohmann::json;
+
+std::optional<double> NumericPoint(const std::string& point) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(point, &used);
+    return used == point.size() ? std::optional<double>(v) : std::nullopt;
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+std::string Server(const RunRecord& r) {
+  return r.server_version.empty() ? r.server_kind : r.server_kind + " " + r.server_version;
+}
+
+std::string Fixed(double v, const std::string& unit) {
+  if (unit.empty()) {
+    return std::fabs(v) < 10 ? fmt::format("{:.3f}", v) : fmt::format("{:.1f}", v);
+  }
+  return fmt::format("{:.1f}", v);
+}
+
+std::string Percent(double fraction) {
+  return fmt::format("{:+.1f}%", fraction * 100);
+}
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) {
+    return s;
+  }
+  std::string out = "\"";
+  for (char ch : s) {
+    out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  }
+  return out + "\"";
+}
+
+std::string HtmlEscape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += ch;
+    }
+  }
+  return out;
+}
+
+std::string MdCell(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    out += ch == '|' ? std::string("\\|") : std::string(1, ch);
+  }
+  return out.empty() ? "—" : out;
+}
+
+// A table: header and rows of cells, rendered as Markdown, CSV or HTML.
+struct Table {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+
+  std::string Markdown() const {
+    std::string s = "|";
+    for (const auto& h : header) {
+      s += " " + MdCell(h) + " |";
+    }
+    s += "\n|";
+    for (std::size_t i = 0; i < header.size(); ++i) {
+      s += "---|";
+    }
+    s += "\n";
+    for (const auto& r : rows) {
+      s += "|";
+      for (const auto& c : r) {
+        s += " " + MdCell(c) + " |";
+      }
+      s += "\n";
+    }
+    return s;
+  }
+
+  std::string Csv() const {
+    std::string s;
+    auto line = [&s](const std::vector<std::string>& cells) {
+      for (std::size_t i = 0; i < cells.size(); ++i) {
+        s += (i ? "," : "") + CsvField(cells[i]);
+      }
+      s += "\n";
+    };
+    line(header);
+    for (const auto& r : rows) {
+      line(r);
+    }
+    return s;
+  }
+
+  std::string Html(const std::string& title, const std::vector<std::string>& notes) const {
+    std::string s =
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
+        HtmlEscape(title) +
+        "</title>\n<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+        "th,td{border:1px solid #ccc;padding:4px 8px;text-align:left}th{background:#eee}"
+        "</style>\n</head>\n<body>\n<h1>" +
+        HtmlEscape(title) + "</h1>\n<table>\n<tr>";
+    for (const auto& h : header) {
+      s += "<th>" + HtmlEscape(h) + "</th>";
+    }
+    s += "</tr>\n";
+    for (const auto& r : rows) {
+      s += "<tr>";
+      for (const auto& c : r) {
+        s += "<td>" + HtmlEscape(c.empty() ? "—" : c) + "</td>";
+      }
+      s += "</tr>\n";
+    }
+    s += "</table>\n";
+    for (const auto& n : notes) {
+      s += "<p>" + HtmlEscape(n) + "</p>\n";
+    }
+    return s + "</body>\n</html>\n";
+  }
+};
+
+json Optional(const std::optional<double>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+std::string SeriesKey(const RunRecord& r) {
+  return r.model + "\n" + r.Config();
+}
+
+}  // namespace
+
+std::string MetricSpec::Name() const {
+  return profile + "." + metric + (point.empty() ? "" : "@" + point);
+}
+
+Result<MetricSpec> ParseMetric(const std::string& text) {
+  MetricSpec s;
+  std::string rest = text;
+  if (auto at = rest.find('@'); at != std::string::npos) {
+    s.point = rest.substr(at + 1);
+    rest = rest.substr(0, at);
+  }
+  const auto dot = rest.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == rest.size()) {
+    return MakeError(ErrorCode::kUsage,
+                     fmt::format("--metric {}: expected PROFILE.METRIC[@POINT], e.g. "
+                                 "decode.decode_tok_s or concurrency.throughput_tok_s@8",
+                                 text));
+  }
+  s.profile = rest.substr(0, dot);
+  s.metric = rest.substr(dot + 1);
+  return s;
+}
+
+const MetricRow* FindMetric(const RunRecord& run, const MetricSpec& spec) {
+  const MetricRow* best = nullptr;
+  std::optional<double> best_point;
+  for (const MetricRow& m : run.metrics) {
+    if (m.profile != spec.profile || m.metric != spec.metric) {
+      continue;
+    }
+    if (!spec.point.empty()) {
+      if (m.point == spec.point) {
+        return &m;
+      }
+      continue;
+    }
+    if (m.point.empty()) {
+      return &m;
+    }
+    const auto p = NumericPoint(m.point);
+    if (p && (!best_point || *p > *best_point)) {
+      best = &m;
+      best_point = p;
+    }
+  }
+  return best;
+}
+
+bool HigherIsBetter(const MetricRow& row) {
+  return !(row.unit == "ms" || row.unit == "s" || row.unit == "us");
+}
+
+std::vector<RunRecord> Select(const std::vector<RunRecord>& runs, const Filter& filter) {
+  std::vector<RunRecord> out;
+  for (const RunRecord& r : runs) {
+    if (r.status != "complete") {
+      continue;
+    }
+    if (!filter.model.empty() && r.model != filter.model) {
+      continue;
+    }
+    if (!filter.since.empty() && r.started_at < filter.since) {
+      continue;
+    }
+    bool tags_ok = true;
+    for (const auto& [k, v] : filter.tags) {
+      auto it = r.tags.find(k);
+      tags_ok = tags_ok && it != r.tags.end() && it->second == v;
+    }
+    if (tags_ok) {
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+Result<OutputFormat> ParseOutputFormat(const std::string& text, bool html_allowed) {
+  if (text == "md") {
+    return OutputFormat::kMarkdown;
+  }
+  if (text == "csv") {
+    return OutputFormat::kCsv;
+  }
+  if (text == "json") {
+    return OutputFormat::kJson;
+  }
+  if (text == "html" && html_allowed) {
+    return OutputFormat::kHtml;
+  }
+  return MakeError(ErrorCode::kUsage, fmt::format("--format {}: expected md, csv, json{}", text,
+                                                  html_allowed ? " or html" : ""));
+}
+
+std::string Sparkline(const std::vector<double>& values) {
+  static const char* kBars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  if (values.empty()) {
+    return "";
+  }
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  std::string s;
+  for (double v : values) {
+    const int i = *hi > *lo ? static_cast<int>(std::lround((v - *lo) / (*hi - *lo) * 7)) : 3;
+    s += kBars[std::clamp(i, 0, 7)];
+  }
+  return s;
+}
+
+std::vector<std::string> BridgeCheck(const std::vector<RunRecord>& runs, const MetricSpec& spec,
+                                     const std::vector<std::string>& involving) {
+  std::vector<std::string> lines;
+  std::map<std::string, const RunRecord*> last;  // series -> its previous run with the metric
+  std::set<std::string> seen;
+  for (const RunRecord& r : runs) {
+    if (r.status != "complete" || !seen.insert(r.id).second) {
+      continue;
+    }
+    const MetricRow* m = FindMetric(r, spec);
+    if (m == nullptr) {
+      continue;
+    }
+    const std::string key = SeriesKey(r);
+    const RunRecord* prev = last.contains(key) ? last[key] : nullptr;
+    last[key] = &r;
+    if (prev == nullptr) {
+      continue;
+    }
+    const bool engine_changed = Server(*prev) != Server(r);
+    const bool tool_changed = prev->tool_version != r.tool_version;
+    if (!engine_changed && !tool_changed) {
+      continue;
+    }
+    if (!involving.empty() &&
+        std::find(involving.begin(), involving.end(), prev->id) == involving.end() &&
+        std::find(involving.begin(), involving.end(), r.id) == involving.end()) {
+      continue;
+    }
+    const MetricRow* pm = FindMetric(*prev, spec);
+    if (pm->value == 0) {
+      continue;
+    }
+    const double change = (m->value - pm->value) / pm->value;
+    const std::string what =
+        engine_changed ? fmt::format("{} -> {}", Server(*prev), Server(r))
+                       : fmt::format("servebench {} -> {}", prev->tool_version, r.tool_version);
+    const std::string head =
+        fmt::format("bridge: {} ({}) {}, {}: ", r.model, r.Config(), spec.Name(), what);
+    auto half = [](const MetricRow& x) -> std::optional<double> {
+      if (!x.ci_lo || !x.ci_hi || x.value == 0) {
+        return std::nullopt;
+      }
+      return (*x.ci_hi - *x.ci_lo) / 2 / std::fabs(x.value);
+    };
+    const auto ha = half(*pm);
+    const auto hb = half(*m);
+    if (!ha || !hb) {
+      lines.push_back(head + fmt::format("re-measured {} ({} -> {}); the noise is unknown (no "
+                                         "interval: measure with --runs 3 or more)",
+                                         Percent(change), Fixed(pm->value, m->unit),
+                                         Fixed(m->value, m->unit)));
+      continue;
+    }
+    const double noise = std::sqrt(*ha * *ha + *hb * *hb);
+    if (std::fabs(change) <= noise) {
+      lines.push_back(head + fmt::format("re-measured within {:.1f}% (noise ±{:.1f}%): numbers "
+                                         "compare across the builds ({} -> {})",
+                                         std::fabs(change) * 100, noise * 100,
+                                         Fixed(pm->value, m->unit), Fixed(m->value, m->unit)));
+    } else {
+      lines.push_back(head + fmt::format("SHIFT of {} is larger than the runs' noise (±{:.1f}%): "
+                                         "numbers do not compare directly across the builds "
+                                         "({} -> {})",
+                                         Percent(change), noise * 100, Fixed(pm->value, m->unit),
+                                         Fixed(m->value, m->unit)));
+    }
+  }
+  return lines;
+}
+
+std::string RenderHistory(const std::vector<RunRecord>& runs, const MetricSpec& spec,
+                          OutputFormat format) {
+  struct Entry {
+    const RunRecord* run;
+    const MetricRow* m;
+    std::optional<double> change;
+  };
+
+  std::vector<Entry> entries;
+  std::map<std::string, const MetricRow*> prev;
+  std::map<std::string, std::vector<double>> series;
+  std::vector<std::string> series_order;
+  std::string unit;
+  for (const RunRecord& r : runs) {
+    const MetricRow* m = FindMetric(r, spec);
+    if (m == nullptr) {
+      continue;
+    }
+    unit = m->unit;
+    const std::string key = SeriesKey(r);
+    std::optional<double> change;
+    if (auto it = prev.find(key); it != prev.end() && it->second->value != 0) {
+      change = (m->value - it->second->value) / it->second->value;
+    }
+    prev[key] = m;
+    if (!series.contains(key)) {
+      series_order.push_back(key);
+    }
+    series[key].push_back(m->value);
+    entries.push_back({&r, m, change});
+  }
+  const std::vector<std::string> bridge = BridgeCheck(runs, spec);
+  if (format == OutputFormat::kJson) {
+    json out = {{"metric", spec.Name()},
+                {"unit", unit},
+                {"runs", json::array()},
+                {"series", json::array()},
+                {"bridge", bridge}};
+    for (const Entry& e : entries) {
+      out["runs"].push_back({{"id", e.run->id},
+                             {"started_at", e.run->started_at},
+                             {"model", e.run->model},
+                             {"config", e.run->Config()},
+                             {"server", Server(*e.run)},
+                             {"servebench", e.run->tool_version},
+                             {"label", e.run->label},
+                             {"tags", e.run->tags},
+                             {"point", e.m->point},
+                             {"value", e.m->value},
+                             {"n", e.m->n ? json(*e.m->n) : json(nullptr)},
+                             {"ci_lo", Optional(e.m->ci_lo)},
+                             {"ci_hi", Optional(e.m->ci_hi)},
+                             {"change", Optional(e.change)}});
+    }
+    for (const auto& key : series_order) {
+      const auto nl = key.find('\n');
+      out["series"].push_back({{"model", key.substr(0, nl)},
+                               {"config", key.substr(nl + 1)},
+                               {"values", series[key]},
+                               {"sparkline", Sparkline(series[key])}});
+    }
+    return out.dump(2) + "\n";
+  }
+  Table t;
+  t.header = {
+      "#",      "started", "run",        "model",
+      "config", "server",  "servebench", spec.Name() + (unit.empty() ? "" : " (" + unit + ")"),
+      "95% CI", "change"};
+  int i = 0;
+  for (const Entry& e : entries) {
+    const bool md = format == OutputFormat::kMarkdown;
+    const std::string ci = e.m->ci_lo && e.m->ci_hi
+                               ? (md ? Fixed(*e.m->ci_lo, unit) + "–" + Fixed(*e.m->ci_hi, unit)
+                                     : fmt::format("{} {}", *e.m->ci_lo, *e.m->ci_hi))
+                               : "";
+    t.rows.push_back({std::to_string(++i), e.run->started_at, e.run->id, e.run->model,
+                      e.run->Config(), Server(*e.run), e.run->tool_version,
+                      md ? Fixed(e.m->value, unit) : fmt::format("{}", e.m->value), ci,
+                      e.change ? (md ? Percent(*e.change) : fmt::format("{}", *e.change)) : ""});
+  }
+  if (format == OutputFormat::kCsv) {
+    return t.Csv();
+  }
+  std::string s = fmt::format("history of {}: {} run{}\n\n", spec.Name(), entries.size(),
+                              entries.size() == 1 ? "" : "s");
+  if (entries.empty()) {
+    return s;
+  }
+  s += t.Markdown() + "\n";
+  for (const auto& key : series_order) {
+    const auto nl = key.find('\n');
+    const auto& v = series[key];
+    s += fmt::format("{} ({}): {}  min {} · max {}\n", key.substr(0, nl), key.substr(nl + 1),
+                     Sparkline(v), Fixed(*std::min_element(v.begin(), v.end()), unit),
+                     Fixed(*std::max_element(v.begin(), v.end()), unit));
+  }
+  for (const auto& line : bridge) {
+    s += line + "\n";
+  }
+  return s;
+}
+
+Result<std::string> ParseGroupBy(const std::string& text) {
+  if (text == "model" || text == "recipe" || (text.starts_with("tag:") && text.size() > 4)) {
+    return text;
+  }
+  return MakeError(ErrorCode::kUsage,
+                   fmt::format("--by {}: expected model, recipe or tag:KEY", text));
+}
+
+std::string RenderLeaderboard(const std::vector<RunRecord>& runs, const MetricSpec& spec,
+                              const std::string& by, OutputFormat format) {
+  // One entry per group: its latest run that measured the ranking metric.
+  std::map<std::string, const RunRecord*> latest;
+  for (const RunRecord& r : runs) {
+    if (FindMetric(r, spec) == nullptr) {
+      continue;
+    }
+    std::string key;
+    if (by == "model") {
+      key = SeriesKey(r);
+    } else if (by == "recipe") {
+      key = r.recipe.empty() ? "-" : r.recipe;
+    } else {
+      auto it = r.tags.find(by.substr(4));
+      key = it == r.tags.end() ? "-" : it->second;
+    }
+    latest[key] = &r;  // runs are in time order: the last one wins
+  }
+  std::vector<const RunRecord*> entries;
+  for (const auto& [k, r] : latest) {
+    entries.push_back(r);
+  }
+  const MetricRow* any = entries.empty() ? nullptr : FindMetric(*entries.front(), spec);
+  const bool higher = any == nullptr || HigherIsBetter(*any);
+  std::stable_sort(entries.begin(), entries.end(), [&](const RunRecord* a, const RunRecord* b) {
+    const double va = FindMetric(*a, spec)->value;
+    const double vb = FindMetric(*b, spec)->value;
+    if (va != vb) {
+      return higher ? va > vb : va < vb;
+    }
+    return a->id < b->id;
+  });
+  // Ranks: a neighbour whose interval overlaps the one above shares its rank.
+  std::vector<int> rank(entries.size());
+  std::vector<bool> tie(entries.size(), false);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    rank[i] = static_cast<int>(i) + 1;
+    if (i == 0) {
+      continue;
+    }
+    const MetricRow* a = FindMetric(*entries[i - 1], spec);
+    const MetricRow* b = FindMetric(*entries[i], spec);
+    const bool overlap = (a->ci_lo && a->ci_hi && b->ci_lo && b->ci_hi)
+                             ? (*a->ci_lo <= *b->ci_hi && *b->ci_lo <= *a->ci_hi)
+                             : a->value == b->value;
+    if (overlap) {
+      rank[i] = rank[i - 1];
+      tie[i] = tie[i - 1] = true;
+    }
+  }
+  // The combined throughput at the highest concurrency every entry that has it measured.
+  std::optional<std::set<double>> common;
+  for (const RunRecord* r : entries) {
+    std::set<double> levels;
+    for (const MetricRow& m : r->metrics) {
+      if (m.profile == "concurrency" && m.metric == "throughput_tok_s") {
+        if (auto p = NumericPoint(m.point)) {
+          levels.insert(*p);
+        }
+      }
+    }
+    if (levels.empty()) {
+      continue;
+    }
+    if (!common) {
+      common = levels;
+    } else {
+      std::set<double> both;
+      std::set_intersection(common->begin(), common->end(), levels.begin(), levels.end(),
+                            std::inserter(both, both.begin()));
+      common = both;
+    }
+  }
+  std::optional<MetricSpec> combined;
+  if (common && !common->empty()) {
+    combined = MetricSpec{"concurrency", "throughput_tok_s", fmt::format("{}", *common->rbegin())};
+  }
+
+  struct Column {
+    std::string title;
+    MetricSpec spec;
+  };
+
+  std::vector<Column> columns = {{"decode tok/s", {"decode", "decode_tok_s", ""}}};
+  if (combined) {
+    columns.push_back({"combined tok/s @c" + combined->point, *combined});
+  }
+  columns.push_back({"TTFT ms", {"decode", "ttft_ms", ""}});
+  columns.push_back({"effective pass rate", {"suite", "effective_pass_rate", ""}});
+  columns.push_back({"pass rate", {"suite", "pass_rate", ""}});
+  const bool ranked_shown = std::any_of(columns.begin(), columns.end(), [&](const Column& c) {
+    return c.spec.Name() == spec.Name();
+  });
+  if (!ranked_shown) {
+    columns.insert(columns.begin(), {spec.Name(), spec});
+  }
+  const std::string rank_title = "rank (" + spec.Name() + ")";
+  if (format == OutputFormat::kJson) {
+    json out = {{"metric", spec.Name()}, {"by", by}, {"entries", json::array()}};
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const RunRecord& r = *entries[i];
+      json e = {{"rank", rank[i]},     {"tie", tie[i]},
+                {"model", r.model},    {"config", r.Config()},
+                {"server", Server(r)}, {"servebench", r.tool_version},
+                {"run", r.id},         {"started_at", r.started_at}};
+      const MetricRow* m = FindMetric(r, spec);
+      e["value"] = m->value;
+      e["ci_lo"] = Optional(m->ci_lo);
+      e["ci_hi"] = Optional(m->ci_hi);
+      json cols = json::object();
+      for (const Column& c : columns) {
+        const MetricRow* x = FindMetric(r, c.spec);
+        cols[c.spec.Name()] = x ? json(x->value) : json(nullptr);
+      }
+      e["columns"] = cols;
+      out["entries"].push_back(e);
+    }
+    return out.dump(2) + "\n";
+  }
+  const bool raw = format == OutputFormat::kCsv;
+  Table t;
+  t.header = {rank_title, "model", "configuration", "server", "servebench"};
+  for (const Column& c : columns) {
+    t.header.push_back(c.title);
+  }
+  t.header.push_back("run");
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const RunRecord& r = *entries[i];
+    std::vector<std::string> row = {std::to_string(rank[i]) + (tie[i] ? "=" : ""), r.model,
+                                    r.Config(), Server(r), r.tool_version};
+    for (const Column& c : columns) {
+      const MetricRow* x = FindMetric(r, c.spec);
+      if (x == nullptr) {
+        row.push_back("");
+      } else if (raw) {
+        row.push_back(fmt::format("{}", x->value));
+      } else if (c.spec.profile == "suite") {
+        row.push_back(fmt::format("{:.1f}%", x->value * 100));
+      } else {
+        row.push_back(Fixed(x->value, x->unit));
+      }
+    }
+    row.push_back(r.id);
+    t.rows.push_back(std::move(row));
+  }
+  if (raw) {
+    return t.Csv();
+  }
+  const std::string title = fmt::format("leaderboard by {}", spec.Name());
+  const std::string note =
+      "= marks a tie: the 95% intervals of neighbours overlap, so their order is noise.";
+  if (format == OutputFormat::kHtml) {
+    return t.Html(title, {note});
+  }
+  std::string s =
+      fmt::format("{}: {} entr{}\n\n", title, entries.size(), entries.size() == 1 ? "y" : "ies");
+  if (entries.empty()) {
+    return s;
+  }
+  s += t.Markdown();
+  if (std::find(tie.begin(), tie.end(), true) != tie.end()) {
+    s += "\n" + note + "\n";
+  }
+  return s;
+}
+
+}  // namespace sb::store

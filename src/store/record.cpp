@@ -1,0 +1,389 @@
+#include "store/record.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <openssl/evp.h>
+
+#include "core/redact.h"
+
+namespace sb::store {
+
+namespace {
+
+using nlohmann::json;
+
+// The keys of a sweep's rows that say where the row sits, in the order they are looked for.
+const std::vector<std::string> kDimKeys = {"concurrency", "max_tokens", "size", "rate_rps", "name"};
+
+// Keys that hold request records, raw values or settings rather than results.
+const std::set<std::string> kSkipKeys = {
+    "runs",       "requests",     "values",           "request",      "attempts",
+    "tokens",     "seed",         "late_ms",          "slo_fraction", "burstiness",
+    "steps",      "min_rps",      "max_rps",          "depth",        "prompt_tokens_requested",
+    "duration_s", "per_position", "tokens_per_chunk", "self_check",   "slo",
+    "max_tokens", "bracket_rps",  "schedule"};
+
+std::string Sha256Hex(const std::string& data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr);
+  std::string hex;
+  for (unsigned int i = 0; i < len; ++i) {
+    hex += fmt::format("{:02x}", md[i]);
+  }
+  return hex;
+}
+
+std::string Str(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string PointText(const json& v) {
+  if (v.is_string()) {
+    return v.get<std::string>();
+  }
+  if (v.is_number_integer()) {
+    return std::to_string(v.get<long long>());
+  }
+  if (v.is_number()) {
+    return fmt::format("{}", v.get<double>());
+  }
+  return {};
+}
+
+bool IsStats(const json& v) {
+  return v.is_object() && v.contains("median") && v.contains("n");
+}
+
+bool IsPercentiles(const json& v) {
+  return v.is_object() && v.contains("p50") && v.contains("n") && !v.contains("median");
+}
+
+struct Walker {
+  std::string profile;
+  std::vector<MetricRow>& out;
+
+  void Add(const std::string& dim, const std::string& point, const std::string& name,
+           const std::string& unit_key, double value, std::optional<long long> n,
+           std::optional<std::pair<double, double>> ci) {
+    if (!std::isfinite(value)) {
+      return;
+    }
+    MetricRow r;
+    r.profile = profile;
+    r.dim = dim;
+    r.point = point;
+    r.metric = name;
+    r.value = value;
+    r.unit = UnitOf(unit_key);
+    r.n = n;
+    if (ci) {
+      r.ci_lo = ci->first;
+      r.ci_hi = ci->second;
+    }
+    out.push_back(std::move(r));
+  }
+
+  void Walk(const json& node, const std::string& dim, const std::string& point,
+            const std::string& prefix) {
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const std::string& k = it.key();
+      const json& v = it.value();
+      if (kSkipKeys.contains(k) || k == dim) {
+        continue;
+      }
+      const std::string name = prefix.empty() ? k : prefix + "." + k;
+      if (v.is_number()) {
+        Add(dim, point, name, k, v.get<double>(), std::nullopt, std::nullopt);
+      } else if (IsStats(v)) {
+        if (!v["median"].is_number()) {
+          continue;
+        }
+        std::vector<double> values;
+        if (v.contains("values") && v["values"].is_array()) {
+          for (const auto& x : v["values"]) {
+            if (x.is_number()) {
+              values.push_back(x.get<double>());
+            }
+          }
+        }
+        Add(dim, point, name, k, v["median"].get<double>(), v.value("n", 0LL),
+            MedianInterval(values));
+      } else if (IsPercentiles(v)) {
+        for (const char* q : {"p50", "p99"}) {
+          if (v.contains(q) && v[q].is_number()) {
+            Add(dim, point, name + "." + q, k, v[q].get<double>(), v.value("n", 0LL), std::nullopt);
+          }
+        }
+      } else if (v.is_object()) {
+        Walk(v, dim, point, name);
+      } else if (v.is_array()) {
+        for (const auto& el : v) {
+          if (!el.is_object()) {
+            continue;
+          }
+          std::string el_dim, el_point;
+          for (const auto& d : kDimKeys) {
+            if (el.contains(d) && (el[d].is_number() || el[d].is_string())) {
+              el_dim = d;
+              el_point = PointText(el[d]);
+              break;
+            }
+          }
+          if (el_dim.empty()) {
+            continue;  // a row that does not say where it sits cannot be told from its siblings
+          }
+          Walk(el, el_dim, el_point, prefix);
+        }
+      }
+    }
+  }
+};
+
+// --label TEXT / --tag K=V in a plan's args (both "--flag value" and "--flag=value").
+void LabelsFromArgs(const std::vector<std::string>& args, Labels& labels) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string flag = args[i];
+    std::string value;
+    if (auto eq = flag.find('='); flag.starts_with("--") && eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    } else if ((flag == "--label" || flag == "--tag") && i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      continue;
+    }
+    if (flag == "--label") {
+      labels.label = value;
+    } else if (flag == "--tag") {
+      if (auto tag = ParseTag(value)) {
+        labels.tags[tag->first] = tag->second;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::string RunRecord::Config() const {
+  if (!recipe.empty()) {
+    return recipe;
+  }
+  if (tags.empty()) {
+    return "-";
+  }
+  std::string s;
+  for (const auto& [k, v] : tags) {
+    s += (s.empty() ? "" : ",") + k + "=" + v;
+  }
+  return s;
+}
+
+Result<std::pair<std::string, std::string>> ParseTag(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return MakeError(ErrorCode::kUsage,
+                     fmt::format("--tag {}: expected KEY=VALUE, e.g. --tag hw=dgx-spark", text));
+  }
+  return std::pair{text.substr(0, eq), text.substr(eq + 1)};
+}
+
+std::string UnitOf(const std::string& key) {
+  static const std::vector<std::pair<std::string, std::string>> kSuffixes = {
+      {"_tok_s", "tok/s"}, {"_rps", "req/s"}, {"_ms", "ms"},
+      {"_us", "us"},       {"_pct", "%"},     {"_s", "s"}};
+  for (const auto& [suffix, unit] : kSuffixes) {
+    if (key.ends_with(suffix)) {
+      return unit;
+    }
+  }
+  return "";
+}
+
+std::optional<std::pair<double, double>> MedianInterval(std::vector<double> values) {
+  const std::size_t n = values.size();
+  if (n < 2) {
+    return std::nullopt;
+  }
+  std::sort(values.begin(), values.end());
+  // The largest j with P(Binomial(n, 1/2) < j) <= 2.5%: then [x(j), x(n-j+1)] (1-based) covers
+  // the median with at least 95%. log-space binomial terms: n can be in the thousands.
+  double cdf = 0;
+  std::size_t j = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const double log_term =
+        std::lgamma(static_cast<double>(n) + 1) - std::lgamma(static_cast<double>(k) + 1) -
+        std::lgamma(static_cast<double>(n - k) + 1) - static_cast<double>(n) * std::log(2.0);
+    cdf += std::exp(log_term);
+    if (cdf > 0.025) {
+      break;
+    }
+    j = k + 1;  // P(B <= k) <= 2.5%: x(k+1) is a valid lower end
+  }
+  if (j == 0) {
+    return std::pair{values.front(), values.back()};
+  }
+  return std::pair{values[j - 1], values[n - j]};
+}
+
+std::vector<MetricRow> MetricRows(const json& results) {
+  std::vector<MetricRow> rows;
+  if (results.contains("perf") && results["perf"].is_object()) {
+    for (auto it = results["perf"].begin(); it != results["perf"].end(); ++it) {
+      if (!it.value().is_object()) {
+        continue;
+      }
+      Walker w{it.key(), rows};
+      w.Walk(it.value(), "", "", "");
+    }
+  }
+  const json summary = results.value("summary", json::object());
+  if (summary.value("total", 0) > 0) {
+    Walker w{"suite", rows};
+    std::optional<std::pair<double, double>> ci;
+    if (summary.contains("pass_rate_ci95") && summary["pass_rate_ci95"].is_array() &&
+        summary["pass_rate_ci95"].size() == 2 && summary["pass_rate_ci95"][0].is_number() &&
+        summary["pass_rate_ci95"][1].is_number()) {
+      ci = std::pair{summary["pass_rate_ci95"][0].get<double>(),
+                     summary["pass_rate_ci95"][1].get<double>()};
+    }
+    const long long total = summary.value("total", 0LL);
+    if (summary.contains("pass_rate") && summary["pass_rate"].is_number()) {
+      w.Add("", "", "pass_rate", "pass_rate", summary["pass_rate"].get<double>(), total, ci);
+    }
+    if (summary.contains("effective_pass_rate") && summary["effective_pass_rate"].is_number()) {
+      w.Add("", "", "effective_pass_rate", "effective_pass_rate",
+            summary["effective_pass_rate"].get<double>(), total, std::nullopt);
+    }
+    for (const char* k : {"total", "pass", "fail", "avg_tok_s"}) {
+      if (summary.contains(k) && summary[k].is_number()) {
+        w.Add("", "", k, k, summary[k].get<double>(), std::nullopt, std::nullopt);
+      }
+    }
+  }
+  return rows;
+}
+
+RunRecord RecordFromResults(const json& results, const std::vector<std::string>& plan_args,
+                            const Labels& extra, const std::string& run_dir) {
+  RunRecord r;
+  const json target = results.value("target", json::object());
+  const json server = target.value("server", json::object());
+  const json tool = results.value("tool", json::object());
+  r.started_at = Str(results, "started_at");
+  r.finished_at = Str(results, "finished_at");
+  r.status = Str(results, "status");
+  r.host = Str(results, "host");
+  r.tool_version = Str(tool, "version");
+  r.server_kind = Str(server, "kind");
+  r.server_version = Str(server, "version");
+  r.model = Str(target, "model");
+  r.endpoint = RedactUrl(Str(target, "endpoint"));
+  r.simulated = target.value("simulated", false);
+  if (results.contains("recipe") && results["recipe"].is_object()) {
+    r.recipe = Str(results["recipe"], "name");
+    r.server_command = Str(results["recipe"], "command");
+  }
+  r.command = Redact(Str(results, "command"));
+  r.run_dir = run_dir;
+  Labels labels;
+  LabelsFromArgs(plan_args, labels);
+  if (!extra.label.empty()) {
+    labels.label = extra.label;
+  }
+  for (const auto& [k, v] : extra.tags) {
+    labels.tags[k] = v;
+  }
+  r.label = labels.label;
+  r.tags = labels.tags;
+  r.metrics = MetricRows(results);
+  std::string single_suite;
+  if (results.contains("suite") && results["suite"].is_object()) {
+    const json names = results["suite"].value("names", json::array());
+    if (names.is_array() && names.size() == 1 && names[0].is_string()) {
+      single_suite = names[0].get<std::string>();
+    }
+  }
+  for (const auto& t : results.value("tests", json::array())) {
+    if (!t.is_object()) {
+      continue;
+    }
+    TestRow row;
+    row.suite = t.contains("suite") && t["suite"].is_string() ? t["suite"].get<std::string>()
+                                                              : single_suite;
+    row.test_id = Str(t, "id");
+    row.category = Str(t, "category");
+    row.status = Str(t, "status");
+    row.reason = Str(t, "reason");
+    if (t.contains("time_ms") && t["time_ms"].is_number()) {
+      row.seconds = t["time_ms"].get<double>() / 1000.0;
+    }
+    if (t.contains("completion_tokens") && t["completion_tokens"].is_number_integer()) {
+      row.tokens = t["completion_tokens"].get<long long>();
+    }
+    r.tests.push_back(std::move(row));
+  }
+  // The identity: what the run was (when, what command, against which model and server, from
+  // which host), not where its directory lies now.
+  r.id = Sha256Hex(fmt::format("{}\n{}\n{}\n{}\n{}", r.started_at, r.command, r.model, r.endpoint,
+                               r.host))
+             .substr(0, 12);
+  std::string labels_text = r.label;
+  for (const auto& [k, v] : r.tags) {
+    labels_text += "\n" + k + "=" + v;
+  }
+  r.digest = Sha256Hex(results.dump() + "\n" + labels_text).substr(0, 16);
+  return r;
+}
+
+Result<RunRecord> ReadRunDir(const std::filesystem::path& dir, const Labels& extra) {
+  std::filesystem::path results_path = dir;
+  std::filesystem::path run_dir = dir;
+  if (std::filesystem::is_directory(dir)) {
+    results_path = dir / "results.json";
+  } else {
+    run_dir = dir.parent_path();
+  }
+  std::ifstream in(results_path, std::ios::binary);
+  if (!in) {
+    return MakeError(
+        ErrorCode::kSetup,
+        fmt::format("{}: no readable results.json (not a run directory)", dir.string()));
+  }
+  const json results = json::parse(in, nullptr, false);
+  if (!results.is_object() || Str(results, "schema").rfind("servebench.results/", 0) != 0) {
+    return MakeError(ErrorCode::kSetup,
+                     fmt::format("{} is not a servebench results file", results_path.string()));
+  }
+  if (Str(results, "status") == "running") {
+    return MakeError(ErrorCode::kSetup,
+                     fmt::format("{} is a run still in progress (status running): only a finished "
+                                 "run is stored",
+                                 results_path.string()));
+  }
+  std::vector<std::string> args;
+  std::ifstream plan_in(run_dir / "plan.json", std::ios::binary);
+  if (plan_in) {
+    const json plan = json::parse(plan_in, nullptr, false);
+    if (plan.is_object() && plan.contains("args") && plan["args"].is_array()) {
+      for (const auto& a : plan["args"]) {
+        if (a.is_string()) {
+          args.push_back(a.get<std::string>());
+        }
+      }
+    }
+  }
+  std::error_code ec;
+  const auto abs = std::filesystem::absolute(run_dir, ec);
+  return RecordFromResults(results, args, extra,
+                           ec ? run_dir.string() : abs.lexically_normal().string());
+}
+
+}  // namespace sb::store

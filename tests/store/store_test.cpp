@@ -1,0 +1,400 @@
+// The run store without the command line: records derived from results.json, the SQLite engine
+// (add, unchanged, replace, remove), the migration of a version 1 store (tests/fixtures/store),
+// and what history, leaderboard and the bridge check print.
+#include "store/store.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include "store/query.h"
+#include "store/record.h"
+
+namespace sb::store {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/servebench-store-XXXXXX";
+    path_ = mkdtemp(tmpl);
+  }
+
+  ~TempDir() { fs::remove_all(path_); }
+
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+json Stats(std::vector<double> values) {
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  return {{"n", values.size()}, {"median", sorted[sorted.size() / 2]}, {"values", values}};
+}
+
+json SampleResults(const std::string& started_at, double decode_base) {
+  json r = {
+      {"schema", "servebench.results/1"},
+      {"tool", {{"name", "servebench"}, {"version", "0.1.0"}}},
+      {"started_at", started_at},
+      {"finished_at", started_at},
+      {"status", "complete"},
+      {"command", "servebench perf --profile decode,concurrency,rate"},
+      {"host", "box-1"},
+      {"target",
+       {{"endpoint", "http://user:hunter22@127.0.0.1:8000/v1"},
+        {"model", "m"},
+        {"simulated", false},
+        {"server", {{"kind", "vllm"}, {"version", "0.11.0"}}}}},
+      {"summary",
+       {{"total", 4},
+        {"pass", 3},
+        {"pass_rate", 0.75},
+        {"effective_pass_rate", 0.9},
+        {"pass_rate_ci95", {0.3, 0.95}}}},
+      {"tests",
+       {{{"id", "t.a"},
+         {"category", "reasoning"},
+         {"status", "PASS"},
+         {"reason", nullptr},
+         {"time_ms", 1500.0},
+         {"completion_tokens", 40}}}},
+      {"suite", {{"names", {"quick"}}}},
+  };
+  r["perf"]["decode"] = {{"tokens", 256},
+                         {"runs", {{{"ttft_ms", 1.0}, {"decode_tok_s", 1.0}}}},
+                         {"decode_tok_s", Stats({decode_base, decode_base + 2, decode_base - 2})},
+                         {"ttft_ms", Stats({40, 41, 42})},
+                         {"errors", 0}};
+  json level1 = {{"concurrency", 1}, {"throughput_tok_s", 199.0}, {"requests", json::array()}};
+  json level4 = {{"concurrency", 4},
+                 {"throughput_tok_s", 710.25},
+                 {"per_stream_decode_tok_s", Stats({170, 180, 175, 178})}};
+  r["perf"]["concurrency"] = {{"tokens", 256}, {"levels", {level1, level4}}};
+  json point = {{"rate_rps", 2}, {"output_tok_s", 120.5}};
+  point["from_send"]["ttft_ms"] = {{"n", 10}, {"p50", 45.0}, {"p99", 90.0}};
+  point["goodput"]["goodput_rps"] = 1.9;
+  r["perf"]["rate"] = {{"seed", 1}, {"rates", json::array({point})}};
+  return r;
+}
+
+const MetricRow* Row(const std::vector<MetricRow>& rows, const std::string& profile,
+                     const std::string& metric, const std::string& point = "") {
+  for (const auto& r : rows) {
+    if (r.profile == profile && r.metric == metric && r.point == point) {
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+TEST(StoreRecord, MedianIntervalUsesOrderStatistics) {
+  EXPECT_FALSE(MedianInterval({5}).has_value());
+  auto three = MedianInterval({3, 1, 2});
+  ASSERT_TRUE(three);
+  EXPECT_EQ(three->first, 1);  // too few values for 95%: the whole range
+  EXPECT_EQ(three->second, 3);
+  std::vector<double> twenty;
+  for (int i = 20; i >= 1; --i) {
+    twenty.push_back(i);
+  }
+  auto ci = MedianInterval(twenty);
+  ASSERT_TRUE(ci);
+  // P(Binomial(20, 1/2) <= 5) = 2.07% <= 2.5% < P(<= 6): ranks 6 and 15.
+  EXPECT_EQ(ci->first, 6);
+  EXPECT_EQ(ci->second, 15);
+}
+
+TEST(StoreRecord, MetricRowsComeFromEveryProfileGenerically) {
+  const auto rows = MetricRows(SampleResults("2026-12-01T00:00:00Z", 200));
+  const MetricRow* decode = Row(rows, "decode", "decode_tok_s");
+  ASSERT_NE(decode, nullptr);
+  EXPECT_EQ(decode->value, 200);
+  EXPECT_EQ(decode->unit, "tok/s");
+  EXPECT_EQ(decode->n, 3);
+  EXPECT_EQ(decode->ci_lo, 198);
+  EXPECT_EQ(decode->ci_hi, 202);
+  EXPECT_EQ(Row(rows, "decode", "ttft_ms")->unit, "ms");
+  EXPECT_EQ(Row(rows, "decode", "tokens"), nullptr);  // a setting, not a result
+  const MetricRow* c4 = Row(rows, "concurrency", "throughput_tok_s", "4");
+  ASSERT_NE(c4, nullptr);
+  EXPECT_EQ(c4->dim, "concurrency");
+  EXPECT_EQ(c4->value, 710.25);
+  EXPECT_NE(Row(rows, "concurrency", "per_stream_decode_tok_s", "4"), nullptr);
+  const MetricRow* p50 = Row(rows, "rate", "from_send.ttft_ms.p50", "2");
+  ASSERT_NE(p50, nullptr);
+  EXPECT_EQ(p50->value, 45);
+  EXPECT_EQ(p50->n, 10);
+  EXPECT_EQ(Row(rows, "rate", "goodput.goodput_rps", "2")->unit, "req/s");
+  const MetricRow* pass = Row(rows, "suite", "pass_rate");
+  ASSERT_NE(pass, nullptr);
+  EXPECT_EQ(pass->ci_lo, 0.3);
+  // Request records are not metrics: "runs" held a decode_tok_s of 1.
+  for (const auto& r : rows) {
+    EXPECT_NE(r.value, 1.0) << r.profile << "." << r.metric;
+  }
+}
+
+TEST(StoreRecord, ReadRunDirTakesLabelsFromPlanAndIsStable) {
+  TempDir tmp;
+  std::ofstream(tmp.path() / "results.json") << SampleResults("2026-12-01T00:00:00Z", 200).dump();
+  std::ofstream(tmp.path() / "plan.json")
+      << json{{"args", {"perf", "--label", "first try", "--tag", "hw=spark", "--tag=spec=3"}}}
+             .dump();
+  auto a = ReadRunDir(tmp.path());
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_EQ(a->label, "first try");
+  EXPECT_EQ(a->tags, (std::map<std::string, std::string>{{"hw", "spark"}, {"spec", "3"}}));
+  EXPECT_EQ(a->Config(), "hw=spark,spec=3");
+  EXPECT_EQ(a->endpoint, "http://***@127.0.0.1:8000/v1");
+  EXPECT_EQ(a->host, "box-1");
+  ASSERT_EQ(a->tests.size(), 1u);
+  EXPECT_EQ(a->tests[0].suite, "quick");
+  EXPECT_EQ(a->tests[0].seconds, 1.5);
+  auto b = ReadRunDir(tmp.path());
+  EXPECT_EQ(a->id, b->id);
+  EXPECT_EQ(a->digest, b->digest);
+  auto c = ReadRunDir(tmp.path(), Labels{"", {{"extra", "1"}}});
+  EXPECT_EQ(c->id, a->id);
+  EXPECT_NE(c->digest, a->digest);
+
+  json running = SampleResults("2026-12-01T00:00:00Z", 200);
+  running["status"] = "running";
+  std::ofstream(tmp.path() / "results.json") << running.dump();
+  auto r = ReadRunDir(tmp.path());
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("still in progress"), std::string::npos);
+  EXPECT_FALSE(ReadRunDir(tmp.path() / "nothing"));
+}
+
+RunRecord Record(const std::string& started_at, double decode) {
+  return RecordFromResults(SampleResults(started_at, decode), {}, {}, "/runs/x");
+}
+
+TEST(StoreSqlite, AddIsIdempotentReplacesChangedRunsAndRemoves) {
+  TempDir tmp;
+  auto s = Open((tmp.path() / "sub" / "runs.sqlite").string());
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s.value()->SchemaVersion(), kSchemaVersion);
+  RunRecord a = Record("2026-12-01T00:00:00Z", 200);
+  RunRecord b = Record("2026-12-02T00:00:00Z", 100);
+  ASSERT_NE(a.id, b.id);
+  EXPECT_EQ(s.value()->Add(a).value(), AddOutcome::kAdded);
+  EXPECT_EQ(s.value()->Add(a).value(), AddOutcome::kUnchanged);
+  EXPECT_EQ(s.value()->Add(b).value(), AddOutcome::kAdded);
+  RunRecord a2 = a;
+  a2.digest = "changed";
+  a2.label = "relabelled";
+  EXPECT_EQ(s.value()->Add(a2).value(), AddOutcome::kReplaced);
+  auto all = s.value()->LoadAll();
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ(all->at(0).id, a.id);  // time order
+  EXPECT_EQ(all->at(0).label, "relabelled");
+  EXPECT_EQ(all->at(0).metrics.size(), a.metrics.size());
+  EXPECT_EQ(all->at(0).host, "box-1");
+  for (std::size_t i = 0; i < a.metrics.size(); ++i) {
+    EXPECT_EQ(all->at(0).metrics[i].value, a.metrics[i].value);  // exact round trip
+    EXPECT_EQ(all->at(0).metrics[i].ci_lo, a.metrics[i].ci_lo);
+  }
+  auto tests = s.value()->Tests(a.id);
+  ASSERT_TRUE(tests);
+  ASSERT_EQ(tests->size(), 1u);
+  EXPECT_EQ(tests->at(0).tokens, 40);
+
+  auto removed = s.value()->Remove(b.id.substr(0, 6));
+  ASSERT_TRUE(removed) << removed.error().message;
+  EXPECT_EQ(removed->at(0), b.id);
+  EXPECT_EQ(s.value()->List()->size(), 1u);
+  EXPECT_FALSE(s.value()->Remove("zzzz"));
+  EXPECT_FALSE(s.value()->Remove(""));
+}
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void LoadSql(const fs::path& db, const std::string& sql) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, &err);
+  const std::string why = err != nullptr ? err : "";
+  sqlite3_free(err);
+  sqlite3_close(raw);
+  ASSERT_EQ(rc, SQLITE_OK) << why;
+}
+
+TEST(StoreSqlite, MigratesAVersion1StoreWithNothingLost) {
+  TempDir tmp;
+  const fs::path db = tmp.path() / "v1.sqlite";
+  LoadSql(db, ReadFile(fs::path(SB_FIXTURES_DIR) / "store" / "store_v1.sql"));
+  auto s = Open(db.string());
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s.value()->SchemaVersion(), 2);
+  auto all = s.value()->LoadAll();
+  ASSERT_TRUE(all) << all.error().message;
+  ASSERT_EQ(all->size(), 2u);
+  const RunRecord& a = all->at(0);
+  EXPECT_EQ(a.id, "a1b2c3d4e5f6");
+  EXPECT_EQ(a.label, "baseline");
+  EXPECT_EQ(a.host, "spark-1");
+  EXPECT_EQ(a.tags, (std::map<std::string, std::string>{{"hw", "dgx-spark"}, {"spec", "3"}}));
+  ASSERT_EQ(a.metrics.size(), 3u);
+  EXPECT_EQ(a.metrics[0].value, 198.7);
+  EXPECT_EQ(a.metrics[0].n, 3);
+  EXPECT_FALSE(a.metrics[0].ci_lo.has_value());
+  EXPECT_EQ(a.metrics[2].point, "4");
+  EXPECT_EQ(a.metrics[2].value, 702.25);
+  EXPECT_EQ(all->at(1).model, "slow-model");
+  EXPECT_TRUE(all->at(1).tags.empty());
+  auto tests = s.value()->Tests("a1b2c3d4e5f6");
+  ASSERT_EQ(tests->size(), 2u);
+  EXPECT_EQ(tests->at(1).reason, "expected \"Q3\"");
+  // The migrated store takes new runs, and opening it again migrates nothing.
+  EXPECT_EQ(s.value()->Add(Record("2026-12-02T00:00:00Z", 300)).value(), AddOutcome::kAdded);
+  s.value().reset();
+  auto again = Open(db.string());
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again.value()->LoadAll()->size(), 3u);
+}
+
+TEST(StoreSqlite, RefusesANewerSchemaAndACorruptFile) {
+  TempDir tmp;
+  const fs::path db = tmp.path() / "new.sqlite";
+  ASSERT_TRUE(Open(db.string()));
+  LoadSql(db, "UPDATE meta SET value = '99' WHERE key = 'schema_version'");
+  auto s = Open(db.string());
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("schema version 99 is newer"), std::string::npos)
+      << s.error().message;
+  const fs::path junk = tmp.path() / "junk.sqlite";
+  std::ofstream(junk) << std::string(4096, 'x');
+  auto bad = Open(junk.string());
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find(junk.string()), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("not a database"), std::string::npos) << bad.error().message;
+}
+
+RunRecord Synthetic(const std::string& id, const std::string& model, const std::string& version,
+                    double value, double lo, double hi, const std::string& at) {
+  RunRecord r;
+  r.id = id;
+  r.model = model;
+  r.status = "complete";
+  r.started_at = at;
+  r.server_kind = "vllm";
+  r.server_version = version;
+  r.tool_version = "0.1.0";
+  r.metrics.push_back({"decode", "", "", "decode_tok_s", value, "tok/s", 3, lo, hi});
+  r.metrics.push_back(
+      {"decode", "", "", "ttft_ms", 1000 / value, "ms", 3, std::nullopt, std::nullopt});
+  return r;
+}
+
+TEST(StoreQuery, LeaderboardRanksAndMarksOverlappingIntervalsAsTies) {
+  std::vector<RunRecord> runs = {
+      Synthetic("c", "slow", "1", 100, 99, 101, "2026-12-01T00:00:00Z"),
+      Synthetic("a", "fast", "1", 200, 195, 205, "2026-12-01T00:00:01Z"),
+      Synthetic("b", "close", "1", 198, 190, 202, "2026-12-01T00:00:02Z"),
+  };
+  const auto spec = ParseMetric("decode.decode_tok_s").value();
+  const std::string md = RenderLeaderboard(runs, spec, "model", OutputFormat::kMarkdown);
+  const auto fast = md.find("| 1= | fast |");
+  const auto close = md.find("| 1= | close |");
+  const auto slow = md.find("| 3 | slow |");
+  ASSERT_NE(fast, std::string::npos) << md;
+  ASSERT_NE(close, std::string::npos) << md;
+  ASSERT_NE(slow, std::string::npos) << md;
+  EXPECT_LT(fast, close);
+  EXPECT_LT(close, slow);
+  EXPECT_NE(md.find("= marks a tie"), std::string::npos);
+  // Lower is better for a latency: slow's TTFT (10 ms) is the largest, so it ranks last.
+  const json j = json::parse(
+      RenderLeaderboard(runs, ParseMetric("decode.ttft_ms").value(), "model", OutputFormat::kJson));
+  EXPECT_EQ(j["entries"][0]["model"], "fast");
+  EXPECT_EQ(j["entries"][2]["model"], "slow");
+  const std::string html = RenderLeaderboard(runs, spec, "model", OutputFormat::kHtml);
+  EXPECT_NE(html.find("<table>"), std::string::npos);
+  EXPECT_NE(html.find("<td>1=</td>"), std::string::npos);
+}
+
+TEST(StoreQuery, HistoryShowsChangeSparklineAndTheBridge) {
+  std::vector<RunRecord> runs = {
+      Synthetic("r1", "m", "0.10.0", 100, 98, 102, "2026-12-01T00:00:00Z"),
+      Synthetic("r2", "m", "0.11.0", 101, 99, 103, "2026-12-02T00:00:00Z"),
+      Synthetic("r3", "m", "0.12.0", 80, 79, 81, "2026-12-03T00:00:00Z"),
+  };
+  const auto spec = ParseMetric("decode.decode_tok_s").value();
+  const std::string md = RenderHistory(runs, spec, OutputFormat::kMarkdown);
+  EXPECT_NE(md.find("+1.0%"), std::string::npos) << md;
+  EXPECT_NE(md.find("-20.8%"), std::string::npos) << md;
+  EXPECT_NE(md.find("m (-): ██▁"), std::string::npos) << md;
+  const auto bridge = BridgeCheck(runs, spec);
+  ASSERT_EQ(bridge.size(), 2u);
+  EXPECT_NE(bridge[0].find("vllm 0.10.0 -> vllm 0.11.0: re-measured within 1.0% (noise ±2.8%)"),
+            std::string::npos)
+      << bridge[0];
+  EXPECT_NE(bridge[1].find("SHIFT of -20.8%"), std::string::npos) << bridge[1];
+  EXPECT_TRUE(BridgeCheck(runs, spec, {"zz"}).empty());
+  const json j = json::parse(RenderHistory(runs, spec, OutputFormat::kJson));
+  ASSERT_EQ(j["runs"].size(), 3u);
+  EXPECT_EQ(j["runs"][1]["change"], (101.0 - 100.0) / 100.0);
+  EXPECT_EQ(j["bridge"].size(), 2u);
+  const std::string csv = RenderHistory(runs, spec, OutputFormat::kCsv);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);
+}
+
+TEST(StoreQuery, ParsesMetricsFormatsAndFilters) {
+  auto m = ParseMetric("concurrency.throughput_tok_s@8");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->profile, "concurrency");
+  EXPECT_EQ(m->point, "8");
+  EXPECT_FALSE(ParseMetric("decode"));
+  EXPECT_FALSE(ParseOutputFormat("html", false));
+  EXPECT_TRUE(ParseOutputFormat("html", true));
+  EXPECT_FALSE(ParseGroupBy("tag:"));
+  EXPECT_TRUE(ParseGroupBy("tag:hw"));
+  std::vector<RunRecord> runs = {Synthetic("a", "m", "1", 1, 1, 1, "2026-11-01T00:00:00Z"),
+                                 Synthetic("b", "n", "1", 1, 1, 1, "2026-12-01T00:00:00Z")};
+  runs[1].tags["hw"] = "spark";
+  EXPECT_EQ(Select(runs, {"m", {}, ""}).size(), 1u);
+  EXPECT_EQ(Select(runs, {"", {}, "2026-11-15"}).size(), 1u);
+  EXPECT_EQ(Select(runs, {"", {{"hw", "spark"}}, ""}).at(0).id, "b");
+}
+
+TEST(StoreLocation, FlagThenEnvironmentThenXdgThenHome) {
+  StoreOptions o;
+  o.store = "/x/runs.sqlite";
+  EXPECT_EQ(ResolveLocation(o), "/x/runs.sqlite");
+  o.store.clear();
+  setenv("SERVEBENCH_STORE", "/env/runs.sqlite", 1);
+  EXPECT_EQ(ResolveLocation(o), "/env/runs.sqlite");
+  setenv("SERVEBENCH_STORE", "off", 1);
+  EXPECT_FALSE(ResolveLocation(o));
+  unsetenv("SERVEBENCH_STORE");
+  setenv("XDG_DATA_HOME", "/xdg", 1);
+  EXPECT_EQ(ResolveLocation(o), "/xdg/servebench/runs.sqlite");
+  unsetenv("XDG_DATA_HOME");
+  setenv("HOME", "/home/u", 1);
+  EXPECT_EQ(ResolveLocation(o), "/home/u/.local/share/servebench/runs.sqlite");
+  o.no_store = true;
+  EXPECT_FALSE(ResolveLocation(o));
+  EXPECT_EQ(DisplayLocation("postgresql://u:pw@h/db"), "postgresql://***@h/db");
+}
+
+}  // namespace
+}  // namespace sb::store
