@@ -235,26 +235,22 @@ int RunCompare(const CompareCommand& c) {
   if (c.runs.size() < 2) {
     return Fail(MakeError(ErrorCode::kUsage, "compare needs at least two run directories"));
   }
-  std::vector<json> docs;
+  std::vector<report::CompareRun> runs;
   for (const auto& r : c.runs) {
-    auto doc = report::LoadResults(r);
-    if (!doc) {
-      return Fail(doc.error());
+    auto run = report::LoadCompareRun(r);
+    if (!run) {
+      return Fail(run.error());
     }
-    docs.push_back(std::move(doc.value()));
+    runs.push_back(std::move(run.value()));
   }
   auto format = report::ParseFormat(c.format);
   if (!format) {
     return Fail(format.error());
   }
-  std::vector<std::string> labels = c.labels;
-  if (!labels.empty() && labels.size() != c.runs.size()) {
+  if (!c.labels.empty() && c.labels.size() != c.runs.size()) {
     return Fail(MakeError(ErrorCode::kUsage, "--label must be given once per run, or not at all"));
   }
-  if (labels.empty()) {
-    labels = report::DefaultLabels(docs, {c.runs.begin(), c.runs.end()});
-  }
-  auto text = report::Compare(docs, labels, format.value());
+  auto text = report::Compare(runs, c.labels, format.value());
   if (!text) {
     return Fail(text.error());
   }
