@@ -18,6 +18,7 @@
 
 #include "cli/completion.h"
 #include "cli/doctor_command.h"
+#include "cli/export_command.h"
 #include "cli/resume_args.h"
 #include "cli/roofline_command.h"
 #include "cli/signals.h"
@@ -568,7 +569,9 @@ struct Commands {
   AssetsCommand assets;
   SimCommand sim_cmd;
   DoctorCommand doctor_cmd;
-  CLI::App *run_app, *perf_app, *launch_app, *cmp, *roof, *suites_cmd, *assets_cmd, *doctor_app;
+  ExportCommand export_cmd;
+  CLI::App *run_app, *perf_app, *launch_app, *cmp, *roof, *suites_cmd, *assets_cmd, *doctor_app,
+      *export_app;
 
   Commands() {
     app.set_version_flag("--version", std::string("servebench ") + run::kVersion);
@@ -577,6 +580,7 @@ struct Commands {
     perf_app = AddPerfCommand(app, perf_cmd);
     launch_app = AddLaunchCommand(app, launch_cmd);
     cmp = AddCompareCommand(app, cmp_cmd);
+    export_app = AddExportCommand(app, export_cmd);
     roof = AddRooflineCommand(app, roof_cmd);
     suites_cmd = AddSuitesCommand(app, suites_list);
     assets_cmd = AddAssetsCommand(app, assets);
@@ -625,6 +629,9 @@ int Dispatch(Commands& c, const std::string& command_line) {
   }
   if (c.roof->parsed()) {
     return RunRoofline(c.roof_cmd);
+  }
+  if (c.export_app->parsed()) {
+    return RunExportCommand(c.export_cmd);
   }
   if (c.doctor_app->parsed()) {
     return RunDoctorCommand(c.doctor_cmd);

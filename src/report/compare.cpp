@@ -301,8 +301,7 @@ Result<CompareRun> LoadCompareRun(const std::filesystem::path& run_dir_or_file) 
       return MakeError(ErrorCode::kSetup,
                        fmt::format("{} line {} is not a JSON object", samples.string(), n));
     }
-    if (BoolAt(rec, {"warmup"}).value_or(false) || BoolAt(rec, {"superseded"}).value_or(false) ||
-        StringAt(rec, {"status"}) != "ok") {
+    if (BoolAt(rec, {"warmup"}).value_or(false) || BoolAt(rec, {"superseded"}).value_or(false)) {
       continue;
     }
     run.samples.push_back(std::move(rec));

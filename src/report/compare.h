@@ -30,8 +30,8 @@ enum class Format { kMarkdown, kJson, kHtml };
 // "md" / "markdown", "json", "html" (case-sensitive); kUsage error otherwise.
 Result<Format> ParseFormat(std::string_view name);
 
-// One run as compare reads it: results.json, and the measured requests of samples.jsonl (warm-ups,
-// superseded lines and failed requests left out). Without samples.jsonl (`has_samples` false),
+// One run as compare reads it: results.json, and the measured requests of samples.jsonl (warm-ups
+// and superseded lines left out; failed requests kept, and left out of every interval). Without samples.jsonl (`has_samples` false),
 // the raw values of results.json's stats objects stand in for them.
 struct CompareRun {
   nlohmann::json results;

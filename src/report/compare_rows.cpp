@@ -366,7 +366,8 @@ std::vector<double> RawValues(const CompareRun& run, std::string_view profile,
   for (const json& s : run.samples) {
     auto p = StringAt(s, {"profile"});
     auto label = StringAt(s, {"label"});
-    if (p != profile || !label || !label->starts_with(label_prefix)) {
+    if (p != profile || !label || !label->starts_with(label_prefix) ||
+        StringAt(s, {"status"}) != "ok") {
       continue;
     }
     if (auto v = NumberAt(s, {field})) {

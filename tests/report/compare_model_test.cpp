@@ -254,8 +254,9 @@ TEST_F(LoadCompareRunTest, ReadsMeasuredSamplesOnly) {
   auto run = LoadCompareRun(dir_);
   ASSERT_TRUE(run.has_value()) << run.error().message;
   EXPECT_TRUE(run->has_samples);
-  ASSERT_EQ(run->samples.size(), 2u);
-  EXPECT_EQ(run->samples[1]["decode_tok_s"], 102);
+  ASSERT_EQ(run->samples.size(), 3u);  // the failed request is kept, out of every interval
+  EXPECT_EQ(run->samples[1]["status"], "http_error");
+  EXPECT_EQ(run->samples[2]["decode_tok_s"], 102);
   // The figure's samples come from samples.jsonl, not from results.json's one value.
   auto other = *run;
   auto c = BuildComparison({*run, other}, {"A", "B"});
