@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/redact.h"
 #include "export/export.h"
 #include "report/format.h"
 
@@ -161,7 +162,7 @@ std::string ToJunit(const json& results) {
   // Properties: what the tests ran against.
   std::vector<std::pair<std::string, std::string>> props = {
       {"model", model},
-      {"endpoint", Str(target, "endpoint")},
+      {"endpoint", RedactUrl(Str(target, "endpoint"))},
       {"server.kind", target.contains("server") ? Str(target["server"], "kind") : ""},
       {"server.version", target.contains("server") ? Str(target["server"], "version") : ""},
       {"servebench.version",
