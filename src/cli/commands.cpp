@@ -18,6 +18,7 @@
 
 #include "cli/completion.h"
 #include "cli/doctor_command.h"
+#include "cli/export_command.h"
 #include "cli/resume_args.h"
 #include "cli/roofline_command.h"
 #include "cli/signals.h"
@@ -253,26 +254,22 @@ int RunCompare(const CompareCommand& c) {
   if (c.runs.size() < 2) {
     return Fail(MakeError(ErrorCode::kUsage, "compare needs at least two run directories"));
   }
-  std::vector<json> docs;
+  std::vector<report::CompareRun> runs;
   for (const auto& r : c.runs) {
-    auto doc = report::LoadResults(r);
-    if (!doc) {
-      return Fail(doc.error());
+    auto run = report::LoadCompareRun(r);
+    if (!run) {
+      return Fail(run.error());
     }
-    docs.push_back(std::move(doc.value()));
+    runs.push_back(std::move(run.value()));
   }
   auto format = report::ParseFormat(c.format);
   if (!format) {
     return Fail(format.error());
   }
-  std::vector<std::string> labels = c.labels;
-  if (!labels.empty() && labels.size() != c.runs.size()) {
+  if (!c.labels.empty() && c.labels.size() != c.runs.size()) {
     return Fail(MakeError(ErrorCode::kUsage, "--label must be given once per run, or not at all"));
   }
-  if (labels.empty()) {
-    labels = report::DefaultLabels(docs, {c.runs.begin(), c.runs.end()});
-  }
-  auto text = report::Compare(docs, labels, format.value());
+  auto text = report::Compare(runs, c.labels, format.value());
   if (!text) {
     return Fail(text.error());
   }
@@ -494,7 +491,10 @@ CLI::App* AddLaunchCommand(CLI::App& app, run::MatrixPlan& l) {
 
 CLI::App* AddCompareCommand(CLI::App& app, CompareCommand& c) {
   CLI::App* cmd =
-      app.add_subcommand("compare", "Head-to-head table of two or more run directories");
+      app.add_subcommand("compare",
+                         "Head-to-head table of two or more run directories: each ratio with a "
+                         "bootstrap 95% interval (\"within noise\" when it holds 1), quality "
+                         "flips, and a warning for each condition the runs did not share");
   cmd->add_option("runs", c.runs, "Run directories (or results.json files)")->required();
   cmd->add_option("--out", c.out, "Write to this file instead of stdout");
   cmd->add_option("--format", c.format, "md, html or json")
@@ -600,7 +600,9 @@ struct Commands {
   SimCommand sim_cmd;
   DoctorCommand doctor_cmd;
   StoreCommands store_cmds;
-  CLI::App *run_app, *perf_app, *launch_app, *cmp, *roof, *suites_cmd, *assets_cmd, *doctor_app;
+  ExportCommand export_cmd;
+  CLI::App *run_app, *perf_app, *launch_app, *cmp, *roof, *suites_cmd, *assets_cmd, *doctor_app,
+      *export_app;
 
   Commands() {
     app.set_version_flag("--version", std::string("servebench ") + run::kVersion);
@@ -609,6 +611,7 @@ struct Commands {
     perf_app = AddPerfCommand(app, perf_cmd);
     launch_app = AddLaunchCommand(app, launch_cmd);
     cmp = AddCompareCommand(app, cmp_cmd);
+    export_app = AddExportCommand(app, export_cmd);
     roof = AddRooflineCommand(app, roof_cmd);
     suites_cmd = AddSuitesCommand(app, suites_list);
     assets_cmd = AddAssetsCommand(app, assets);
@@ -658,6 +661,9 @@ int Dispatch(Commands& c, const std::string& command_line) {
   }
   if (c.roof->parsed()) {
     return RunRoofline(c.roof_cmd);
+  }
+  if (c.export_app->parsed()) {
+    return RunExportCommand(c.export_cmd);
   }
   if (c.doctor_app->parsed()) {
     return RunDoctorCommand(c.doctor_cmd);

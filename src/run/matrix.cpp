@@ -130,9 +130,9 @@ MatrixOutcome RunRecipes(const MatrixPlan& l, const std::vector<launch::Recipe>&
 
 // compare.md and compare.json of the measured recipes, in `base`.
 Result<void> WriteComparison(const std::filesystem::path& base, const MatrixOutcome& m) {
-  std::vector<json> docs;
+  std::vector<report::CompareRun> docs;
   for (const auto& d : m.done_dirs) {
-    auto doc = report::LoadResults(d);
+    auto doc = report::LoadCompareRun(d);
     if (!doc) {
       return doc.error();
     }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -76,9 +77,11 @@ json CompareJson(const std::vector<json>& runs,
 
 // The row with `key` in a JSON comparison; null when absent.
 json RowByKey(const json& doc, const std::string& key) {
-  for (const json& row : doc["rows"]) {
-    if (row["key"] == key) {
-      return row;
+  for (const json& section : doc["sections"]) {
+    for (const json& row : section["rows"]) {
+      if (row["key"] == key) {
+        return row;
+      }
     }
   }
   return nullptr;
@@ -95,16 +98,17 @@ std::string Advantage(const std::vector<json>& runs, const std::string& key,
 
 TEST(CompareTest, HigherIsBetterSaysFaster) {
   std::vector<json> runs = {WithDecode(MakeRun("a"), {92.8}), WithDecode(MakeRun("b"), {23.6})};
-  EXPECT_EQ(Advantage(runs, "decode_tok_s"), "A 3.9× faster");
+  EXPECT_EQ(Advantage(runs, "decode_tok_s"), "A 3.9× faster (n=1, no CI)");
   std::swap(runs[0], runs[1]);
-  EXPECT_EQ(Advantage(runs, "decode_tok_s"), "B 3.9× faster");
+  EXPECT_EQ(Advantage(runs, "decode_tok_s"), "B 3.9× faster (n=1, no CI)");
 }
 
 TEST(CompareTest, LowerIsBetterForLatency) {
   std::vector<json> runs = {WithTtft(MakeRun("a"), {98}), WithTtft(MakeRun("b"), {266})};
   json row = RowByKey(CompareJson(runs), "ttft_ms.short");
   EXPECT_EQ(row["better"], "lower");
-  EXPECT_EQ(row["advantage"]["text"], "A 2.7× faster");
+  EXPECT_EQ(row["advantage"]["text"], "A 2.7× faster (n=1, no CI)");
+  EXPECT_EQ(row["advantage"]["verdict"], "no_interval");
   EXPECT_EQ(row["advantage"]["winner"], "A");
   EXPECT_NEAR(row["advantage"]["ratio"].get<double>(), 266.0 / 98.0, 1e-9);
   EXPECT_EQ(row["display"], json({"98 ms", "266 ms"}));
@@ -115,7 +119,7 @@ TEST(CompareTest, RatesSayBetter) {
   json b = MakeRun("b");
   a["spec_decode"] = {{"acceptance_rate", 0.711}};
   b["spec_decode"] = {{"acceptance_rate", 0.503}};
-  EXPECT_EQ(Advantage({a, b}, "spec_decode.acceptance_rate"), "A 1.4× better");
+  EXPECT_EQ(Advantage({a, b}, "spec_decode.acceptance_rate"), "A 1.4× better (n=1, no CI)");
 }
 
 TEST(CompareTest, FailedRequestsCountFewer) {
@@ -125,7 +129,7 @@ TEST(CompareTest, FailedRequestsCountFewer) {
   b["summary"] = {{"failed_requests", 0}, {"requests", 41}};
   EXPECT_EQ(Advantage({a, b}, "summary.failed_requests"), "B 3 fewer");
   a["summary"]["failed_requests"] = 0;
-  EXPECT_EQ(Advantage({a, b}, "summary.failed_requests"), "Tie");
+  EXPECT_EQ(Advantage({a, b}, "summary.failed_requests"), "Equal");
 }
 
 json WithContext(json run, std::vector<std::pair<int, bool>> rows, int skipped_size = 0) {
@@ -160,49 +164,76 @@ TEST(CompareTest, TokensHaveNoBetterDirection) {
   b["summary"] = {{"completion_tokens", 28369}};
   json row = RowByKey(CompareJson({a, b}), "summary.completion_tokens");
   EXPECT_EQ(row["better"], "none");
-  EXPECT_EQ(row["advantage"]["text"], "A 1.7× more");
+  EXPECT_EQ(row["advantage"]["text"], "A 1.7× more (n=1, no CI)");
 }
 
-// ---- The tie rule ------------------------------------------------------------------------------
+// ---- The bootstrap interval --------------------------------------------------------------------
 
-TEST(CompareTest, TieAtThreePercentBothWays) {
-  // Single values: the noise is 3 %, inclusive.
-  EXPECT_EQ(
-      Advantage({WithDecode(MakeRun("a"), {100}), WithDecode(MakeRun("b"), {103})}, "decode_tok_s"),
-      "Tie");
-  EXPECT_EQ(Advantage({WithDecode(MakeRun("a"), {100}), WithDecode(MakeRun("b"), {103.2})},
-                      "decode_tok_s"),
-            "B 1.03× faster");
-  // Exactly 3 % in decimal, 1.0300000000000002 in binary floating point: still a Tie.
-  EXPECT_EQ(Advantage({WithDecode(MakeRun("a"), {17.9}), WithDecode(MakeRun("b"), {18.437})},
-                      "decode_tok_s"),
-            "Tie");
-  // Lower is better: the ratio is taken the other way round.
-  EXPECT_EQ(
-      Advantage({WithTtft(MakeRun("a"), {100}), WithTtft(MakeRun("b"), {103})}, "ttft_ms.short"),
-      "Tie");
-  EXPECT_EQ(
-      Advantage({WithTtft(MakeRun("a"), {100}), WithTtft(MakeRun("b"), {103.2})}, "ttft_ms.short"),
-      "A 1.03× faster");
+TEST(CompareTest, OverlappingSamplesAreWithinNoise) {
+  std::vector<json> runs = {WithDecode(MakeRun("a"), {95, 100, 105, 98, 102}),
+                            WithDecode(MakeRun("b"), {96, 101, 104, 99, 103})};
+  json row = RowByKey(CompareJson(runs), "decode_tok_s");
+  EXPECT_EQ(row["advantage"]["verdict"], "within_noise");
+  EXPECT_TRUE(row["advantage"]["text"].get<std::string>().starts_with("≈ within noise (95% CI "))
+      << row["advantage"]["text"];
+  EXPECT_EQ(row["advantage"]["winner"], nullptr);
+  double lo = row["advantage"]["ci95"][0];
+  double hi = row["advantage"]["ci95"][1];
+  EXPECT_LE(lo, 1.0);
+  EXPECT_GE(hi, 1.0);
+  EXPECT_EQ(row["advantage"]["within_noise"], json({"A", "B"}));
+  EXPECT_EQ(row["samples"], json({5, 5}));
 }
 
-TEST(CompareTest, TieWidensToTheRunsOwnSpread) {
-  // A's raw values spread (105 − 95) / 100 = 10 %, so up to 1.10× is noise.
-  json a = WithDecode(MakeRun("a"), {95, 100, 105});
-  EXPECT_EQ(Advantage({a, WithDecode(MakeRun("b"), {110})}, "decode_tok_s"), "Tie");
-  EXPECT_EQ(Advantage({a, WithDecode(MakeRun("b"), {110.2})}, "decode_tok_s"), "B 1.1× faster");
-  // The larger of the two spreads counts, whichever run it belongs to.
-  json wide = WithDecode(MakeRun("b"), {100, 120, 140});  // (140 − 100) / 120 = 33 %
-  EXPECT_EQ(Advantage({WithDecode(MakeRun("a"), {92}), wide}, "decode_tok_s"), "Tie");
-  EXPECT_EQ(Advantage({WithDecode(MakeRun("a"), {89}), wide}, "decode_tok_s"), "B 1.3× faster");
-  json row = RowByKey(CompareJson({a, WithDecode(MakeRun("b"), {110.2})}), "decode_tok_s");
-  EXPECT_NEAR(row["advantage"]["noise"].get<double>(), 0.10, 1e-9);
+TEST(CompareTest, SeparatedSamplesGiveARatioWithItsInterval) {
+  std::vector<json> runs = {WithDecode(MakeRun("a"), {100, 101, 99, 102, 98}),
+                            WithDecode(MakeRun("b"), {200, 201, 199, 202, 198})};
+  json row = RowByKey(CompareJson(runs), "decode_tok_s");
+  EXPECT_EQ(row["advantage"]["verdict"], "better");
+  EXPECT_EQ(row["advantage"]["winner"], "B");
+  double lo = row["advantage"]["ci95"][0];
+  double hi = row["advantage"]["ci95"][1];
+  // The resampled medians stay within the samples' range: 198/102 .. 202/98.
+  EXPECT_GE(lo, 198.0 / 102.0 - 1e-9);
+  EXPECT_LE(hi, 202.0 / 98.0 + 1e-9);
+  EXPECT_LE(lo, 2.0);
+  EXPECT_GE(hi, 2.0);
+  EXPECT_EQ(row["advantage"]["text"], fmt::format("B 2.0× faster (95% CI {:.2f}–{:.2f}×)", lo, hi));
+  // Lower is better: the ratio is the slower run's TTFT over the faster one's.
+  std::vector<json> t = {WithTtft(MakeRun("a"), {50, 51, 49, 52}),
+                         WithTtft(MakeRun("b"), {100, 99, 101, 102})};
+  json ttft = RowByKey(CompareJson(t), "ttft_ms.short");
+  EXPECT_EQ(ttft["advantage"]["winner"], "A");
+  EXPECT_GT(ttft["advantage"]["ci95"][0].get<double>(), 1.8);
+  EXPECT_NEAR(ttft["advantage"]["ratio"].get<double>(), 100.5 / 50.5, 1e-9);
+}
+
+TEST(CompareTest, SameInputsSameOutput) {
+  std::vector<json> runs = {WithDecode(MakeRun("a"), {95, 100, 105, 97, 110, 90}),
+                            WithDecode(MakeRun("b"), {99, 103, 108, 112, 101, 96})};
+  auto first = Compare(runs, {"A", "B"}, Format::kJson);
+  auto second = Compare(runs, {"A", "B"}, Format::kJson);
+  ASSERT_TRUE(first.has_value() && second.has_value());
+  EXPECT_EQ(*first, *second);
+}
+
+TEST(CompareTest, OneValueHasNoInterval) {
+  // A single value per run: the ratio is shown, marked, never called noise.
+  json row =
+      RowByKey(CompareJson({WithDecode(MakeRun("a"), {100}), WithDecode(MakeRun("b"), {101, 103})}),
+               "decode_tok_s");
+  EXPECT_EQ(row["advantage"]["verdict"], "no_interval");
+  EXPECT_EQ(row["advantage"]["ci95"], nullptr);
+  EXPECT_EQ(row["advantage"]["text"], "B 1.02× faster (n=1, no CI)");
+  row = RowByKey(CompareJson({WithDecode(MakeRun("a"), {100}), WithDecode(MakeRun("b"), {100})}),
+                 "decode_tok_s");
+  EXPECT_EQ(row["advantage"]["text"], "Equal (n=1, no CI)");
 }
 
 TEST(CompareTest, ScoresTieOnEqualPassCounts) {
   std::vector<json> runs = {WithTests(MakeRun("a"), 65, 65), WithTests(MakeRun("b"), 65, 65)};
-  EXPECT_EQ(Advantage(runs, "score.total"), "Tie");
-  EXPECT_EQ(Advantage(runs, "score.category.vision"), "Tie");
+  EXPECT_EQ(Advantage(runs, "score.total"), "Equal");
+  EXPECT_EQ(Advantage(runs, "score.category.vision"), "Equal");
   runs[1] = WithTests(MakeRun("b"), 60, 65);
   EXPECT_EQ(Advantage(runs, "score.total"), "A +5 passed");
   // 64/65 is within 3 % of 65/65 but is still a difference: counts are exact.
@@ -246,17 +277,20 @@ TEST(CompareTest, NullMedianIsNotZero) {
 // ---- Three runs --------------------------------------------------------------------------------
 
 TEST(CompareTest, ThreeRunsBestAgainstRunnerUp) {
-  std::vector<json> runs = {WithDecode(MakeRun("a"), {100}), WithDecode(MakeRun("b"), {200}),
-                            WithDecode(MakeRun("c"), {300})};
+  auto around = [](double v) { return std::vector<double>{v - 2, v - 1, v, v + 1, v + 2}; };
+  std::vector<json> runs = {WithDecode(MakeRun("a"), around(100)),
+                            WithDecode(MakeRun("b"), around(200)),
+                            WithDecode(MakeRun("c"), around(300))};
   std::vector<std::string> labels = {"A", "B", "C"};
-  EXPECT_EQ(Advantage(runs, "decode_tok_s", labels), "C 1.5× faster");
-  runs[2] = WithDecode(MakeRun("c"), {205});
-  EXPECT_EQ(Advantage(runs, "decode_tok_s", labels), "Tie: B, C");
-  runs[0] = WithDecode(MakeRun("a"), {202});
-  EXPECT_EQ(Advantage(runs, "decode_tok_s", labels), "Tie");
+  EXPECT_TRUE(Advantage(runs, "decode_tok_s", labels).starts_with("C 1.5× faster (95% CI"));
+  runs[2] = WithDecode(MakeRun("c"), around(200.5));
+  EXPECT_TRUE(Advantage(runs, "decode_tok_s", labels).starts_with("≈ within noise: B, C (95% CI"))
+      << Advantage(runs, "decode_tok_s", labels);
+  runs[0] = WithDecode(MakeRun("a"), around(200.2));
+  EXPECT_TRUE(Advantage(runs, "decode_tok_s", labels).starts_with("≈ within noise (95% CI"));
   // A run without the figure does not stop the others from being compared.
   runs = {MakeRun("a"), WithDecode(MakeRun("b"), {200}), WithDecode(MakeRun("c"), {100})};
-  EXPECT_EQ(Advantage(runs, "decode_tok_s", labels), "B 2.0× faster");
+  EXPECT_EQ(Advantage(runs, "decode_tok_s", labels), "B 2.0× faster (n=1, no CI)");
 }
 
 TEST(CompareTest, MarkdownTableShape) {
@@ -281,8 +315,9 @@ TEST(CompareTest, MarkdownTableShape) {
   EXPECT_EQ(table[0], "| Metric | A | B | C | Advantage |");
   EXPECT_EQ(table[1], "|---|---:|---:|---:|---|");
   EXPECT_EQ(table[2],
-            "| Decode speed (median) | 100.0 tok/s | 200.0 tok/s | 300.0 tok/s | C 1.5× faster |");
-  EXPECT_EQ(table[3], "| TTFT (short prompt) | 50 ms | 60 ms | — | A 1.2× faster |");
+            "| Decode speed (median) | 100.0 tok/s | 200.0 tok/s | 300.0 tok/s | C 1.5× faster "
+            "(n=1, no CI) |");
+  EXPECT_EQ(table[3], "| TTFT (short prompt) | 50 ms | 60 ms | — | A 1.2× faster (n=1, no CI) |");
   for (const std::string& row : table) {
     EXPECT_EQ(std::count(row.begin(), row.end(), '|'), 6) << row;
   }
@@ -299,17 +334,19 @@ TEST(CompareTest, LabelsDefaultToModelAndDisambiguate) {
   EXPECT_EQ(
       DefaultLabels(runs, {"x/same", "y/same", "z"}),
       (std::vector<std::string>{"Qwen/Qwen3-8B (same) #1", "Qwen/Qwen3-8B (same) #2", "other"}));
-  auto md = Compare({WithDecode(MakeRun("m1"), {1}), WithDecode(MakeRun("m2"), {2})}, {},
-                    Format::kMarkdown);
+  auto md =
+      Compare(std::vector<json>{WithDecode(MakeRun("m1"), {1}), WithDecode(MakeRun("m2"), {2})}, {},
+              Format::kMarkdown);
   ASSERT_TRUE(md.has_value());
   EXPECT_NE(md->find("| Metric | m1 | m2 | Advantage |"), std::string::npos) << *md;
 }
 
 TEST(CompareTest, Errors) {
-  auto one = Compare({MakeRun("a")}, {}, Format::kMarkdown);
+  auto one = Compare(std::vector<json>{MakeRun("a")}, {}, Format::kMarkdown);
   ASSERT_FALSE(one.has_value());
   EXPECT_EQ(one.error().code, ErrorCode::kUsage);
-  auto labels = Compare({MakeRun("a"), MakeRun("b")}, {"only one"}, Format::kMarkdown);
+  auto labels =
+      Compare(std::vector<json>{MakeRun("a"), MakeRun("b")}, {"only one"}, Format::kMarkdown);
   ASSERT_FALSE(labels.has_value());
   EXPECT_EQ(labels.error().code, ErrorCode::kUsage);
   EXPECT_TRUE(ParseFormat("md").has_value());
@@ -319,9 +356,9 @@ TEST(CompareTest, Errors) {
 }
 
 TEST(CompareTest, HtmlEscapesEverything) {
-  auto html =
-      Compare({WithDecode(MakeRun("<script>x</script>"), {1}), WithDecode(MakeRun("b&c"), {2})}, {},
-              Format::kHtml);
+  auto html = Compare(std::vector<json>{WithDecode(MakeRun("<script>x</script>"), {1}),
+                                        WithDecode(MakeRun("b&c"), {2})},
+                      {}, Format::kHtml);
   ASSERT_TRUE(html.has_value());
   EXPECT_EQ(html->find("<script>"), std::string::npos) << *html;
   EXPECT_NE(html->find("&lt;script&gt;x&lt;/script&gt;"), std::string::npos);
@@ -338,9 +375,9 @@ TEST(CompareTest, NotesWarnAboutSimulatorAndPartialRuns) {
   std::string notes = doc["notes"].dump();
   EXPECT_NE(notes.find("B ran against the built-in simulator"), std::string::npos) << notes;
   EXPECT_NE(notes.find("B has partial results (status: interrupted)"), std::string::npos) << notes;
-  EXPECT_NE(notes.find("Decode runs requested different token counts: A 256, B 512"),
-            std::string::npos)
-      << notes;
+  std::string warnings = doc["warnings"].dump();
+  EXPECT_NE(warnings.find("Decode token counts differ: A 256; B 512."), std::string::npos)
+      << warnings;
 }
 
 // ---- Goldens -----------------------------------------------------------------------------------

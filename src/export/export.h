@@ -1,0 +1,48 @@
+// `servebench export RUN --format csv|junit|jsonl`: a run directory's results in the formats
+// other tools read (docs/reports.md, "Exports"):
+//   - csv: every speed table in long format (profile, level, metric, stat, value, unit), one
+//     figure per row, RFC 4180, loadable as is by pandas, spreadsheets and `sqlite3 .import`;
+//   - junit: the quality tests as JUnit XML (the Apache Ant schema that CI systems read): FAIL
+//     and LOOP -> <failure>, ERROR and TIMEOUT -> <error>, UNSUPPORTED and EMPTY -> <skipped>,
+//     each with the reason;
+//   - jsonl: one JSON object per line: every measured request of samples.jsonl, then every test.
+// Reads only; the run directory is never changed. Thread safety: pure functions.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+#include "report/compare.h"
+
+namespace sb::exporter {
+
+enum class ExportFormat { kCsv, kJunit, kJsonl };
+
+// "csv", "junit", "jsonl"; kUsage otherwise.
+Result<ExportFormat> ParseExportFormat(std::string_view name);
+
+// The CSV header: profile,level,level_unit,metric,stat,value,unit
+inline constexpr std::string_view kCsvHeader = "profile,level,level_unit,metric,stat,value,unit";
+
+// Every numeric figure of results.json's "perf" tables, "spec_decode" and "roofline" (raw
+// request records and per-request values left out: they are jsonl's). Header first, CRLF-free
+// ("\n" line ends), fields quoted when they hold a comma, a quote or a line break.
+std::string ToCsv(const nlohmann::json& results);
+
+// The JUnit XML of results.json's "tests": one <testsuite> per test category, in order of first
+// appearance, inside <testsuites>. A run without tests gives an empty <testsuites/>.
+std::string ToJunit(const nlohmann::json& results);
+
+// One line per measured request (samples.jsonl without warm-ups, superseded lines; failures
+// kept), {"record": "sample", ...}, then one per test, {"record": "test", ...}.
+std::string ToJsonl(const report::CompareRun& run);
+
+// Loads RUN (a directory or its results.json) and renders `format`.
+// Errors: as report::LoadCompareRun.
+Result<std::string> ExportRun(const std::filesystem::path& run, ExportFormat format);
+
+}  // namespace sb::exporter

@@ -1,0 +1,94 @@
+// Internal to the compare files: building rows and sections of a Comparison (compare.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/compare.h"
+
+namespace sb::report::compare_detail {
+
+using nlohmann::json;
+
+// What a row compares and how it words the Advantage.
+struct RowSpec {
+  std::string metric;
+  std::string key;
+  std::string unit;
+  Better better = Better::kHigher;
+  std::string word = "faster";
+  bool counts = false;
+  double quantile = 0.5;
+};
+
+CompareCell Missing();
+CompareCell Cell(std::optional<double> v, std::string text, std::vector<double> samples = {});
+CompareCell ScoreCell(std::optional<double> pass, std::optional<double> total, bool with_percent);
+
+std::string TokS(double v);
+std::string Ms(double v);
+
+// Raw values of one measured series, from samples.jsonl when the run has it: the records of
+// `profile` whose label starts with `label_prefix`, field `field` (numbers only); else the
+// "values" of `fallback` (a results.json stats object; may be null).
+std::vector<double> RawValues(const CompareRun& run, std::string_view profile,
+                              std::string_view label_prefix, std::string_view field,
+                              const json* fallback);
+
+// Adds rows, each with one cell per run; a row no run has a value for is left out.
+class RowBuilder {
+ public:
+  explicit RowBuilder(const std::vector<CompareRun>& runs) : runs_(runs) {}
+
+  template <typename F>
+  void Add(const RowSpec& spec, F get) {
+    CompareRow row;
+    row.metric = spec.metric;
+    row.key = spec.key;
+    row.unit = spec.unit;
+    row.better = spec.better;
+    row.word = spec.word;
+    row.counts = spec.counts;
+    row.quantile = spec.quantile;
+    bool any = false;
+    for (const CompareRun& run : runs_) {
+      row.cells.push_back(get(run));
+      any = any || row.cells.back().value.has_value();
+    }
+    if (any) {
+      rows_.push_back(std::move(row));
+    }
+  }
+
+  std::vector<CompareRow> Take() { return std::move(rows_); }
+
+ private:
+  const std::vector<CompareRun>& runs_;
+  std::vector<CompareRow> rows_;
+};
+
+// The "At a glance" rows (quality scores, speed, totals): compare_rows.cpp.
+std::vector<CompareRow> GlanceRows(const std::vector<CompareRun>& runs);
+
+// Sections beyond the glance, each only when at least two runs have its data:
+// compare_sections.cpp.
+std::vector<CompareSection> ExtraSections(const std::vector<CompareRun>& runs,
+                                          const std::vector<CompareRow>& glance);
+
+// The Advantage of a row (bootstrap interval when both runs have >= 2 samples).
+Judgement Judge(const CompareRow& row, const std::vector<std::string>& labels);
+
+// The paired McNemar test and the per-test changes of each run against the first.
+void CompareQuality(const std::vector<CompareRun>& runs, const std::vector<std::string>& labels,
+                    Comparison& out);
+
+// One line per condition the runs did not share.
+std::vector<std::string> Warnings(const std::vector<CompareRun>& runs,
+                                  const std::vector<std::string>& labels);
+
+// The method paragraph printed under the tables.
+extern const char* const kMethod;
+
+}  // namespace sb::report::compare_detail

@@ -1,0 +1,510 @@
+// The sections of a comparison beyond "At a glance" (rate, roofline, speculative decoding,
+// context, startup), the paired quality test with its per-test changes, and the warnings for
+// conditions the runs did not share.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "report/compare_internal.h"
+#include "report/compare_stats.h"
+#include "report/format.h"
+#include "report/run_dir.h"
+
+namespace sb::report::compare_detail {
+
+namespace {
+
+RowSpec Spec(std::string metric, std::string key, std::string unit, Better better, std::string word,
+             double quantile = 0.5) {
+  RowSpec s{std::move(metric), std::move(key), std::move(unit), better, std::move(word)};
+  s.quantile = quantile;
+  return s;
+}
+
+std::string Upper(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+  return s;
+}
+
+std::set<double> NumbersOver(const std::vector<CompareRun>& runs,
+                             std::initializer_list<std::string_view> array,
+                             std::string_view field) {
+  std::set<double> out;
+  for (const CompareRun& r : runs) {
+    for (const json* l : ArrayAt(r.results, array)) {
+      if (auto c = NumberAt(*l, {field})) {
+        out.insert(*c);
+      }
+    }
+  }
+  return out;
+}
+
+const json* ItemWith(const json& run, std::initializer_list<std::string_view> array,
+                     std::string_view field, double v) {
+  for (const json* l : ArrayAt(run, array)) {
+    if (NumberAt(*l, {field}) == v) {
+      return l;
+    }
+  }
+  return nullptr;
+}
+
+// A section when at least two runs have a figure in one of its rows.
+void AddSection(std::vector<CompareSection>& out, std::string id, std::string title,
+                std::string note, std::vector<CompareRow> rows) {
+  bool shared = std::any_of(rows.begin(), rows.end(), [](const CompareRow& r) {
+    return std::count_if(r.cells.begin(), r.cells.end(),
+                         [](const CompareCell& c) { return c.value.has_value(); }) >= 2;
+  });
+  if (shared) {
+    out.push_back(
+        CompareSection{std::move(id), std::move(title), std::move(note), std::move(rows)});
+  }
+}
+
+// ---- Rate --------------------------------------------------------------------------------------
+
+const json* RatePoint(const json& run, double rate) {
+  for (const json* p : ArrayAt(run, {"perf", "rate", "rates"})) {
+    if (NumberAt(*p, {"rate_rps"}) == rate) {
+      return p;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<double> RateTtfts(const json& point) {
+  std::vector<double> out;
+  for (const json* q : ArrayAt(point, {"requests"})) {
+    if (StringAt(*q, {"status"}) != "ok") {
+      continue;
+    }
+    if (auto v = NumberAt(*q, {"ttft_ms"})) {
+      out.push_back(*v);
+    }
+  }
+  return out;
+}
+
+std::vector<CompareRow> RateRows(const std::vector<CompareRun>& runs) {
+  RowBuilder b(runs);
+  for (double rate : NumbersOver(runs, {"perf", "rate", "rates"}, "rate_rps")) {
+    std::string at = fmt::format("{} req/s", FormatFixed2(rate));
+    std::string key = fmt::format("rate.{}", FormatFixed2(rate));
+    b.Add(Spec("Goodput, " + at, key + ".goodput_rps", "req/s", Better::kHigher, "better"),
+          [rate](const CompareRun& r) {
+            const json* p = RatePoint(r.results, rate);
+            auto v = p == nullptr ? std::nullopt : NumberAt(*p, {"goodput", "goodput_rps"});
+            auto f = p == nullptr ? std::nullopt : NumberAt(*p, {"goodput", "fraction"});
+            return v ? Cell(v, fmt::format("{} req/s ({})", FormatFixed2(v), FormatPercent(f)))
+                     : Missing();
+          });
+    b.Add(Spec("Output tok/s, " + at, key + ".output_tok_s", "tok/s", Better::kHigher, "faster"),
+          [rate](const CompareRun& r) {
+            const json* p = RatePoint(r.results, rate);
+            auto v = p == nullptr ? std::nullopt : NumberAt(*p, {"output_tok_s"});
+            return v ? Cell(v, TokS(*v)) : Missing();
+          });
+    for (auto [name, q] : {std::pair{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}}) {
+      b.Add(Spec(fmt::format("TTFT {}, {}", name, at), fmt::format("{}.ttft_ms.{}", key, name),
+                 "ms", Better::kLower, "faster", q),
+            [rate, name](const CompareRun& r) {
+              const json* p = RatePoint(r.results, rate);
+              auto v = p == nullptr ? std::nullopt : NumberAt(*p, {"from_send", "ttft_ms", name});
+              return v ? Cell(v, Ms(*v), RateTtfts(*p)) : Missing();
+            });
+    }
+    for (auto name : {"p50", "p99"}) {
+      b.Add(Spec(fmt::format("ITL {}, {}", name, at), fmt::format("{}.itl_ms.{}", key, name), "ms",
+                 Better::kLower, "faster"),
+            [rate, name](const CompareRun& r) {
+              const json* p = RatePoint(r.results, rate);
+              auto v = p == nullptr ? std::nullopt : NumberAt(*p, {"itl_ms", name});
+              return v ? Cell(v, Ms(*v)) : Missing();
+            });
+    }
+  }
+  return b.Take();
+}
+
+// ---- Roofline, spec decoding, context, startup -------------------------------------------------
+
+std::vector<CompareRow> RooflineRows(const std::vector<CompareRun>& runs) {
+  RowBuilder b(runs);
+  b.Add(Spec("Bandwidth ceiling", "roofline.ceiling_tok_s", "tok/s", Better::kHigher, "higher"),
+        [](const CompareRun& r) {
+          auto v = NumberAt(r.results, {"roofline", "ceiling_tok_s"});
+          std::string text = TokS(v.value_or(0));
+          if (auto hw = StringAt(r.results, {"roofline", "hardware", "name"})) {
+            text += " (" + *hw + ")";
+          }
+          return v ? Cell(v, text) : Missing();
+        });
+  b.Add(Spec("Decode % of ceiling", "roofline.percent_of_ceiling", "%", Better::kHigher, "better"),
+        [](const CompareRun& r) {
+          auto v = NumberAt(r.results, {"roofline", "percent_of_ceiling"});
+          return v ? Cell(v, FormatFixed1(v) + "%") : Missing();
+        });
+  return b.Take();
+}
+
+std::vector<CompareRow> SpecRows(const std::vector<CompareRun>& runs,
+                                 const std::vector<CompareRow>& glance) {
+  RowBuilder b(runs);
+  b.Add(
+      Spec("Acceptance rate", "spec_decode.acceptance_rate", "fraction", Better::kHigher, "better"),
+      [](const CompareRun& r) {
+        auto v = NumberAt(r.results, {"spec_decode", "acceptance_rate"});
+        return v ? Cell(v, FormatPercent(v)) : Missing();
+      });
+  b.Add(Spec("Mean acceptance length", "spec_decode.mean_acceptance_length", "tokens",
+             Better::kHigher, "better"),
+        [](const CompareRun& r) {
+          auto v = NumberAt(r.results, {"spec_decode", "mean_acceptance_length"});
+          return v ? Cell(v, FormatFixed2(v) + " tokens") : Missing();
+        });
+  std::size_t positions = 0;
+  for (const CompareRun& r : runs) {
+    positions = std::max(positions, ArrayAt(r.results, {"spec_decode", "per_position"}).size());
+  }
+  for (std::size_t k = 0; k < positions; ++k) {
+    b.Add(
+        Spec(fmt::format("Acceptance at draft position {}", k + 1),
+             fmt::format("spec_decode.position_{}", k + 1), "fraction", Better::kHigher, "better"),
+        [k](const CompareRun& r) {
+          auto per = NumbersAt(r.results, {"spec_decode", "per_position"});
+          return k < per.size() ? Cell(per[k], FormatPercent(per[k])) : Missing();
+        });
+  }
+  std::vector<CompareRow> rows = b.Take();
+  // The uplift: the decode speed of the runs side by side (with its interval), when at least one
+  // run measured speculative decoding.
+  auto decode = std::find_if(glance.begin(), glance.end(),
+                             [](const CompareRow& r) { return r.key == "decode_tok_s"; });
+  if (!rows.empty() && decode != glance.end()) {
+    CompareRow uplift = *decode;
+    uplift.metric = "Decode speed (speculative uplift)";
+    uplift.key = "spec_decode.uplift";
+    rows.push_back(std::move(uplift));
+  }
+  return rows;
+}
+
+std::vector<CompareRow> ContextRows(const std::vector<CompareRun>& runs) {
+  RowBuilder b(runs);
+  for (double size : NumbersOver(runs, {"perf", "context", "rows"}, "size")) {
+    std::string at = FormatCount(size) + " tokens";
+    auto field = [size](const CompareRun& r, std::string_view f) -> std::optional<double> {
+      const json* row = ItemWith(r.results, {"perf", "context", "rows"}, "size", size);
+      return row == nullptr ? std::nullopt : NumberAt(*row, {f});
+    };
+    b.Add(Spec("TTFT, " + at, fmt::format("context.{:.0f}.ttft_ms", size), "ms", Better::kLower,
+               "faster"),
+          [field](const CompareRun& r) {
+            auto v = field(r, "ttft_ms");
+            return v ? Cell(v, Ms(*v)) : Missing();
+          });
+    b.Add(Spec("Prefill tok/s, " + at, fmt::format("context.{:.0f}.prefill_tok_s", size), "tok/s",
+               Better::kHigher, "faster"),
+          [field](const CompareRun& r) {
+            auto v = field(r, "prefill_tok_s");
+            return v ? Cell(v, TokS(*v)) : Missing();
+          });
+  }
+  return b.Take();
+}
+
+std::vector<CompareRow> StartupRows(const std::vector<CompareRun>& runs) {
+  RowBuilder b(runs);
+  b.Add(Spec("Server time to ready", "server.time_to_ready_s", "s", Better::kLower, "faster"),
+        [](const CompareRun& r) {
+          auto s = NumberAt(r.results, {"server_process", "time_to_ready_s"});
+          return s ? Cell(s, FormatSeconds(s) + "s") : Missing();
+        });
+  return b.Take();
+}
+
+// ---- Warnings ----------------------------------------------------------------------------------
+
+std::string Join(const std::vector<std::string>& v) {
+  return v.empty() ? std::string("none") : fmt::format("{}", fmt::join(v, ", "));
+}
+
+// "what differ: A x; B y." when at least two runs have a value and they are not all equal.
+void Differ(std::vector<std::string>& out, std::string_view what,
+            const std::vector<std::optional<std::string>>& values,
+            const std::vector<std::string>& labels) {
+  std::set<std::string> seen;
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (values[i]) {
+      seen.insert(*values[i]);
+      parts.push_back(fmt::format("{} {}", labels[i], *values[i]));
+    }
+  }
+  if (seen.size() > 1) {
+    out.push_back(fmt::format("{} differ: {}.", what, fmt::join(parts, "; ")));
+  }
+}
+
+std::vector<std::optional<std::string>> PerRun(
+    const std::vector<CompareRun>& runs,
+    const std::function<std::optional<std::string>(const json&)>& f) {
+  std::vector<std::optional<std::string>> out;
+  for (const CompareRun& r : runs) {
+    out.push_back(f(r.results));
+  }
+  return out;
+}
+
+std::function<std::optional<std::string>(const json&)> NumberField(
+    std::initializer_list<std::string_view> path) {
+  std::vector<std::string> p(path.begin(), path.end());
+  return [p](const json& r) -> std::optional<std::string> {
+    const json* j = &r;
+    for (const std::string& k : p) {
+      if (!j->is_object() || !j->contains(k)) {
+        return std::nullopt;
+      }
+      j = &(*j)[k];
+    }
+    if (!j->is_number()) {
+      return std::nullopt;
+    }
+    return FormatCount(j->get<double>());
+  };
+}
+
+// The list of `field` over the items of `array`, when the run has that array.
+std::function<std::optional<std::string>(const json&)> ListField(
+    std::initializer_list<std::string_view> array, std::string field) {
+  std::vector<std::string> p(array.begin(), array.end());
+  return [p, field](const json& r) -> std::optional<std::string> {
+    const json* j = &r;
+    for (const std::string& k : p) {
+      if (!j->is_object() || !j->contains(k)) {
+        return std::nullopt;
+      }
+      j = &(*j)[k];
+    }
+    if (!j->is_array()) {
+      return std::nullopt;
+    }
+    std::vector<std::string> items;
+    for (const json& item : *j) {
+      if (auto n = NumberAt(item, {field})) {
+        items.push_back(*n == std::trunc(*n) ? FormatCount(n) : fmt::format("{:g}", *n));
+      }
+    }
+    return Join(items);
+  };
+}
+
+std::string ProfileName(const std::string& key) {
+  return key == "max_tokens" ? "max-tokens" : key;
+}
+
+}  // namespace
+
+std::vector<CompareSection> ExtraSections(const std::vector<CompareRun>& runs,
+                                          const std::vector<CompareRow>& glance) {
+  std::vector<CompareSection> out;
+  AddSection(out, "rate", "Rate",
+             "Open-loop load per offered rate; TTFT from the actual send; goodput needs --slo.",
+             RateRows(runs));
+  AddSection(out, "roofline", "Roofline", "The memory-bandwidth ceiling (docs/roofline.md).",
+             RooflineRows(runs));
+  AddSection(out, "spec_decode", "Speculative decoding",
+             "Server counters over the measurement windows (docs/metrics.md).",
+             SpecRows(runs, glance));
+  AddSection(out, "context", "Context", "Per prompt size (one request each).", ContextRows(runs));
+  AddSection(out, "startup", "Startup", "Runs whose server servebench started (--serve, launch).",
+             StartupRows(runs));
+  return out;
+}
+
+void CompareQuality(const std::vector<CompareRun>& runs, const std::vector<std::string>& labels,
+                    Comparison& out) {
+  auto by_id = [](const json& run) {
+    std::map<std::string, const json*> m;
+    for (const json* t : ArrayAt(run, {"tests"})) {
+      auto id = StringAt(*t, {"id"});
+      if (!id) {
+        continue;
+      }
+      std::string key = *id;
+      if (auto rep = NumberAt(*t, {"repeat"})) {
+        key += fmt::format("#{}", FormatCount(rep));
+      }
+      m[key] = t;
+    }
+    return m;
+  };
+  auto base = by_id(runs[0].results);
+  if (base.empty()) {
+    return;
+  }
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    auto other = by_id(runs[i].results);
+    PairedQuality pq;
+    pq.base = 0;
+    pq.other = i;
+    for (const auto& [id, t] : base) {
+      auto it = other.find(id);
+      if (it == other.end()) {
+        continue;
+      }
+      ++pq.shared;
+      std::string from = Upper(StringAt(*t, {"status"}).value_or("?"));
+      std::string to = Upper(StringAt(*it->second, {"status"}).value_or("?"));
+      bool a = from == "PASS";
+      bool b = to == "PASS";
+      (a && b ? pq.both_pass : a ? pq.base_only : b ? pq.other_only : pq.neither) += 1;
+      std::string change;
+      if (a != b) {
+        change = from + " → " + to;
+      } else if (from != to && (to == "EMPTY" || to == "LOOP")) {
+        change = "new " + to;
+      }
+      if (!change.empty()) {
+        out.changes.push_back(TestChange{
+            0, i, id, StringAt(*it->second, {"name"}).value_or(StringAt(*t, {"name"}).value_or(id)),
+            from, to, change, StringAt(*it->second, {"reason"}).value_or("")});
+      }
+    }
+    if (pq.shared == 0) {
+      continue;
+    }
+    pq.p_value = stats::McNemarExactP(pq.base_only, pq.other_only);
+    std::string verdict = pq.p_value < 0.05
+                              ? fmt::format("{} passes more of them (p < 0.05)",
+                                            pq.base_only > pq.other_only ? labels[0] : labels[i])
+                              : "no significant difference (p ≥ 0.05)";
+    pq.text = fmt::format(
+        "{} vs {} on the {} tests both ran: {} pass in both, {} only in {}, {} only in {}, {} in "
+        "neither; exact McNemar p = {}: {}.",
+        labels[0], labels[i], pq.shared, pq.both_pass, pq.base_only, labels[0], pq.other_only,
+        labels[i], pq.neither, pq.p_value >= 0.001 ? fmt::format("{:.3f}", pq.p_value) : "< 0.001",
+        verdict);
+    out.paired.push_back(std::move(pq));
+  }
+}
+
+std::vector<std::string> Warnings(const std::vector<CompareRun>& runs,
+                                  const std::vector<std::string>& labels) {
+  std::vector<std::string> w;
+  // Profile sets: what each run measured.
+  std::vector<std::optional<std::string>> profiles;
+  for (const CompareRun& r : runs) {
+    std::vector<std::string> names;
+    if (const json* perf = Find(r.results, {"perf"}); perf != nullptr && perf->is_object()) {
+      for (const auto& [k, v] : perf->items()) {
+        if (!v.is_null()) {
+          names.push_back(ProfileName(k));
+        }
+      }
+    }
+    profiles.push_back(Join(names));
+  }
+  Differ(w, "Profile sets", profiles, labels);
+  Differ(w, "Decode token counts", PerRun(runs, NumberField({"perf", "decode", "tokens"})), labels);
+  Differ(w, "Concurrency token counts",
+         PerRun(runs, NumberField({"perf", "concurrency", "tokens"})), labels);
+  Differ(w, "Rate token counts", PerRun(runs, NumberField({"perf", "rate", "tokens"})), labels);
+  Differ(w, "Context answer lengths (max_tokens)",
+         PerRun(runs, NumberField({"perf", "context", "max_tokens"})), labels);
+  Differ(
+      w, "TTFT prompts",
+      PerRun(runs,
+             [](const json& r) -> std::optional<std::string> {
+               auto ps = ArrayAt(r, {"perf", "ttft", "prompts"});
+               if (ps.empty()) {
+                 return std::nullopt;
+               }
+               std::vector<std::string> items;
+               for (const json* p : ps) {
+                 items.push_back(fmt::format("{} ({} tokens)", StringAt(*p, {"name"}).value_or("?"),
+                                             FormatCount(NumberAt(*p, {"prompt_tokens"}))));
+               }
+               return Join(items);
+             }),
+      labels);
+  Differ(w, "Concurrency levels",
+         PerRun(runs, ListField({"perf", "concurrency", "levels"}, "concurrency")), labels);
+  Differ(w, "Output lengths (max-tokens)",
+         PerRun(runs, ListField({"perf", "max_tokens", "lengths"}, "max_tokens")), labels);
+  Differ(w, "Context sizes", PerRun(runs, ListField({"perf", "context", "rows"}, "size")), labels);
+  Differ(w, "Offered rates", PerRun(runs, ListField({"perf", "rate", "rates"}, "rate_rps")),
+         labels);
+  Differ(w, "Thinking settings",
+         PerRun(runs,
+                [](const json& r) -> std::optional<std::string> {
+                  const json* t = Find(r, {"config", "thinking"});
+                  if (t == nullptr || t->is_null()) {
+                    return "not sent";
+                  }
+                  return t->is_boolean() ? (t->get<bool>() ? "on" : "off") : t->dump();
+                }),
+         labels);
+  // Suites: names and size, then the test ids themselves (a different suite version).
+  Differ(w, "Suites",
+         PerRun(runs,
+                [](const json& r) -> std::optional<std::string> {
+                  auto names = Find(r, {"suite", "names"});
+                  if (names == nullptr || !names->is_array()) {
+                    return std::nullopt;
+                  }
+                  std::vector<std::string> n;
+                  for (const json& x : *names) {
+                    n.push_back(x.is_string() ? x.get<std::string>() : x.dump());
+                  }
+                  return fmt::format("{} ({} tests)", Join(n), ArrayAt(r, {"tests"}).size());
+                }),
+         labels);
+  std::vector<std::set<std::string>> ids;
+  for (const CompareRun& r : runs) {
+    std::set<std::string> s;
+    for (const json* t : ArrayAt(r.results, {"tests"})) {
+      if (auto id = StringAt(*t, {"id"})) {
+        s.insert(*id);
+      }
+    }
+    ids.push_back(std::move(s));
+  }
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    if (ids[0].empty() || ids[i].empty() || ids[0] == ids[i]) {
+      continue;
+    }
+    std::vector<std::string> only_a;
+    std::vector<std::string> only_b;
+    std::set_difference(ids[0].begin(), ids[0].end(), ids[i].begin(), ids[i].end(),
+                        std::back_inserter(only_a));
+    std::set_difference(ids[i].begin(), ids[i].end(), ids[0].begin(), ids[0].end(),
+                        std::back_inserter(only_b));
+    auto few = [](const std::vector<std::string>& v) {
+      std::vector<std::string> head(v.begin(), v.begin() + std::min<std::size_t>(v.size(), 5));
+      return Join(head) + (v.size() > 5 ? ", …" : "");
+    };
+    w.push_back(fmt::format(
+        "The suites' tests differ (another suite or suite version): {} only in {} ({}), {} only "
+        "in {} ({}); quality is compared on the {} shared tests.",
+        only_a.size(), labels[0], few(only_a), only_b.size(), labels[i], few(only_b),
+        ids[0].size() - only_a.size()));
+  }
+  Differ(w, "servebench versions",
+         PerRun(runs,
+                [](const json& r) {
+                  return StringAt(r, {"tool", "version"});
+                }),
+         labels);
+  return w;
+}
+
+}  // namespace sb::report::compare_detail

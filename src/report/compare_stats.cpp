@@ -1,0 +1,118 @@
+#include "report/compare_stats.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sb::report::stats {
+
+namespace {
+
+// The fixed base seed of every interval (docs/compare.md).
+constexpr std::uint64_t kBaseSeed = 0x5EB0'0C0A'1DA7'E5EDull;
+
+struct SplitMix64 {
+  std::uint64_t state;
+
+  std::uint64_t Next() {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+
+  // Uniform in [0, n) by the top 53 bits scaled to n (the bias is below 2^-30 for any
+  // sample count we see).
+  std::size_t Below(std::size_t n) {
+    double u = static_cast<double>(Next() >> 11) * 0x1.0p-53;
+    return std::min(n - 1, static_cast<std::size_t>(u * static_cast<double>(n)));
+  }
+};
+
+// Nearest-rank percentile of sorted values (p in [0, 1]).
+double NearestRank(const std::vector<double>& sorted, double p) {
+  auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(sorted.size())));
+  rank = std::clamp<std::size_t>(rank, 1, sorted.size());
+  return sorted[rank - 1];
+}
+
+double QuantileSorted(const std::vector<double>& s, double q) {
+  if (q == 0.5) {
+    std::size_t n = s.size();
+    return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+  }
+  return NearestRank(s, q);
+}
+
+double ResampleStat(const std::vector<double>& v, double q, SplitMix64& rng,
+                    std::vector<double>& scratch) {
+  scratch.resize(v.size());
+  for (double& x : scratch) {
+    x = v[rng.Below(v.size())];
+  }
+  std::sort(scratch.begin(), scratch.end());
+  return QuantileSorted(scratch, q);
+}
+
+}  // namespace
+
+double Quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return QuantileSorted(v, q);
+}
+
+std::optional<RatioInterval> BootstrapRatio(const std::vector<double>& a,
+                                            const std::vector<double>& b, double q,
+                                            std::uint64_t seed, int resamples) {
+  if (a.size() < 2 || b.size() < 2 || resamples < 1) {
+    return std::nullopt;
+  }
+  double den = Quantile(b, q);
+  if (!(den > 0)) {
+    return std::nullopt;
+  }
+  RatioInterval out;
+  out.ratio = Quantile(a, q) / den;
+  out.resamples = resamples;
+  SplitMix64 rng{seed};
+  std::vector<double> ratios;
+  ratios.reserve(static_cast<std::size_t>(resamples));
+  std::vector<double> scratch;
+  for (int i = 0; i < resamples; ++i) {
+    double sa = ResampleStat(a, q, rng, scratch);
+    double sb = ResampleStat(b, q, rng, scratch);
+    if (!(sb > 0)) {
+      return std::nullopt;
+    }
+    ratios.push_back(sa / sb);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  out.lo = NearestRank(ratios, 0.025);
+  out.hi = NearestRank(ratios, 0.975);
+  return out;
+}
+
+std::uint64_t SeedFor(std::string_view key) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : key) {
+    h = (h ^ c) * 0x100000001b3ull;
+  }
+  return kBaseSeed ^ h;
+}
+
+double McNemarExactP(int b, int c) {
+  int n = b + c;
+  if (n <= 0) {
+    return 1.0;
+  }
+  int k = std::min(b, c);
+  // Σ_{i<=k} C(n, i) / 2^n, in logs so that large n does not overflow.
+  double tail = 0;
+  for (int i = 0; i <= k; ++i) {
+    double log_term =
+        std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) - n * std::log(2.0);
+    tail += std::exp(log_term);
+  }
+  return std::min(1.0, 2 * tail);
+}
+
+}  // namespace sb::report::stats

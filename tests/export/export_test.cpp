@@ -1,0 +1,127 @@
+#include "export/export.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace sb::exporter {
+namespace {
+
+using nlohmann::json;
+
+int Count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (auto pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+json Doc() {
+  return json{{"schema", "servebench.results/1"},
+              {"started_at", "2026-12-03T10:36:07Z"},
+              {"status", "complete"},
+              {"tool", {{"version", "0.1.0"}}},
+              {"target",
+               {{"model", "m"},
+                {"endpoint", "http://user:secret@gpu-box:8000/v1"},
+                {"server", {{"kind", "vllm"}, {"version", "0.11"}}}}},
+              {"tests", json::array()},
+              {"perf", json::object()}};
+}
+
+TEST(ExportTest, ParseFormat) {
+  EXPECT_EQ(*ParseExportFormat("csv"), ExportFormat::kCsv);
+  EXPECT_EQ(*ParseExportFormat("junit"), ExportFormat::kJunit);
+  EXPECT_EQ(*ParseExportFormat("jsonl"), ExportFormat::kJsonl);
+  auto bad = ParseExportFormat("xml");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().code, ErrorCode::kUsage);
+}
+
+TEST(ExportTest, CsvLongFormatWithLevelsUnitsAndQuoting) {
+  json d = Doc();
+  d["perf"]["concurrency"] = {
+      {"tokens", 256},
+      {"levels",
+       {{{"concurrency", 4},
+         {"throughput_tok_s", 710.5},
+         {"ok", 4},
+         {"per_stream_decode_tok_s", {{"n", 4}, {"median", 180.0}, {"values", {1, 2, 3, 4}}}},
+         {"requests", json::array({{{"ttft_ms", 1.0}}})}}}}};
+  d["perf"]["ttft"] = {
+      {"prompts", {{{"name", "a,\"b\""}, {"ttft_ms", {{"n", 1}, {"median", 98}}}}}}};
+  d["perf"]["context"] = {{"rows", {{{"size", 2000}, {"correct", true}, {"prefill_tok_s", 1e4}}}}};
+  d["spec_decode"] = {{"acceptance_rate", 0.7}, {"per_position", {0.86, 0.5}}};
+  std::string csv = ToCsv(d);
+  EXPECT_TRUE(csv.starts_with(std::string(kCsvHeader) + "\n"));
+  EXPECT_NE(csv.find("concurrency,,,tokens,value,256,tokens\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("concurrency,4,streams,throughput_tok_s,value,710.5,tok/s\n"),
+            std::string::npos);
+  EXPECT_NE(csv.find("concurrency,4,streams,per_stream_decode_tok_s,median,180,tok/s\n"),
+            std::string::npos);
+  EXPECT_NE(csv.find("concurrency,4,streams,per_stream_decode_tok_s,n,4,count\n"),
+            std::string::npos);
+  // A prompt name with a comma and quotes is one quoted field.
+  EXPECT_NE(csv.find("ttft,\"a,\"\"b\"\"\",prompt,ttft_ms,median,98,ms\n"), std::string::npos)
+      << csv;
+  EXPECT_NE(csv.find("context,2000,tokens,correct,value,1,bool\n"), std::string::npos);
+  EXPECT_NE(csv.find("context,2000,tokens,prefill_tok_s,value,10000,tok/s\n"), std::string::npos);
+  EXPECT_NE(csv.find("spec_decode,2,draft position,acceptance,value,0.5,fraction\n"),
+            std::string::npos);
+  // Raw values and request records are jsonl's, not the CSV's.
+  EXPECT_EQ(csv.find("values"), std::string::npos);
+  EXPECT_EQ(csv.find("requests"), std::string::npos);
+}
+
+TEST(ExportTest, JunitMapsStatusesAndEscapes) {
+  json d = Doc();
+  auto test = [](std::string id, std::string cat, std::string status, json reason) {
+    return json{{"id", id},         {"name", "Test <" + id + ">"},
+                {"category", cat},  {"status", status},
+                {"reason", reason}, {"time_ms", 1500.0}};
+  };
+  d["tests"] = {test("a", "image", "PASS", nullptr),
+                test("b", "image", "FAIL", "expected \"Q3\" & got Q2"),
+                test("c", "text", "LOOP", "repetition"),
+                test("d", "text", "ERROR", "HTTP 500"),
+                test("e", "text", "TIMEOUT", "over 60 s"),
+                test("f", "audio", "UNSUPPORTED", "HTTP 400: no audio"),
+                test("g", "text", "EMPTY", "thinking used the budget\x01")};
+  std::string xml = ToJunit(d);
+  EXPECT_EQ(Count(xml, "<testsuite "), 3);  // image, text, audio
+  EXPECT_EQ(Count(xml, "<testcase "), 7);
+  EXPECT_EQ(Count(xml, "<failure "), 2);
+  EXPECT_EQ(Count(xml, "<error "), 2);
+  EXPECT_EQ(Count(xml, "<skipped "), 2);
+  EXPECT_NE(xml.find("<failure type=\"FAIL\" message=\"FAIL: expected &quot;Q3&quot; &amp; got "
+                     "Q2\">expected &quot;Q3&quot; &amp; got Q2</failure>"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<error type=\"TIMEOUT\""), std::string::npos);
+  EXPECT_NE(xml.find("<skipped message=\"UNSUPPORTED: HTTP 400: no audio\"/>"), std::string::npos);
+  EXPECT_NE(xml.find("name=\"Test &lt;a&gt; (a)\" classname=\"servebench.image\" time=\"1.500\""),
+            std::string::npos);
+  EXPECT_NE(xml.find("budget\xEF\xBF\xBD"), std::string::npos);  // no control character
+  EXPECT_NE(xml.find("timestamp=\"2026-12-03T10:36:07\""), std::string::npos);
+  EXPECT_NE(xml.find("hostname=\"gpu-box\""), std::string::npos);
+  EXPECT_EQ(xml.find("secret"), std::string::npos);
+  EXPECT_NE(xml.find("tests=\"4\" failures=\"1\" errors=\"2\" skipped=\"1\""), std::string::npos)
+      << xml;
+}
+
+TEST(ExportTest, JsonlRecordsFirstThenFields) {
+  report::CompareRun run;
+  run.results = Doc();
+  run.results["tests"] = {{{"id", "t1"}, {"status", "PASS"}}};
+  run.samples = {json{{"profile", "decode"}, {"status", "ok"}, {"decode_tok_s", 1.5}}};
+  std::string out = ToJsonl(run);
+  EXPECT_EQ(
+      out,
+      "{\"record\":\"sample\",\"decode_tok_s\":1.5,\"profile\":\"decode\",\"status\":\"ok\"}\n"
+      "{\"record\":\"test\",\"id\":\"t1\",\"status\":\"PASS\"}\n");
+}
+
+}  // namespace
+}  // namespace sb::exporter
