@@ -27,6 +27,7 @@
 #include "perf/profiles.h"
 #include "report/compare.h"
 #include "report/format.h"
+#include "report/html.h"
 #include "report/run_dir.h"
 #include "run/plan.h"
 #include "run/run.h"
@@ -272,6 +273,27 @@ int RunCompare(const CompareCommand& c) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// report
+
+struct ReportCommand {
+  std::string run;
+  std::string out;
+};
+
+int RunReport(const ReportCommand& c) {
+  auto w = report::WriteHtmlReport(c.run, c.out);
+  if (!w) {
+    return Fail(w.error());
+  }
+  if (w->path.empty()) {
+    std::fwrite(w->html.data(), 1, w->html.size(), stdout);
+  } else {
+    std::fprintf(stderr, "wrote %s\n", w->path.c_str());
+  }
+  return kExitOk;
+}
+
+// ---------------------------------------------------------------------------------------------
 // sim
 
 struct SimCommand {
@@ -478,6 +500,14 @@ CLI::App* AddCompareCommand(CLI::App& app, CompareCommand& c) {
   return cmd;
 }
 
+CLI::App* AddReportCommand(CLI::App& app, ReportCommand& c) {
+  CLI::App* cmd = app.add_subcommand(
+      "report", "Write report.html again for a saved run, from its results.json");
+  cmd->add_option("run", c.run, "Run directory (or its results.json)")->required();
+  cmd->add_option("--out", c.out, "Write here instead of RUN/report.html (- for stdout)");
+  return cmd;
+}
+
 CLI::App* AddSimCommand(CLI::App& app, SimCommand& c) {
   CLI::App* cmd = app.add_subcommand(
       "sim", "Serve the simulator: an OpenAI-compatible server with known ground truth");
@@ -567,12 +597,14 @@ struct Commands {
   run::Plan run_cmd, perf_cmd;
   run::MatrixPlan launch_cmd;
   CompareCommand cmp_cmd;
+  ReportCommand report_cmd;
   roofline::RooflineArgs roof_cmd;
   SuitesCommand suites_list;
   AssetsCommand assets;
   SimCommand sim_cmd;
   DoctorCommand doctor_cmd;
-  CLI::App *run_app, *perf_app, *launch_app, *cmp, *roof, *suites_cmd, *assets_cmd, *doctor_app;
+  CLI::App *run_app, *perf_app, *launch_app, *cmp, *report_app, *roof, *suites_cmd, *assets_cmd,
+      *doctor_app;
 
   Commands() {
     app.set_version_flag("--version", std::string("servebench ") + run::kVersion);
@@ -581,6 +613,7 @@ struct Commands {
     perf_app = AddPerfCommand(app, perf_cmd);
     launch_app = AddLaunchCommand(app, launch_cmd);
     cmp = AddCompareCommand(app, cmp_cmd);
+    report_app = AddReportCommand(app, report_cmd);
     roof = AddRooflineCommand(app, roof_cmd);
     suites_cmd = AddSuitesCommand(app, suites_list);
     assets_cmd = AddAssetsCommand(app, assets);
@@ -626,6 +659,9 @@ int Dispatch(Commands& c, const std::string& command_line) {
   }
   if (c.cmp->parsed()) {
     return RunCompare(c.cmp_cmd);
+  }
+  if (c.report_app->parsed()) {
+    return RunReport(c.report_cmd);
   }
   if (c.roof->parsed()) {
     return RunRoofline(c.roof_cmd);
