@@ -26,6 +26,7 @@
 #include "media/media.h"
 #include "perf/profiles.h"
 #include "report/compare.h"
+#include "report/compare_charts.h"
 #include "report/format.h"
 #include "report/html.h"
 #include "report/run_dir.h"
@@ -255,7 +256,9 @@ int RunCompare(const CompareCommand& c) {
   if (labels.empty()) {
     labels = report::DefaultLabels(docs, {c.runs.begin(), c.runs.end()});
   }
-  auto text = report::Compare(docs, labels, format.value());
+  auto text = format.value() == report::Format::kHtml
+                  ? report::CompareHtml(docs, labels)
+                  : report::Compare(docs, labels, format.value());
   if (!text) {
     return Fail(text.error());
   }

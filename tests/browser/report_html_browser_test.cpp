@@ -18,6 +18,7 @@
 #include "browser/headless_browser.h"
 #include "report/format.h"
 #include "report/html.h"
+#include "support/sim_child.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 
@@ -284,6 +285,92 @@ TEST(ReportHtmlBrowserTest, ContextRateAndSpecDecodingChartsMatchResults) {
       EXPECT_EQ(c["refs"][0]["y"], "200");  // the SLO line
     }
   }
+}
+
+// compare --format html of a bare run and a speculative-decoding run: the grouped bars hold
+// every run's value of each tok/s row of `compare --format json`, and the stacked chart the
+// bare value and the speculative run's gain over it.
+TEST(ReportHtmlBrowserTest, CompareHtmlChartsMatchTheCompareDocument) {
+  SKIP_WITHOUT_BROWSER();
+  SimChild spec({"--spec-tokens", "3", "--spec-accept", "0.8,0.6,0.4"});
+  ASSERT_FALSE(spec.url().empty());
+  TempDir dir;
+  const std::vector<std::string> profile = {
+      "--profile", "decode,concurrency", "--levels", "1,2", "--tokens", "32", "--runs", "2"};
+  auto perf = [&](const std::vector<std::string>& target, const fs::path& out) {
+    std::vector<std::string> argv = {kBin, "perf"};
+    argv.insert(argv.end(), target.begin(), target.end());
+    argv.insert(argv.end(), profile.begin(), profile.end());
+    argv.insert(argv.end(), {"--out", out.string()});
+    return RunProcess(argv, std::chrono::seconds(120));
+  };
+  ASSERT_EQ(perf({}, dir.path() / "bare").exit_code, 0);
+  ASSERT_EQ(perf({"--endpoint", spec.url()}, dir.path() / "spec").exit_code, 0);
+  const fs::path page = dir.path() / "compare.html";
+  ProcessResult html =
+      RunProcess({kBin, "compare", (dir.path() / "bare").string(), (dir.path() / "spec").string(),
+                  "--label", "bare", "--label", "mtp", "--format", "html", "--out", page.string()});
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  ProcessResult js =
+      RunProcess({kBin, "compare", (dir.path() / "bare").string(), (dir.path() / "spec").string(),
+                  "--label", "bare", "--label", "mtp", "--format", "json"});
+  ASSERT_EQ(js.exit_code, 0) << js.err;
+  const json doc = json::parse(js.out);
+
+  // Expected marks from the compare document.
+  std::map<std::string, std::vector<Mark>> want;
+  for (const json& row : doc["rows"]) {
+    const std::string key = row["key"];
+    std::string x;
+    if (key == "decode_tok_s") {
+      x = "decode";
+    } else if (key.rfind("throughput_tok_s.c", 0) == 0) {
+      x = "c" + key.substr(18);
+    } else if (key == "summary.avg_tok_s") {
+      x = "average";
+    } else {
+      continue;
+    }
+    const std::vector<std::string> labels = {"bare", "mtp"};
+    for (std::size_t i = 0; i < 2; ++i) {
+      ASSERT_TRUE(row["values"][i].is_number()) << key;
+      want["compare-speed"].push_back(Mark{labels[i], x, row["values"][i].get<double>()});
+    }
+    const double bare = row["values"][0], mtp = row["values"][1];
+    want["compare-spec"].push_back(Mark{"bare (bare)", x, bare});
+    if (mtp > bare) {
+      want["compare-spec"].push_back(Mark{"speculative uplift (mtp)", x, mtp - bare});
+    }
+  }
+  ASSERT_GE(want["compare-speed"].size(), 8u);  // decode, c1, c2, average × 2 runs
+
+  PageLoad load = LoadPage(page, kCollect);
+  ASSERT_TRUE(load.ok) << load.failure;
+  EXPECT_TRUE(load.errors.empty()) << ::testing::PrintToString(load.errors);
+  EXPECT_TRUE(load.requests.empty()) << ::testing::PrintToString(load.requests);
+  const json dom = json::parse(load.value.get<std::string>());
+  EXPECT_EQ(dom["scripts"], 0);
+  EXPECT_EQ(dom["external"], 0);
+  std::set<std::string> ids;
+  for (const json& c : dom["charts"]) {
+    ids.insert(c["id"].get<std::string>());
+    std::vector<Mark> got;
+    for (const json& m : c["marks"]) {
+      EXPECT_FALSE(m["title"].get<std::string>().empty());
+      got.push_back(
+          Mark{m["series"], m["x"], std::strtod(m["y"].get<std::string>().c_str(), nullptr)});
+    }
+    std::vector<Mark> expect = want[c["id"].get<std::string>()];
+    std::sort(got.begin(), got.end());
+    std::sort(expect.begin(), expect.end());
+    EXPECT_EQ(got.size(), expect.size()) << c["id"];
+    for (std::size_t i = 0; i < std::min(got.size(), expect.size()); ++i) {
+      EXPECT_EQ(got[i].series, expect[i].series) << c["id"];
+      EXPECT_EQ(got[i].x, expect[i].x) << c["id"];
+      EXPECT_EQ(got[i].y, expect[i].y) << c["id"] << " " << got[i].series << " " << got[i].x;
+    }
+  }
+  EXPECT_EQ(ids, (std::set<std::string>{"compare-speed", "compare-spec"}));
 }
 
 // Negative controls: a console error, a request to the network and a request for a local file

@@ -1,11 +1,15 @@
 #include "report/html.h"
 
+#include <charconv>
+#include <fstream>
 #include <regex>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "report/compare_charts.h"
 #include "report/golden.h"
 
 namespace sb::report {
@@ -29,8 +33,8 @@ int Count(const std::string& text, const std::string& part) {
 // Every way an HTML page can pull in something outside itself, looked for in the tags (text
 // such as an escaped "&lt;img src=x&gt;" is harmless).
 void ExpectSelfContained(const std::string& html) {
-  for (const char* ref : {"<script", "<link", "<iframe", "<object", "<embed", "<img", "<image",
-                          "@import", "url("}) {
+  for (const char* ref :
+       {"<script", "<link", "<iframe", "<object", "<embed", "<img", "<image", "@import", "url("}) {
     EXPECT_FALSE(Contains(html, ref)) << ref;
   }
   const std::regex tag("<[^>]*>");
@@ -160,6 +164,56 @@ TEST(HtmlReportTest, ContextAndRateChartsUseLogSizeAndTheSloLine) {
   EXPECT_TRUE(Contains(html, "data-ref=\"slo\" data-y=\"500\""));
   EXPECT_TRUE(Contains(html, "data-series=\"goodput\" data-x=\"3.96\" data-y=\"3.79\""));
   EXPECT_TRUE(Contains(html, "TTFT objective 500 ms"));
+}
+
+json CompareDoc() {
+  std::ifstream in(std::string(SB_SOURCE_DIR) + "/tests/report/golden/compare_h2h.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return json::parse(ss.str());
+}
+
+TEST(CompareChartsTest, GroupedBarsHoldEveryRunsValuePerMetric) {
+  const json doc = CompareDoc();
+  int charts = 0;
+  const std::string html = CompareCharts(doc, charts);
+  EXPECT_EQ(charts, 3);  // speed, TTFT, score; both runs measured spec decoding: no uplift chart
+  EXPECT_TRUE(Contains(html, "data-chart=\"compare-speed\""));
+  EXPECT_TRUE(Contains(html, "data-chart=\"compare-ttft\""));
+  EXPECT_TRUE(Contains(html, "data-chart=\"compare-score\""));
+  EXPECT_FALSE(Contains(html, "data-chart=\"compare-spec\""));
+  EXPECT_TRUE(Contains(html, "data-series=\"35B-A3B-NVFP4\" data-x=\"decode\" data-y=\"92.8\""));
+  EXPECT_TRUE(Contains(html, "data-series=\"27B-NVFP4\" data-x=\"c8\" data-y=\"154.1\""));
+  EXPECT_TRUE(Contains(html, "data-series=\"27B-NVFP4\" data-x=\"len 256\" data-y=\"25.5173\""));
+  EXPECT_TRUE(Contains(html, "data-series=\"27B-NVFP4\" data-x=\"long\" data-y=\"234\""));
+  EXPECT_TRUE(Contains(html, "data-series=\"27B-NVFP4\" data-x=\"Reasoning\""));
+  ExpectSelfContained(html);
+}
+
+TEST(CompareChartsTest, BareAndSpeculativeUpliftWhenOnlyOneRunSpeculates) {
+  json doc = CompareDoc();
+  for (auto& row : doc["rows"]) {
+    if (row["key"].get<std::string>().rfind("spec_decode.", 0) == 0) {
+      row["values"][1] = nullptr;  // the second run (27B) is the bare one
+    }
+  }
+  int charts = 0;
+  const std::string html = CompareCharts(doc, charts);
+  EXPECT_EQ(charts, 4);
+  // decode: bare 23.6, speculative 92.8: the uplift segment is 92.8 - 23.6.
+  char shortest[64];
+  const auto end = std::to_chars(shortest, shortest + sizeof shortest, 92.8 - 23.6).ptr;
+  const std::string uplift =
+      "data-series=\"speculative uplift (35B-A3B-NVFP4)\" data-x=\"decode\" data-y=\"" +
+      std::string(shortest, end) + "\"";
+  EXPECT_TRUE(Contains(html, "data-series=\"bare (27B-NVFP4)\" data-x=\"decode\" data-y=\"23.6\""));
+  EXPECT_TRUE(Contains(html, uplift)) << uplift;
+}
+
+TEST(CompareChartsTest, NothingToDrawGivesNoSection) {
+  int charts = 0;
+  EXPECT_EQ(CompareCharts(json::parse(R"({"runs": [{"label": "a"}], "rows": []})"), charts), "");
+  EXPECT_EQ(charts, 0);
 }
 
 }  // namespace
