@@ -291,7 +291,7 @@ std::string Rate(const json& rate, int& charts) {
 }
 
 // Acceptance per draft position (the staircase) of the run's speculative decoding.
-std::string Spec(const json& s, int& charts) {
+std::string Spec(const json& s, const json* perf, int& charts) {
   BarChart c;
   c.id = "spec-acceptance";
   c.title = "Acceptance per draft position";
@@ -309,12 +309,44 @@ std::string Spec(const json& s, int& charts) {
       "Mean acceptance length <b data-value=\"mean_acceptance_length\">"
       "{}</b> tokens per draft; acceptance rate {}.",
       FormatFixed2(len), FormatPercent(rate));
+  std::string figures;
   if (c.categories.empty()) {
-    return Section("Speculative decoding", "<p class=\"note\">" + note + "</p>\n");
+    figures = "<p class=\"note\">" + note + "</p>\n";
+  } else {
+    c.series.push_back(std::move(acc));
+    ++charts;
+    figures = Figure(c, note);
   }
-  c.series.push_back(std::move(acc));
-  ++charts;
-  return Section("Speculative decoding", Figure(c, note));
+  // Mean acceptance length per concurrency level, when the levels carry their own counters.
+  XYChart l;
+  l.id = "spec-length";
+  l.title = "Mean acceptance length vs concurrency";
+  l.x =
+      Axis{.label = "Concurrency", .unit = "streams", .zero = true, .integer = true, .decimals = 0};
+  l.y = Axis{.label = "Mean acceptance length", .unit = "tokens", .decimals = 2};
+  Series per{.name = "mean acceptance length", .points = {}, .css = "c0"};
+  if (perf != nullptr) {
+    for (const json* lv : ArrayAt(*perf, {"concurrency", "levels"})) {
+      auto n = NumberAt(*lv, {"concurrency"});
+      auto v = NumberAt(*lv, {"spec_decode", "mean_acceptance_length"});
+      if (n && v) {
+        per.points.push_back(Point{*n, *v, ""});
+      }
+    }
+  }
+  if (!per.points.empty()) {
+    l.series.push_back(std::move(per));
+    if (len) {
+      l.refs.push_back(RefLine{.name = "run",
+                               .y = *len,
+                               .label = fmt::format("whole run {} tokens", FormatFixed2(len))});
+    }
+    ++charts;
+    figures += Figure(l,
+                      "Each level's own counters (its measurement window). Drafts compete "
+                      "with more streams for the batch as concurrency rises.");
+  }
+  return Section("Speculative decoding", figures);
 }
 
 }  // namespace
@@ -342,7 +374,7 @@ std::string SpeedSections(const json& r, int& charts) {
     }
   }
   if (const json* s = Object(r, {"spec_decode"})) {
-    out += Spec(*s, charts);
+    out += Spec(*s, Object(r, {"perf"}), charts);
   }
   return out;
 }

@@ -215,7 +215,7 @@ std::string FindChromium() {
 }
 
 PageLoad LoadPage(const std::filesystem::path& page, const std::string& expression,
-                  std::chrono::seconds limit) {
+                  std::chrono::seconds limit, const std::string& color_scheme) {
   PageLoad r;
   const std::string binary = FindChromium();
   if (binary.empty()) {
@@ -247,6 +247,13 @@ PageLoad LoadPage(const std::filesystem::path& page, const std::string& expressi
     if (b.Call(domain, json::object(), session, deadline).is_null()) {
       return fail();
     }
+  }
+  if (!color_scheme.empty() && b.Call("Emulation.setEmulatedMedia",
+                                      {{"features", json::array({{{"name", "prefers-color-scheme"},
+                                                                  {"value", color_scheme}}})}},
+                                      session, deadline)
+                                   .is_null()) {
+    return fail();
   }
   const std::string url = "file://" + page.string();
   if (b.Call("Page.navigate", {{"url", url}}, session, deadline).is_null() ||

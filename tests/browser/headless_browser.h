@@ -29,8 +29,10 @@ struct PageLoad {
 // empty when none.
 std::string FindChromium();
 
-// Loads `page` (an absolute path) and evaluates `expression` in it.
+// Loads `page` (an absolute path) and evaluates `expression` in it. `color_scheme` ("light",
+// "dark" or empty for the browser's default) is the prefers-color-scheme the page sees.
 PageLoad LoadPage(const std::filesystem::path& page, const std::string& expression,
-                  std::chrono::seconds limit = std::chrono::seconds(60));
+                  std::chrono::seconds limit = std::chrono::seconds(60),
+                  const std::string& color_scheme = "");
 
 }  // namespace sb::testing

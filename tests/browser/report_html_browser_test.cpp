@@ -143,6 +143,12 @@ std::map<std::string, std::vector<Mark>> Expected(const json& r) {
   for (const json* v : ArrayAt(r, {"spec_decode", "per_position"})) {
     add("spec-acceptance", "acceptance", Key(++pos), v->get<double>());
   }
+  if (r.contains("spec_decode") && r["spec_decode"].is_object() && perf.contains("concurrency")) {
+    for (const json* l : ArrayAt(perf["concurrency"], {"levels"})) {
+      add("spec-length", "mean acceptance length", Key(*NumberAt(*l, {"concurrency"})),
+          NumberAt(*l, {"spec_decode", "mean_acceptance_length"}));
+    }
+  }
   std::map<std::pair<std::string, std::string>, int> counts;
   for (const json* t : ArrayAt(r, {"tests"})) {
     ++counts[{report::CategoryName((*t)["category"].get<std::string>()),
@@ -371,6 +377,31 @@ TEST(ReportHtmlBrowserTest, CompareHtmlChartsMatchTheCompareDocument) {
     }
   }
   EXPECT_EQ(ids, (std::set<std::string>{"compare-speed", "compare-spec"}));
+}
+
+// Dark mode follows prefers-color-scheme: the same page (from a data fixture) gets a dark
+// background and light text, and the marks change colour with it.
+TEST(ReportHtmlBrowserTest, DarkModeFollowsTheReadersColourScheme) {
+  SKIP_WITHOUT_BROWSER();
+  TempDir dir;
+  const json results =
+      json::parse(ReadFile(fs::path(SB_SOURCE_DIR) / "tests/report/data/perf_sim.json"));
+  std::ofstream(dir.path() / "report.html") << report::RenderHtml(results);
+  const std::string probe = R"js(JSON.stringify({
+    bg: getComputedStyle(document.body).backgroundColor,
+    fg: getComputedStyle(document.body).color,
+    mark: getComputedStyle(document.querySelector('svg.chart .mark')).fill }))js";
+  PageLoad light = LoadPage(dir.path() / "report.html", probe, std::chrono::seconds(60), "light");
+  PageLoad dark = LoadPage(dir.path() / "report.html", probe, std::chrono::seconds(60), "dark");
+  ASSERT_TRUE(light.ok) << light.failure;
+  ASSERT_TRUE(dark.ok) << dark.failure;
+  EXPECT_TRUE(light.errors.empty() && dark.errors.empty());
+  const json l = json::parse(light.value.get<std::string>());
+  const json d = json::parse(dark.value.get<std::string>());
+  EXPECT_EQ(l["bg"], "rgb(255, 255, 255)");
+  EXPECT_EQ(d["bg"], "rgb(20, 23, 29)");
+  EXPECT_NE(l["fg"], d["fg"]);
+  EXPECT_NE(l["mark"], d["mark"]);
 }
 
 // Negative controls: a console error, a request to the network and a request for a local file
