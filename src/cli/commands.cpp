@@ -28,7 +28,9 @@
 #include "media/media.h"
 #include "perf/profiles.h"
 #include "report/compare.h"
+#include "report/compare_charts.h"
 #include "report/format.h"
+#include "report/html.h"
 #include "report/run_dir.h"
 #include "run/plan.h"
 #include "run/run.h"
@@ -295,6 +297,27 @@ int RunCompare(const CompareCommand& c) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// report
+
+struct ReportCommand {
+  std::string run;
+  std::string out;
+};
+
+int RunReport(const ReportCommand& c) {
+  auto w = report::WriteHtmlReport(c.run, c.out);
+  if (!w) {
+    return Fail(w.error());
+  }
+  if (w->path.empty()) {
+    std::fwrite(w->html.data(), 1, w->html.size(), stdout);
+  } else {
+    std::fprintf(stderr, "wrote %s\n", w->path.c_str());
+  }
+  return kExitOk;
+}
+
+// ---------------------------------------------------------------------------------------------
 // sim
 
 struct SimCommand {
@@ -505,6 +528,14 @@ CLI::App* AddCompareCommand(CLI::App& app, CompareCommand& c) {
   return cmd;
 }
 
+CLI::App* AddReportCommand(CLI::App& app, ReportCommand& c) {
+  CLI::App* cmd = app.add_subcommand(
+      "report", "Write report.html again for a saved run, from its results.json");
+  cmd->add_option("run", c.run, "Run directory (or its results.json)")->required();
+  cmd->add_option("--out", c.out, "Write here instead of RUN/report.html (- for stdout)");
+  return cmd;
+}
+
 CLI::App* AddSimCommand(CLI::App& app, SimCommand& c) {
   CLI::App* cmd = app.add_subcommand(
       "sim", "Serve the simulator: an OpenAI-compatible server with known ground truth");
@@ -594,6 +625,7 @@ struct Commands {
   run::Plan run_cmd, perf_cmd;
   run::MatrixPlan launch_cmd;
   CompareCommand cmp_cmd;
+  ReportCommand report_cmd;
   roofline::RooflineArgs roof_cmd;
   SuitesCommand suites_list;
   AssetsCommand assets;
@@ -601,8 +633,8 @@ struct Commands {
   DoctorCommand doctor_cmd;
   StoreCommands store_cmds;
   ExportCommand export_cmd;
-  CLI::App *run_app, *perf_app, *launch_app, *cmp, *roof, *suites_cmd, *assets_cmd, *doctor_app,
-      *export_app;
+  CLI::App *run_app, *perf_app, *launch_app, *cmp, *report_app, *roof, *suites_cmd, *assets_cmd,
+      *doctor_app, *export_app;
 
   Commands() {
     app.set_version_flag("--version", std::string("servebench ") + run::kVersion);
@@ -612,6 +644,7 @@ struct Commands {
     launch_app = AddLaunchCommand(app, launch_cmd);
     cmp = AddCompareCommand(app, cmp_cmd);
     export_app = AddExportCommand(app, export_cmd);
+    report_app = AddReportCommand(app, report_cmd);
     roof = AddRooflineCommand(app, roof_cmd);
     suites_cmd = AddSuitesCommand(app, suites_list);
     assets_cmd = AddAssetsCommand(app, assets);
@@ -658,6 +691,9 @@ int Dispatch(Commands& c, const std::string& command_line) {
   }
   if (c.cmp->parsed()) {
     return RunCompare(c.cmp_cmd);
+  }
+  if (c.report_app->parsed()) {
+    return RunReport(c.report_cmd);
   }
   if (c.roof->parsed()) {
     return RunRoofline(c.roof_cmd);

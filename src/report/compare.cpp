@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "report/compare_charts.h"
 #include "report/compare_internal.h"
 #include "report/compare_stats.h"
 #include "report/format.h"
@@ -401,7 +402,7 @@ Result<std::string> Compare(const std::vector<CompareRun>& runs,
     case Format::kJson:
       return RenderCompareJson(*c);
     case Format::kHtml:
-      return RenderCompareHtml(*c);
+      return AddCompareCharts(RenderCompareHtml(*c), nlohmann::json::parse(RenderCompareJson(*c)));
   }
   return MakeError(ErrorCode::kInternal, "unknown compare format");
 }

@@ -24,6 +24,7 @@
 #include "perf/profiles.h"
 #include "report/compare.h"
 #include "report/format.h"
+#include "report/html.h"
 #include "report/markdown.h"
 #include "report/run_dir.h"
 #include "resources/report.h"
@@ -611,7 +612,7 @@ std::pair<const char*, int> RunState::Outcome() {
   return {status, code};
 }
 
-// report.md, then the console summary and where the results are.
+// report.md and report.html, then the console summary and where the results are.
 Result<void> RunState::WriteReport() {
   std::string markdown = report::RenderMarkdown(results_);
   if (results_.contains("roofline")) {
@@ -623,12 +624,16 @@ Result<void> RunState::WriteReport() {
   if (auto ok = dir_->WriteText("report.md", markdown); !ok) {
     return ok;
   }
+  if (auto ok = dir_->WriteText(report::kHtmlReportFile, report::RenderHtml(results_)); !ok) {
+    return ok;
+  }
   std::printf("%s", Redact(report::RenderConsoleSummary(results_)).c_str());
   if (results_.contains("roofline")) {
     std::printf("%s", roofline::RenderRooflineConsole(results_).c_str());
   }
   std::printf("%s", resources::RenderResourcesConsole(results_).c_str());
-  std::printf("results: %s/ (report.md, results.json, samples.jsonl)\n", dir_->path().c_str());
+  std::printf("results: %s/ (report.md, report.html, results.json, samples.jsonl)\n",
+              dir_->path().c_str());
   return {};
 }
 

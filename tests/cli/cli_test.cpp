@@ -292,5 +292,29 @@ TEST(CliTest, SimRejectsInconsistentSpeculativeSettings) {
   EXPECT_EQ(CountLines(r.err), 1) << r.err;
 }
 
+// report.html is written beside report.md, and `servebench report DIR` writes the same page
+// again from results.json alone.
+TEST(CliTest, ReportRewritesReportHtmlFromResults) {
+  TempDir dir;
+  const fs::path out = dir.path() / "run";
+  ProcessResult r = RunProcess({kBin, "perf", "--profile", "decode", "--tokens", "16", "--runs",
+                                "2", "--out", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string written = ReadFile(out / "report.html");
+  ASSERT_NE(written.find("data-chart=\"decode\""), std::string::npos);
+  fs::remove(out / "report.html");
+  ProcessResult again = RunProcess({kBin, "report", out.string()});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(ReadFile(out / "report.html"), written);
+  EXPECT_NE(again.err.find("wrote " + (out / "report.html").string()), std::string::npos);
+  ProcessResult to_stdout =
+      RunProcess({kBin, "report", (out / "results.json").string(), "--out", "-"});
+  ASSERT_EQ(to_stdout.exit_code, 0) << to_stdout.err;
+  EXPECT_EQ(to_stdout.out, written);
+  ProcessResult missing = RunProcess({kBin, "report", (dir.path() / "nothing").string()});
+  EXPECT_EQ(missing.exit_code, 3);
+  EXPECT_NE(missing.err.find("cannot read"), std::string::npos) << missing.err;
+}
+
 }  // namespace
 }  // namespace sb

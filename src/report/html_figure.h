@@ -1,0 +1,26 @@
+// Internal to sb_report's HTML writers: a chart with its data table beside it, and the page's
+// shared pieces (stylesheet, escaping). The table is built from the same chart input as the
+// SVG, so the two can never disagree.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "chart/chart.h"
+
+namespace sb::report::html {
+
+// <figure class="figure" data-chart=ID> the SVG, then a <table class="data"> of the same
+// values (x, one column per series), and an optional note under both.
+std::string Figure(const chart::XYChart& c, const std::string& note = "");
+std::string Figure(const chart::BarChart& c, const std::string& note = "");
+
+// The charts of the speed profiles and speculative decoding, as <section>s; `charts` counts
+// the charts written.
+std::string SpeedSections(const nlohmann::json& results, int& charts);
+
+// The page's stylesheet (light and dark palettes, print rules).
+std::string_view Stylesheet();
+
+}  // namespace sb::report::html

@@ -1,0 +1,440 @@
+// report.html in a real browser (headless Chromium, networking off): it loads with no console
+// error and no request leaving the file, the DOM holds the charts results.json calls for, and
+// every mark's values equal the results.json fields they plot (docs/reports.md "report.html").
+// The negative controls prove the detectors can fail.
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "browser/headless_browser.h"
+#include "report/format.h"
+#include "report/html.h"
+#include "support/sim_child.h"
+#include "support/subprocess.h"
+#include "support/temp_dir.h"
+
+namespace sb::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using report::ArrayAt;
+using report::NumberAt;
+
+const std::string kBin = SB_BINARY;
+
+// What the page's DOM says, collected in the browser.
+constexpr const char* kCollect = R"js(JSON.stringify({
+  scripts: document.scripts.length,
+  external: [...document.querySelectorAll('[src],[href],link,iframe,object,embed')].length,
+  bodyCharts: document.body.dataset.charts,
+  charts: [...document.querySelectorAll('svg.chart')].map(s => {
+    const fig = s.closest('figure');
+    const box = s.getBoundingClientRect();
+    return {
+      id: s.dataset.chart,
+      title: (s.querySelector('.chart-title') || {}).textContent || '',
+      axes: [...s.querySelectorAll('.axis-title')].map(t => t.textContent),
+      width: box.width, height: box.height,
+      rows: fig ? fig.querySelectorAll('table.data tbody tr').length : -1,
+      marks: [...s.querySelectorAll('.mark')].map(m => ({
+        series: m.dataset.series, x: m.dataset.x, y: m.dataset.y,
+        title: (m.querySelector(':scope > title') || {}).textContent || '',
+        visible: m.getBoundingClientRect().width > 0 })),
+      refs: [...s.querySelectorAll('.ref')].map(r => ({name: r.dataset.ref, y: r.dataset.y}))
+    };
+  }),
+  tests: [...document.querySelectorAll('tr[data-test]')].map(t => ({
+    id: t.dataset.test, status: t.dataset.status,
+    color: getComputedStyle(t.querySelector('.status')).backgroundColor }))
+}))js";
+
+struct Mark {
+  std::string series;
+  std::string x;  // a number's text is compared as a number, below
+  double y = 0;
+
+  bool operator<(const Mark& o) const {
+    return std::tie(series, x, y) < std::tie(o.series, o.x, o.y);
+  }
+};
+
+std::string Key(double v) {
+  std::ostringstream s;
+  s.precision(17);
+  s << v;
+  return s.str();
+}
+
+// The marks each chart must hold, computed here from results.json by the definitions of
+// docs/reports.md (independently of the page's code).
+std::map<std::string, std::vector<Mark>> Expected(const json& r) {
+  std::map<std::string, std::vector<Mark>> e;
+  auto add = [&](const std::string& chart, const std::string& series, const std::string& x,
+                 std::optional<double> y) {
+    if (y) {
+      e[chart].push_back(Mark{series, x, *y});
+    }
+  };
+  const json& perf = r.value("perf", json::object());
+  if (perf.contains("decode")) {
+    int i = 0;
+    for (const json* run : ArrayAt(perf["decode"], {"runs"})) {
+      ++i;
+      add("decode", "run", Key(i), NumberAt(*run, {"decode_tok_s"}));
+    }
+  }
+  if (perf.contains("concurrency")) {
+    for (const json* l : ArrayAt(perf["concurrency"], {"levels"})) {
+      const std::string x = Key(*NumberAt(*l, {"concurrency"}));
+      add("concurrency", "combined", x, NumberAt(*l, {"throughput_tok_s"}));
+      add("concurrency", "per request (median)", x,
+          NumberAt(*l, {"per_stream_decode_tok_s", "median"}));
+    }
+  }
+  if (perf.contains("max_tokens")) {
+    for (const json* l : ArrayAt(perf["max_tokens"], {"lengths"})) {
+      const std::string x = Key(*NumberAt(*l, {"max_tokens"}));
+      add("max-tokens", "tok/s (incl. TTFT)", x, NumberAt(*l, {"tok_s", "median"}));
+      add("max-tokens", "decode tok/s", x, NumberAt(*l, {"decode_tok_s", "median"}));
+    }
+  }
+  if (perf.contains("ttft")) {
+    for (const json* p : ArrayAt(perf["ttft"], {"prompts"})) {
+      add("ttft", "TTFT median", (*p)["name"].get<std::string>(),
+          NumberAt(*p, {"ttft_ms", "median"}));
+    }
+  }
+  if (perf.contains("context")) {
+    for (const json* row : ArrayAt(perf["context"], {"rows"})) {
+      if (row->contains("skipped") || !NumberAt(*row, {"prompt_tokens"})) {
+        continue;
+      }
+      const std::string x = Key(*NumberAt(*row, {"prompt_tokens"}));
+      add("context-ttft", "TTFT", x, NumberAt(*row, {"ttft_ms"}));
+      add("context-prefill", "prefill", x, NumberAt(*row, {"prefill_tok_s"}));
+    }
+  }
+  if (perf.contains("rate")) {
+    auto points = ArrayAt(perf["rate"], {"rates"});
+    for (const json* p : ArrayAt(perf["rate"], {"search", "points"})) {
+      points.push_back(p);
+    }
+    for (const json* p : points) {
+      const std::string x = Key(*NumberAt(*p, {"offered_rate_rps"}));
+      for (const char* pct : {"p50", "p90", "p99"}) {
+        add("rate-ttft", pct, x, NumberAt(*p, {"from_scheduled", "ttft_ms", pct}));
+        add("rate-itl", pct, x, NumberAt(*p, {"itl_ms", pct}));
+      }
+      add("rate-goodput", "throughput", x, NumberAt(*p, {"throughput_rps"}));
+      add("rate-goodput", "goodput", x, NumberAt(*p, {"goodput", "goodput_rps"}));
+    }
+  }
+  int pos = 0;
+  for (const json* v : ArrayAt(r, {"spec_decode", "per_position"})) {
+    add("spec-acceptance", "acceptance", Key(++pos), v->get<double>());
+  }
+  if (r.contains("spec_decode") && r["spec_decode"].is_object() && perf.contains("concurrency")) {
+    for (const json* l : ArrayAt(perf["concurrency"], {"levels"})) {
+      add("spec-length", "mean acceptance length", Key(*NumberAt(*l, {"concurrency"})),
+          NumberAt(*l, {"spec_decode", "mean_acceptance_length"}));
+    }
+  }
+  std::map<std::pair<std::string, std::string>, int> counts;
+  for (const json* t : ArrayAt(r, {"tests"})) {
+    ++counts[{report::CategoryName((*t)["category"].get<std::string>()),
+              (*t)["status"].get<std::string>()}];
+  }
+  for (const auto& [k, n] : counts) {
+    add("quality", k.second, k.first, n);
+  }
+  return e;
+}
+
+// A mark's x as the page wrote it, normalised like Key() when it is a number.
+std::string NormaliseX(const std::string& x) {
+  char* end = nullptr;
+  const double v = std::strtod(x.c_str(), &end);
+  return end != x.c_str() && *end == '\0' ? Key(v) : x;
+}
+
+// Loads `page` and checks everything a reader's browser would see; returns the DOM summary.
+json CheckPage(const fs::path& page, const json& results) {
+  PageLoad load = LoadPage(page, kCollect);
+  EXPECT_TRUE(load.ok) << load.failure;
+  if (!load.ok) {
+    return json();
+  }
+  EXPECT_TRUE(load.errors.empty()) << ::testing::PrintToString(load.errors);
+  EXPECT_TRUE(load.requests.empty()) << ::testing::PrintToString(load.requests);
+  const json dom = json::parse(load.value.get<std::string>());
+  EXPECT_EQ(dom["scripts"], 0) << "the charts must not need JavaScript";
+  EXPECT_EQ(dom["external"], 0) << "nothing may reference another resource";
+
+  const auto expected = Expected(results);
+  std::set<std::string> want_ids, got_ids;
+  for (const auto& [id, marks] : expected) {
+    want_ids.insert(id);
+  }
+  for (const json& c : dom["charts"]) {
+    got_ids.insert(c["id"].get<std::string>());
+  }
+  // rate-goodput etc. appear with their figure even when one series is empty; every chart with
+  // data must be there, and no chart may be there without data.
+  EXPECT_EQ(got_ids, want_ids);
+  EXPECT_EQ(dom["bodyCharts"], std::to_string(dom["charts"].size()));
+  for (const json& c : dom["charts"]) {
+    const std::string id = c["id"];
+    SCOPED_TRACE("chart " + id);
+    EXPECT_FALSE(c["title"].get<std::string>().empty());
+    EXPECT_GE(c["axes"].size(), 2u);
+    for (const json& a : c["axes"]) {
+      EXPECT_FALSE(a.get<std::string>().empty());
+    }
+    EXPECT_GT(c["width"].get<double>(), 100);  // rendered, not collapsed
+    EXPECT_GT(c["height"].get<double>(), 50);
+    EXPECT_GT(c["rows"].get<int>(), 0) << "a data table beside the chart";
+    std::vector<Mark> got;
+    for (const json& m : c["marks"]) {
+      EXPECT_FALSE(m["title"].get<std::string>().empty()) << "every mark has a hover value";
+      EXPECT_TRUE(m["visible"].get<bool>());
+      got.push_back(Mark{m["series"], NormaliseX(m["x"]),
+                         std::strtod(m["y"].get<std::string>().c_str(), nullptr)});
+    }
+    std::vector<Mark> want = expected.count(id) ? expected.at(id) : std::vector<Mark>{};
+    std::sort(got.begin(), got.end());
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(got.size(), want.size());
+    if (got.size() != want.size()) {
+      continue;
+    }
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].series, want[i].series);
+      EXPECT_EQ(got[i].x, want[i].x);
+      EXPECT_EQ(got[i].y, want[i].y) << got[i].series << " at " << got[i].x;  // exact
+    }
+  }
+  // The per-test table: one row per test, each status coloured (a background is set).
+  EXPECT_EQ(dom["tests"].size(), ArrayAt(results, {"tests"}).size());
+  for (const json& t : dom["tests"]) {
+    EXPECT_NE(t["color"], "rgba(0, 0, 0, 0)") << t["id"];
+  }
+  return dom;
+}
+
+bool BrowserRequired() {
+  const char* v = std::getenv("SERVEBENCH_REQUIRE_BROWSER");
+  return v != nullptr && std::string(v) == "1";
+}
+
+#define SKIP_WITHOUT_BROWSER()                                                                \
+  do {                                                                                        \
+    if (FindChromium().empty()) {                                                             \
+      if (BrowserRequired()) {                                                                \
+        FAIL() << "chromium is not installed (apt-get install chromium)";                     \
+      }                                                                                       \
+      GTEST_SKIP() << "chromium is not installed (apt-get install chromium); CI requires it"; \
+    }                                                                                         \
+  } while (0)
+
+// The issue's "done when": `servebench run` (the embedded simulator, the standard suite and
+// every default profile) writes a report.html with at least 6 charts matching results.json.
+TEST(ReportHtmlBrowserTest, DefaultRunWritesASelfContainedReportWhoseChartsMatchResults) {
+  SKIP_WITHOUT_BROWSER();
+  TempDir dir;
+  const fs::path out = dir.path() / "run";
+  ProcessResult r = RunProcess({kBin, "run", "--out", out.string()}, std::chrono::seconds(240));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(fs::exists(out / "report.html"));
+  EXPECT_LT(fs::file_size(out / "report.html"), 1u << 20);
+  const json results = json::parse(ReadFile(out / "results.json"));
+  const json dom = CheckPage(out / "report.html", results);
+  ASSERT_FALSE(dom.is_null());
+  EXPECT_GE(dom["charts"].size(), 6u);
+  EXPECT_EQ(dom["tests"].size(), 33u);
+}
+
+// The profiles a default run leaves out: context (log x) and rate (percentiles, SLO lines,
+// goodput), with speculative decoding from the simulator's counters.
+TEST(ReportHtmlBrowserTest, ContextRateAndSpecDecodingChartsMatchResults) {
+  SKIP_WITHOUT_BROWSER();
+  TempDir dir;
+  const fs::path out = dir.path() / "run";
+  ProcessResult r = RunProcess({kBin, "perf", "--profile", "context,rate", "--sizes",
+                                "100,1000,4000", "--rates", "4,8", "--requests", "12", "--tokens",
+                                "16", "--slo", "ttft_ms=200,tpot_ms=20", "--out", out.string()},
+                               std::chrono::seconds(240));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json results = json::parse(ReadFile(out / "results.json"));
+  const json dom = CheckPage(out / "report.html", results);
+  ASSERT_FALSE(dom.is_null());
+  std::set<std::string> ids;
+  for (const json& c : dom["charts"]) {
+    ids.insert(c["id"].get<std::string>());
+  }
+  for (const char* id :
+       {"context-ttft", "context-prefill", "rate-ttft", "rate-itl", "rate-goodput"}) {
+    EXPECT_TRUE(ids.count(id)) << id;
+  }
+  for (const json& c : dom["charts"]) {
+    if (c["id"] == "rate-ttft") {
+      ASSERT_EQ(c["refs"].size(), 1u);
+      EXPECT_EQ(c["refs"][0]["y"], "200");  // the SLO line
+    }
+  }
+}
+
+// compare --format html of a bare run and a speculative-decoding run: the grouped bars hold
+// every run's value of each tok/s row of `compare --format json`, and the stacked chart the
+// bare value and the speculative run's gain over it.
+TEST(ReportHtmlBrowserTest, CompareHtmlChartsMatchTheCompareDocument) {
+  SKIP_WITHOUT_BROWSER();
+  SimChild spec({"--spec-tokens", "3", "--spec-accept", "0.8,0.6,0.4"});
+  ASSERT_FALSE(spec.url().empty());
+  TempDir dir;
+  const std::vector<std::string> profile = {
+      "--profile", "decode,concurrency", "--levels", "1,2", "--tokens", "32", "--runs", "2"};
+  auto perf = [&](const std::vector<std::string>& target, const fs::path& out) {
+    std::vector<std::string> argv = {kBin, "perf"};
+    argv.insert(argv.end(), target.begin(), target.end());
+    argv.insert(argv.end(), profile.begin(), profile.end());
+    argv.insert(argv.end(), {"--out", out.string()});
+    return RunProcess(argv, std::chrono::seconds(120));
+  };
+  ASSERT_EQ(perf({}, dir.path() / "bare").exit_code, 0);
+  ASSERT_EQ(perf({"--endpoint", spec.url()}, dir.path() / "spec").exit_code, 0);
+  const fs::path page = dir.path() / "compare.html";
+  ProcessResult html =
+      RunProcess({kBin, "compare", (dir.path() / "bare").string(), (dir.path() / "spec").string(),
+                  "--label", "bare", "--label", "mtp", "--format", "html", "--out", page.string()});
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  ProcessResult js =
+      RunProcess({kBin, "compare", (dir.path() / "bare").string(), (dir.path() / "spec").string(),
+                  "--label", "bare", "--label", "mtp", "--format", "json"});
+  ASSERT_EQ(js.exit_code, 0) << js.err;
+  const json doc = json::parse(js.out);
+
+  // Expected marks from the compare document.
+  std::map<std::string, std::vector<Mark>> want;
+  std::vector<json> rows;
+  for (const json& section : doc["sections"]) {
+    for (const json& row : section["rows"]) {
+      rows.push_back(row);
+    }
+  }
+  for (const json& row : rows) {
+    const std::string key = row["key"];
+    std::string x;
+    if (key == "decode_tok_s") {
+      x = "decode";
+    } else if (key.rfind("throughput_tok_s.c", 0) == 0) {
+      x = "c" + key.substr(18);
+    } else if (key == "summary.avg_tok_s") {
+      x = "average";
+    } else {
+      continue;
+    }
+    const std::vector<std::string> labels = {"bare", "mtp"};
+    for (std::size_t i = 0; i < 2; ++i) {
+      ASSERT_TRUE(row["values"][i].is_number()) << key;
+      want["compare-speed"].push_back(Mark{labels[i], x, row["values"][i].get<double>()});
+    }
+    const double bare = row["values"][0], mtp = row["values"][1];
+    want["compare-spec"].push_back(Mark{"bare (bare)", x, bare});
+    if (mtp > bare) {
+      want["compare-spec"].push_back(Mark{"speculative uplift (mtp)", x, mtp - bare});
+    }
+  }
+  ASSERT_GE(want["compare-speed"].size(), 8u);  // decode, c1, c2, average × 2 runs
+
+  PageLoad load = LoadPage(page, kCollect);
+  ASSERT_TRUE(load.ok) << load.failure;
+  EXPECT_TRUE(load.errors.empty()) << ::testing::PrintToString(load.errors);
+  EXPECT_TRUE(load.requests.empty()) << ::testing::PrintToString(load.requests);
+  const json dom = json::parse(load.value.get<std::string>());
+  EXPECT_EQ(dom["scripts"], 0);
+  EXPECT_EQ(dom["external"], 0);
+  std::set<std::string> ids;
+  for (const json& c : dom["charts"]) {
+    ids.insert(c["id"].get<std::string>());
+    std::vector<Mark> got;
+    for (const json& m : c["marks"]) {
+      EXPECT_FALSE(m["title"].get<std::string>().empty());
+      got.push_back(
+          Mark{m["series"], m["x"], std::strtod(m["y"].get<std::string>().c_str(), nullptr)});
+    }
+    std::vector<Mark> expect = want[c["id"].get<std::string>()];
+    std::sort(got.begin(), got.end());
+    std::sort(expect.begin(), expect.end());
+    EXPECT_EQ(got.size(), expect.size()) << c["id"];
+    for (std::size_t i = 0; i < std::min(got.size(), expect.size()); ++i) {
+      EXPECT_EQ(got[i].series, expect[i].series) << c["id"];
+      EXPECT_EQ(got[i].x, expect[i].x) << c["id"];
+      EXPECT_EQ(got[i].y, expect[i].y) << c["id"] << " " << got[i].series << " " << got[i].x;
+    }
+  }
+  EXPECT_EQ(ids, (std::set<std::string>{"compare-speed", "compare-spec"}));
+}
+
+// Dark mode follows prefers-color-scheme: the same page (from a data fixture) gets a dark
+// background and light text, and the marks change colour with it.
+TEST(ReportHtmlBrowserTest, DarkModeFollowsTheReadersColourScheme) {
+  SKIP_WITHOUT_BROWSER();
+  TempDir dir;
+  const json results =
+      json::parse(ReadFile(fs::path(SB_SOURCE_DIR) / "tests/report/data/perf_sim.json"));
+  std::ofstream(dir.path() / "report.html") << report::RenderHtml(results);
+  const std::string probe = R"js(JSON.stringify({
+    bg: getComputedStyle(document.body).backgroundColor,
+    fg: getComputedStyle(document.body).color,
+    mark: getComputedStyle(document.querySelector('svg.chart .mark')).fill }))js";
+  PageLoad light = LoadPage(dir.path() / "report.html", probe, std::chrono::seconds(60), "light");
+  PageLoad dark = LoadPage(dir.path() / "report.html", probe, std::chrono::seconds(60), "dark");
+  ASSERT_TRUE(light.ok) << light.failure;
+  ASSERT_TRUE(dark.ok) << dark.failure;
+  EXPECT_TRUE(light.errors.empty() && dark.errors.empty());
+  const json l = json::parse(light.value.get<std::string>());
+  const json d = json::parse(dark.value.get<std::string>());
+  EXPECT_EQ(l["bg"], "rgb(255, 255, 255)");
+  EXPECT_EQ(d["bg"], "rgb(20, 23, 29)");
+  EXPECT_NE(l["fg"], d["fg"]);
+  EXPECT_NE(l["mark"], d["mark"]);
+}
+
+// Negative controls: a console error, a request to the network and a request for a local file
+// must each be caught, or the clean results above would prove nothing.
+TEST(ReportHtmlBrowserTest, TheDetectorsCatchConsoleErrorsAndRequestsLeavingTheFile) {
+  SKIP_WITHOUT_BROWSER();
+  TempDir dir;
+  std::ofstream(dir.path() / "side.css") << "p { color: red; }\n";
+  std::ofstream(dir.path() / "bad.html")
+      << "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>x</title>"
+         "<link rel=\"stylesheet\" href=\"side.css\"></head><body><p>x</p>"
+         "<img src=\"https://cdn.example.com/logo.png\" alt=\"\">"
+         "<script>console.error('deliberate')</script></body></html>\n";
+  PageLoad load = LoadPage(dir.path() / "bad.html", "document.title");
+  ASSERT_TRUE(load.ok) << load.failure;
+  EXPECT_EQ(load.value, "x");
+  auto has = [](const std::vector<std::string>& v, const std::string& part) {
+    return std::any_of(v.begin(), v.end(),
+                       [&](const std::string& s) { return s.find(part) != std::string::npos; });
+  };
+  EXPECT_TRUE(has(load.errors, "deliberate")) << ::testing::PrintToString(load.errors);
+  EXPECT_TRUE(has(load.requests, "https://cdn.example.com/logo.png"))
+      << ::testing::PrintToString(load.requests);
+  EXPECT_TRUE(has(load.requests, "side.css")) << ::testing::PrintToString(load.requests);
+  // The network request failed: networking is off.
+  EXPECT_TRUE(has(load.errors, "Failed to load resource")) << ::testing::PrintToString(load.errors);
+}
+
+}  // namespace
+}  // namespace sb::testing

@@ -1,0 +1,205 @@
+#include "chart/chart.h"
+
+#include <cstdlib>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace sb::chart {
+namespace {
+
+// The attributes of every element named `tag` in `svg`, in order.
+std::vector<std::map<std::string, std::string>> Elements(const std::string& svg,
+                                                         const std::string& tag) {
+  std::vector<std::map<std::string, std::string>> out;
+  const std::regex element("<" + tag + R"(\s([^>]*)>)");
+  const std::regex attr(R"re(([\w:-]+)="([^"]*)")re");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), element);
+       it != std::sregex_iterator(); ++it) {
+    std::map<std::string, std::string> attrs;
+    const std::string body = (*it)[1];
+    for (auto a = std::sregex_iterator(body.begin(), body.end(), attr); a != std::sregex_iterator();
+         ++a) {
+      attrs[(*a)[1]] = (*a)[2];
+    }
+    out.push_back(attrs);
+  }
+  return out;
+}
+
+double D(const std::string& s) {
+  return std::strtod(s.c_str(), nullptr);
+}
+
+XYChart Simple() {
+  XYChart c;
+  c.id = "tput";
+  c.title = "Throughput vs concurrency";
+  c.x = Axis{.label = "Concurrency", .unit = "streams"};
+  c.y = Axis{.label = "Throughput", .unit = "tok/s"};
+  c.series.push_back(Series{.name = "combined", .points = {{1, 0, ""}, {2, 50, ""}, {4, 100, ""}}});
+  return c;
+}
+
+TEST(XYChartTest, APointsPixelPositionFollowsItsValue) {
+  const std::string svg = RenderXY(Simple());
+  const auto dots = Elements(svg, "circle");
+  ASSERT_EQ(dots.size(), 3u);
+  // Plot area of a 640x320 chart with one legend row: x 72..616, y 48..272; the x domain is
+  // 0..4 (ticks 0,1,2,3,4), the y domain 0..100 (ticks every 20).
+  EXPECT_DOUBLE_EQ(D(dots[1].at("cx")), 72 + 544 * 0.5);
+  EXPECT_DOUBLE_EQ(D(dots[1].at("cy")), 272 - 224 * 0.5);
+  EXPECT_DOUBLE_EQ(D(dots[0].at("cx")), 72 + 544 * 0.25);
+  EXPECT_DOUBLE_EQ(D(dots[0].at("cy")), 272);
+  EXPECT_DOUBLE_EQ(D(dots[2].at("cx")), 616);
+  EXPECT_DOUBLE_EQ(D(dots[2].at("cy")), 48);
+}
+
+TEST(XYChartTest, EveryMarkCarriesItsExactValueAndAHoverTitle) {
+  XYChart c = Simple();
+  c.series[0].points = {{1, 198.7, ""}, {8, 1119.84, "8 streams: 1,119.8 tok/s"}};
+  const std::string svg = RenderXY(c);
+  const auto dots = Elements(svg, "circle");
+  ASSERT_EQ(dots.size(), 2u);
+  EXPECT_EQ(dots[0].at("data-series"), "combined");
+  EXPECT_EQ(dots[0].at("data-x"), "1");
+  EXPECT_EQ(dots[0].at("data-y"), "198.7");
+  EXPECT_EQ(dots[1].at("data-y"), "1119.84");
+  EXPECT_NE(svg.find("<title>combined: 1.0 streams, 198.7 tok/s</title>"), std::string::npos);
+  EXPECT_NE(svg.find("<title>8 streams: 1,119.8 tok/s</title>"), std::string::npos);
+  // Title, axis titles with units, the legend.
+  EXPECT_NE(svg.find(">Throughput vs concurrency</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">Concurrency (streams)</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">Throughput (tok/s)</text>"), std::string::npos);
+  EXPECT_NE(svg.find("class=\"legend-item\" data-series=\"combined\""), std::string::npos);
+}
+
+TEST(XYChartTest, LogXPlacesDecadesEvenly) {
+  XYChart c = Simple();
+  c.x.log = true;
+  c.series[0].points = {{100, 1, ""}, {1000, 2, ""}, {10000, 3, ""}};
+  const auto dots = Elements(RenderXY(c), "circle");
+  ASSERT_EQ(dots.size(), 3u);
+  const double a = D(dots[0].at("cx")), b = D(dots[1].at("cx")), d = D(dots[2].at("cx"));
+  EXPECT_NEAR(b - a, d - b, 0.02);  // two decimals of rounding
+  EXPECT_GT(b - a, 100);
+}
+
+TEST(XYChartTest, ValuesALogAxisCannotShowAreLeftOut) {
+  XYChart c = Simple();
+  c.x.log = true;
+  c.series[0].points = {{0, 1, ""}, {100, 2, ""}, {1000, 3, ""}};
+  const auto dots = Elements(RenderXY(c), "circle");
+  ASSERT_EQ(dots.size(), 2u);
+  EXPECT_EQ(dots[0].at("data-x"), "100");
+}
+
+TEST(XYChartTest, SeriesNamesAndTitlesAreEscaped) {
+  XYChart c = Simple();
+  c.title = "<script>x</script>";
+  c.series[0].name = "a\"b<c>&";
+  const std::string svg = RenderXY(c);
+  EXPECT_EQ(svg.find("<script>"), std::string::npos);
+  EXPECT_NE(svg.find("&lt;script&gt;x&lt;/script&gt;"), std::string::npos);
+  EXPECT_NE(svg.find("data-series=\"a&quot;b&lt;c&gt;&amp;\""), std::string::npos);
+}
+
+TEST(XYChartTest, OutputIsDeterministic) {
+  EXPECT_EQ(RenderXY(Simple()), RenderXY(Simple()));
+}
+
+TEST(XYChartTest, DotPlotHasNoLineAndAMarkedMedian) {
+  XYChart c;
+  c.id = "decode";
+  c.title = "Decode";
+  c.x = Axis{.label = "Run", .zero = false, .integer = true};
+  c.y = Axis{.label = "Decode", .unit = "tok/s"};
+  c.series.push_back(Series{
+      .name = "run", .points = {{1, 198.1, ""}, {2, 198.7, ""}, {3, 199.0, ""}}, .line = false});
+  c.refs.push_back(RefLine{.name = "median", .y = 198.7, .label = ""});
+  const std::string svg = RenderXY(c);
+  EXPECT_EQ(svg.find("<polyline"), std::string::npos);
+  EXPECT_EQ(Elements(svg, "circle").size(), 3u);
+  const auto refs = Elements(svg, "g class=\"ref\"");
+  ASSERT_EQ(refs.size(), 1u);
+  EXPECT_EQ(refs[0].at("data-y"), "198.7");
+  EXPECT_NE(svg.find(">median 198.7 tok/s</text>"), std::string::npos);
+  // The median line sits at the median dot's height.
+  const auto lines = Elements(svg, "line");
+  bool found = false;
+  const double cy = D(Elements(svg, "circle")[1].at("cy"));
+  for (const auto& l : lines) {
+    if (l.count("y1") && l.count("x1") && D(l.at("y1")) == cy && D(l.at("x1")) == 72) {
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
+  // Integer x axis: ticks 1, 2, 3 only (no 1.5).
+  EXPECT_EQ(svg.find(">1.5<"), std::string::npos);
+}
+
+TEST(XYChartTest, AnEmptyChartSaysSo) {
+  XYChart c = Simple();
+  c.series[0].points.clear();
+  const std::string svg = RenderXY(c);
+  EXPECT_NE(svg.find(">no data</text>"), std::string::npos);
+  EXPECT_TRUE(Elements(svg, "circle").empty());
+}
+
+TEST(XYChartTest, TimeSeriesHasATimeAxisInSeconds) {
+  const XYChart c = TimeSeriesChart(
+      "gpu", "GPU memory", Axis{.label = "Memory", .unit = "GiB"},
+      {Series{
+          .name = "used", .points = {{0, 10, ""}, {0.5, 12, ""}, {1.0, 11, ""}}, .line = false}});
+  const std::string svg = RenderXY(c);
+  EXPECT_NE(svg.find(">Time (s)</text>"), std::string::npos);
+  EXPECT_NE(svg.find("<polyline"), std::string::npos);  // always a line
+  EXPECT_EQ(Elements(svg, "circle").size(), 3u);
+}
+
+BarChart Bars(bool stacked) {
+  BarChart c;
+  c.id = "bars";
+  c.title = "Bars";
+  c.x_label = "Category";
+  c.categories = {"image", "text"};
+  c.y = Axis{.label = "Tests", .decimals = 0};
+  c.series.push_back(BarSeries{.name = "PASS", .values = {3, 10}, .css = "st-pass"});
+  c.series.push_back(BarSeries{.name = "FAIL", .values = {1, std::nullopt}, .css = "st-fail"});
+  c.stacked = stacked;
+  return c;
+}
+
+TEST(BarChartTest, GroupedBarsStandSideBySide) {
+  const std::string svg = RenderBars(Bars(false));
+  const auto rects = Elements(svg, "rect class=\"mark\"");
+  ASSERT_EQ(rects.size(), 3u);  // the missing value has no bar
+  // The y domain is 0..10 with ticks every 2: plot y 48..272, so 10 is 224 px tall.
+  EXPECT_DOUBLE_EQ(D(rects[1].at("height")), 224);  // PASS, text
+  EXPECT_DOUBLE_EQ(D(rects[1].at("y")), 48);
+  EXPECT_NEAR(D(rects[0].at("height")), 224 * 0.3, 0.01);  // PASS, image
+  // PASS and FAIL of "image" are side by side, same width, FAIL to the right.
+  EXPECT_EQ(rects[0].at("data-x"), "image");
+  EXPECT_EQ(rects[2].at("data-x"), "image");
+  EXPECT_EQ(rects[2].at("data-series"), "FAIL");
+  EXPECT_GT(D(rects[2].at("x")), D(rects[0].at("x")));
+  EXPECT_EQ(rects[0].at("width"), rects[2].at("width"));
+  EXPECT_NE(svg.find("<title>FAIL: image, 1</title>"), std::string::npos) << svg;
+}
+
+TEST(BarChartTest, StackedSegmentsSitOnEachOtherAndKeepTheirOwnValue) {
+  const std::string svg = RenderBars(Bars(true));
+  const auto rects = Elements(svg, "rect class=\"mark\"");
+  ASSERT_EQ(rects.size(), 3u);
+  // image: PASS 3 at the bottom, FAIL 1 on top of it, same x.
+  EXPECT_EQ(rects[0].at("x"), rects[2].at("x"));
+  EXPECT_NEAR(D(rects[2].at("y")) + D(rects[2].at("height")), D(rects[0].at("y")), 0.02);
+  EXPECT_EQ(rects[2].at("data-y"), "1");
+  EXPECT_EQ(rects[0].at("data-y"), "3");
+}
+
+}  // namespace
+}  // namespace sb::chart

@@ -1,0 +1,224 @@
+#include "report/html.h"
+
+#include <charconv>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "report/compare_charts.h"
+#include "report/golden.h"
+
+namespace sb::report {
+namespace {
+
+using nlohmann::json;
+using testing::LoadData;
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+int Count(const std::string& text, const std::string& part) {
+  int n = 0;
+  for (auto p = text.find(part); p != std::string::npos; p = text.find(part, p + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+// Every way an HTML page can pull in something outside itself, looked for in the tags (text
+// such as an escaped "&lt;img src=x&gt;" is harmless).
+void ExpectSelfContained(const std::string& html) {
+  for (const char* ref :
+       {"<script", "<link", "<iframe", "<object", "<embed", "<img", "<image", "@import", "url("}) {
+    EXPECT_FALSE(Contains(html, ref)) << ref;
+  }
+  const std::regex tag("<[^>]*>");
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), tag); it != std::sregex_iterator();
+       ++it) {
+    const std::string t = it->str();
+    for (const char* attr : {" src=", " href=", "xlink:href=", " srcset=", " poster=", " data="}) {
+      EXPECT_FALSE(Contains(t, attr)) << t;
+    }
+  }
+}
+
+class HtmlReport : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HtmlReport, IsOneSelfContainedPage) {
+  const std::string html = RenderHtml(LoadData(GetParam() + ".json"));
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>\n", 0), 0u);
+  EXPECT_TRUE(Contains(html, "</html>\n"));
+  EXPECT_TRUE(Contains(html, "Content-Security-Policy\" content=\"default-src 'none'"));
+  EXPECT_TRUE(Contains(html, "prefers-color-scheme: dark"));
+  EXPECT_TRUE(Contains(html, "@media print"));
+  ExpectSelfContained(html);
+  EXPECT_EQ(html, RenderHtml(LoadData(GetParam() + ".json")));  // deterministic
+}
+
+INSTANTIATE_TEST_SUITE_P(Runs, HtmlReport,
+                         ::testing::Values("perf_sim", "suite_statuses", "interrupted",
+                                           "failed_requests", "h2h_a"));
+
+TEST(HtmlReportTest, ChartsAppearOnlyWithTheirData) {
+  const std::string html = RenderHtml(LoadData("perf_sim.json"));
+  for (const char* id : {"decode", "concurrency", "max-tokens", "ttft", "spec-acceptance"}) {
+    EXPECT_TRUE(Contains(html, std::string("data-chart=\"") + id + "\"")) << id;
+  }
+  // perf_sim has no tests, no context and no rate profile.
+  for (const char* id : {"quality", "context-ttft", "rate-ttft"}) {
+    EXPECT_FALSE(Contains(html, std::string("data-chart=\"") + id + "\"")) << id;
+  }
+  EXPECT_TRUE(Contains(html, "<body data-charts=\"5\">"));
+  // Each chart has a data table beside it in the same figure.
+  EXPECT_EQ(Count(html, "<svg "), Count(html, "<table class=\"data\">"));
+}
+
+TEST(HtmlReportTest, DecodeDotsAreTheRunsAndTheMedianIsMarked) {
+  const json doc = LoadData("perf_sim.json");
+  const std::string html = RenderHtml(doc);
+  const auto& runs = doc["perf"]["decode"]["runs"];
+  int i = 0;
+  for (const auto& r : runs) {
+    ++i;
+    std::ostringstream want;
+    want << "data-series=\"run\" data-x=\"" << i << "\" data-y=\""
+         << r["decode_tok_s"].get<double>() << "\"";
+    EXPECT_TRUE(Contains(html, want.str())) << want.str();
+  }
+  std::ostringstream median;
+  median << "data-ref=\"median\" data-y=\""
+         << doc["perf"]["decode"]["decode_tok_s"]["median"].get<double>() << "\"";
+  EXPECT_TRUE(Contains(html, median.str())) << median.str();
+}
+
+TEST(HtmlReportTest, AFailedRunHasNoDotAndIsCounted) {
+  json doc = LoadData("perf_sim.json");
+  doc["perf"]["decode"]["runs"][1]["decode_tok_s"] = nullptr;
+  doc["perf"]["decode"]["runs"][1]["status"] = "http_error";
+  const std::string html = RenderHtml(doc);
+  EXPECT_FALSE(Contains(html, "data-series=\"run\" data-x=\"2\""));
+  EXPECT_TRUE(Contains(html, "data-series=\"run\" data-x=\"3\""));
+  EXPECT_TRUE(Contains(html, "1 of 3 runs failed and have no dot."));
+}
+
+TEST(HtmlReportTest, QualityIsStackedByStatusAndEveryTestIsListedWithItsColour) {
+  const json doc = LoadData("suite_statuses.json");
+  const std::string html = RenderHtml(doc);
+  EXPECT_TRUE(Contains(html, "data-chart=\"quality\""));
+  EXPECT_EQ(Count(html, "<tr data-test="), static_cast<int>(doc["tests"].size()));
+  for (const auto& t : doc["tests"]) {
+    const std::string st = t["status"];
+    std::string cls = "st-";
+    for (char c : st) {
+      cls += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    EXPECT_TRUE(Contains(html, "<span class=\"status " + cls + "\">" + st + "</span>")) << st;
+  }
+  // One segment per (category, status) present; the FAIL segment of image is 1 test.
+  EXPECT_TRUE(Contains(html, "data-series=\"FAIL\" data-x=\"Image\" data-y=\"1\""));
+  EXPECT_FALSE(Contains(html, "data-series=\"LOOP\" data-x=\"Image\""));
+}
+
+TEST(HtmlReportTest, TextFromTheServerIsEscaped) {
+  json doc = LoadData("suite_statuses.json");
+  doc["tests"][0]["name"] = "<script>alert(1)</script>";
+  doc["tests"][0]["reason"] = "<img src=x onerror=alert(2)>";
+  doc["warnings"] = json::array({"<b>bold</b> & \"quoted\""});
+  doc["tests"][0]["category"] = "</svg><script>";
+  const std::string html = RenderHtml(doc);
+  EXPECT_FALSE(Contains(html, "<script>"));
+  EXPECT_FALSE(Contains(html, "<img"));
+  EXPECT_TRUE(Contains(html, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+  EXPECT_TRUE(Contains(html, "&lt;b&gt;bold&lt;/b&gt; &amp; &quot;quoted&quot;"));
+  ExpectSelfContained(html);
+}
+
+TEST(HtmlReportTest, AnIncompleteRunSaysSoFirst) {
+  const std::string html = RenderHtml(LoadData("interrupted.json"));
+  EXPECT_TRUE(Contains(html, "data-status=\"interrupted\">Interrupted: partial results."));
+}
+
+TEST(HtmlReportTest, ContextAndRateChartsUseLogSizeAndTheSloLine) {
+  json doc = LoadData("perf_sim.json");
+  doc["perf"]["context"] = json::parse(R"({"rows": [
+      {"size": 100, "prompt_tokens": 104, "ttft_ms": 30.5, "prefill_tok_s": 3409.8},
+      {"size": 10000, "prompt_tokens": 10012, "ttft_ms": 61.25, "prefill_tok_s": 163461.2},
+      {"size": 128000, "skipped": "over the server's max model length"}]})");
+  doc["perf"]["rate"] = json::parse(R"({"slo": {"ttft_ms": 500}, "rates": [
+      {"offered_rate_rps": 3.96, "throughput_rps": 3.87,
+       "from_scheduled": {"ttft_ms": {"p50": 40.1, "p90": 55.2, "p99": 90.7}},
+       "itl_ms": {"p50": 5.0, "p90": 5.5, "p99": 7.25},
+       "goodput": {"goodput_rps": 3.79}}]})");
+  const std::string html = RenderHtml(doc);
+  EXPECT_TRUE(Contains(html, "data-series=\"TTFT\" data-x=\"10012\" data-y=\"61.25\""));
+  EXPECT_TRUE(Contains(html, "data-series=\"prefill\" data-x=\"104\" data-y=\"3409.8\""));
+  EXPECT_TRUE(Contains(html, "1 size(s) over the server's max model length were skipped."));
+  EXPECT_TRUE(Contains(html, ">10k</text>"));  // a log axis' compact tick
+  EXPECT_TRUE(Contains(html, "data-series=\"p99\" data-x=\"3.96\" data-y=\"90.7\""));
+  EXPECT_TRUE(Contains(html, "data-series=\"p99\" data-x=\"3.96\" data-y=\"7.25\""));
+  EXPECT_TRUE(Contains(html, "data-ref=\"slo\" data-y=\"500\""));
+  EXPECT_TRUE(Contains(html, "data-series=\"goodput\" data-x=\"3.96\" data-y=\"3.79\""));
+  EXPECT_TRUE(Contains(html, "TTFT objective 500 ms"));
+}
+
+json CompareDoc() {
+  std::ifstream in(std::string(SB_SOURCE_DIR) + "/tests/report/golden/compare_h2h.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return json::parse(ss.str());
+}
+
+TEST(CompareChartsTest, GroupedBarsHoldEveryRunsValuePerMetric) {
+  const json doc = CompareDoc();
+  int charts = 0;
+  const std::string html = CompareCharts(doc, charts);
+  EXPECT_EQ(charts, 3);  // speed, TTFT, score; both runs measured spec decoding: no uplift chart
+  EXPECT_TRUE(Contains(html, "data-chart=\"compare-speed\""));
+  EXPECT_TRUE(Contains(html, "data-chart=\"compare-ttft\""));
+  EXPECT_TRUE(Contains(html, "data-chart=\"compare-score\""));
+  EXPECT_FALSE(Contains(html, "data-chart=\"compare-spec\""));
+  EXPECT_TRUE(Contains(html, "data-series=\"35B-A3B-NVFP4\" data-x=\"decode\" data-y=\"92.8\""));
+  EXPECT_TRUE(Contains(html, "data-series=\"27B-NVFP4\" data-x=\"c8\" data-y=\"154.1\""));
+  EXPECT_TRUE(Contains(html, "data-series=\"27B-NVFP4\" data-x=\"len 256\" data-y=\"25.5173\""));
+  EXPECT_TRUE(Contains(html, "data-series=\"27B-NVFP4\" data-x=\"long\" data-y=\"234\""));
+  EXPECT_TRUE(Contains(html, "data-series=\"27B-NVFP4\" data-x=\"Reasoning\""));
+  ExpectSelfContained(html);
+}
+
+TEST(CompareChartsTest, BareAndSpeculativeUpliftWhenOnlyOneRunSpeculates) {
+  json doc = CompareDoc();
+  for (auto& section : doc["sections"]) {
+    for (auto& row : section["rows"]) {
+      if (row["key"].get<std::string>().rfind("spec_decode.", 0) == 0) {
+        row["values"][1] = nullptr;  // the second run (27B) is the bare one
+      }
+    }
+  }
+  int charts = 0;
+  const std::string html = CompareCharts(doc, charts);
+  EXPECT_EQ(charts, 4);
+  // decode: bare 23.6, speculative 92.8: the uplift segment is 92.8 - 23.6.
+  char shortest[64];
+  const auto end = std::to_chars(shortest, shortest + sizeof shortest, 92.8 - 23.6).ptr;
+  const std::string uplift =
+      "data-series=\"speculative uplift (35B-A3B-NVFP4)\" data-x=\"decode\" data-y=\"" +
+      std::string(shortest, end) + "\"";
+  EXPECT_TRUE(Contains(html, "data-series=\"bare (27B-NVFP4)\" data-x=\"decode\" data-y=\"23.6\""));
+  EXPECT_TRUE(Contains(html, uplift)) << uplift;
+}
+
+TEST(CompareChartsTest, NothingToDrawGivesNoSection) {
+  int charts = 0;
+  EXPECT_EQ(CompareCharts(json::parse(R"({"runs": [{"label": "a"}], "sections": [{"rows": []}]})"),
+                          charts),
+            "");
+  EXPECT_EQ(charts, 0);
+}
+
+}  // namespace
+}  // namespace sb::report
