@@ -352,7 +352,7 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
   for (std::size_t i = 0; i < n; ++i) {
     calls[i].id = next_id_++;
     calls[i].body =
-        client::BuildChatBody(Params(options, kRatePrompt, ro.tokens, true), target_.kind);
+        client::BuildChatBody(LoadParams(options, kRatePrompt, ro.tokens), target_.kind);
     calls[i].stream = true;
     calls[i].total_timeout = options.request_timeout;
   }
@@ -409,6 +409,9 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
     client::RunHooks hooks;
     hooks.on_done = [&](const client::ChatResponse& r) { finish(r, 0); };
     hooks.on_event = [&](const client::ChatResponse& r) {
+      if (event_hook_) {
+        event_hook_(r);
+      }
       st.event_delay.Record(NowNs() - r.events.back().t_ns);
       return true;
     };
@@ -726,6 +729,7 @@ json Session::Rate(const ProfileOptions& options) {
       {"requests", ro.duration_s > 0 ? json(nullptr) : json(ro.requests)},
       {"duration_s", ro.duration_s > 0 ? json(ro.duration_s) : json(nullptr)},
       {"tokens", ro.tokens},
+      {"input_tokens", options.input_tokens > 0 ? json(options.input_tokens) : json(nullptr)},
       {"late_ms", ro.late_ms},
       {"max_concurrency", ro.max_concurrency > 0 ? json(ro.max_concurrency) : json(nullptr)},
       {"slo", SloJson(ro.slo)},
