@@ -336,6 +336,7 @@ Result<void> ValidateRateOptions(const RateOptions& o) {
 json Session::RatePoint(const ProfileOptions& options, double rate_rps, const std::string& phase) {
   // One rate point is one unit of the run's journal (replayed whole on --resume).
   client::UnitScope unit(client_, fmt::format("rate {} {}", phase, rate_rps));
+  last_self_check_.reset();  // a point carries its own self_check, never an earlier batch's
   const RateOptions& ro = options.rate;
   const ArrivalProcess process{ro.arrival, rate_rps, ro.burstiness, ro.seed};
   const std::vector<std::int64_t> offsets =
