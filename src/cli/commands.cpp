@@ -134,9 +134,6 @@ void AddRateOptions(CLI::App* cmd, perf::RateOptions& rate) {
   cmd->add_option("--burstiness", rate.burstiness,
                   "rate: gamma shape (--arrival gamma): gaps' CV = 1/sqrt(X); < 1 burstier")
       ->capture_default_str();
-  cmd->add_option("--requests", rate.requests, "rate: requests per rate")->capture_default_str();
-  cmd->add_option("--duration-s", rate.duration_s,
-                  "rate: arrivals during this many seconds per rate instead of --requests");
   cmd->add_option("--seed", rate.seed, "rate: seed of the arrival schedule")->capture_default_str();
   cmd->add_option("--rate-tokens", rate.tokens, "rate: forced output tokens per request")
       ->capture_default_str();
@@ -167,7 +164,8 @@ void AddRateOptions(CLI::App* cmd, perf::RateOptions& rate) {
   cmd->add_option("--search-steps", rate.search_steps, "rate: bisection steps of --search-rate")
       ->capture_default_str();
   cmd->add_option("--late-ms", rate.late_ms,
-                  "rate: a send this far behind its schedule counts as late")
+                  "rate: a send this far behind its schedule counts as late; every profile: a "
+                  "row whose events waited longer (p99) in the client is flagged client-bound")
       ->capture_default_str();
   cmd->add_option("--max-concurrency", rate.max_concurrency,
                   "rate: at most N requests in flight; later arrivals wait in the client (the "
@@ -238,6 +236,28 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
                   "then it stops sending and writes what was measured (status interrupted, "
                   "exit 3)");
   AddRateOptions(cmd, c.profile.rate);
+  // Shared by rate (open loop) and concurrency (closed loop, only when given).
+  cmd->add_option_function<int>(
+         "--requests",
+         [&c](int m) {
+           c.profile.rate.requests = m;
+           c.profile.level_requests = m;
+         },
+         "rate: requests per rate; concurrency: a sustained closed loop, N in flight per level "
+         "until M requests were sent (the cap of a --duration-s level; default 20 x N)")
+      ->default_str(std::to_string(c.profile.rate.requests));
+  cmd->add_option_function<double>(
+      "--duration-s",
+      [&c](double d) {
+        c.profile.rate.duration_s = d;
+        c.profile.level_duration_s = d;
+      },
+      "rate: arrivals during this many seconds per rate instead of --requests; concurrency: "
+      "keep N in flight for this many seconds per level");
+  cmd->add_option("--input-tokens", c.profile.input_tokens,
+                  "Prompt tokens per request, exact to the server's tokenizer (decode, "
+                  "concurrency, rate; 0 = a short prompt)")
+      ->capture_default_str();
   AddRecordOptions(cmd, c.store);
 }
 

@@ -795,8 +795,8 @@ struct Client::Impl {
 
   // Runs transfers to completion. order: (send time ns, 0 = now; index), sorted by time.
   // start(index) creates and launches a transfer (nullptr if it failed at once: then it has
-  // already been reported). finished(t) is called once per transfer that ends; unsent(index)
-  // once per call never started because stop was requested.
+  // already been reported). finished(t) is called once per transfer that ends; unsent(index,
+  // reason) once per call never started (stop requested, or RunHooks::start_until passed).
   template <typename Start, typename Finished, typename Unsent>
   void Drive(std::span<const std::pair<std::int64_t, std::size_t>> order, Start& start,
              Finished& finished, Unsent& unsent, std::stop_token stop) {
@@ -806,6 +806,11 @@ struct Client::Impl {
     });
     driving = true;
     std::size_t next = 0;
+    // Closed loop (RunHooks::max_in_flight, start_until).
+    const std::size_t cap = hooks != nullptr ? hooks->max_in_flight : 0;
+    const std::int64_t start_until_ns =
+        hooks != nullptr && hooks->start_until ? ToNanos(*hooks->start_until) : kNever;
+    const auto room = [&] { return cap == 0 || active.size() + retry_queue.size() < cap; };
     next_check_ns = kNever;
     epoll_event events[kMaxEvents];
     while (next < order.size() || !active.empty() || !retry_queue.empty()) {
@@ -825,12 +830,17 @@ struct Client::Impl {
         }
         retry_queue.clear();
         for (; next < order.size(); ++next) {
-          unsent(order[next].second);
+          unsent(order[next].second, "cancelled before send");
         }
         break;
       }
       std::int64_t now = NowNs();
-      while (next < order.size() && order[next].first <= now) {
+      if (start_until_ns != kNever && now >= start_until_ns) {
+        for (; next < order.size(); ++next) {
+          unsent(order[next].second, kNotStartedReason);
+        }
+      }
+      while (next < order.size() && order[next].first <= now && room()) {
         if (Transfer* t = start(order[next].second)) {
           next_check_ns = std::min(next_check_ns, t->NextDeadline());
         }
@@ -862,8 +872,11 @@ struct Client::Impl {
       // the next send, then poll without blocking -- still servicing sockets -- until it is due:
       // a scheduled send then leaves within microseconds, not a wake-up latency late.
       std::int64_t wake_at = std::min(curl_deadline_ns, next_check_ns);
-      if (next < order.size()) {
+      if (next < order.size() && room()) {
         wake_at = std::min(wake_at, order[next].first - kSendSpinNs);
+      }
+      if (next < order.size()) {
+        wake_at = std::min(wake_at, start_until_ns);
       }
       if (!retry_queue.empty()) {
         wake_at = std::min(wake_at, retry_queue.front().first);
@@ -1046,9 +1059,9 @@ std::vector<ChatResponse> Client::RunChatsLive(std::span<const ChatCall> calls,
     }
     return raw;
   };
-  auto unsent = [&](std::size_t i) {
+  auto unsent = [&](std::size_t i, const char* reason) {
     results[i].outcome = Outcome::kCancelled;
-    results[i].reason = "cancelled before send";
+    results[i].reason = reason;
     results[i].done_ns = NowNs();
     report(results[i]);
   };
@@ -1094,7 +1107,7 @@ Result<HttpResponse> Client::Impl::Plain(bool post, std::string_view path, std::
   const std::pair<std::int64_t, std::size_t> order[] = {{0, 0}};
   auto start = [&](std::size_t) -> Transfer* { return Launch(t) ? &t : nullptr; };
   auto finished = [](Transfer&) {};
-  auto unsent = [](std::size_t) {};
+  auto unsent = [](std::size_t, const char*) {};
   Drive(order, start, finished, unsent, std::stop_token{});
   ReleaseEasy(t.easy);
   if (status.outcome != Outcome::kOk) {

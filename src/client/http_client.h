@@ -105,7 +105,16 @@ struct RunHooks {
   // kCancelled, reason "cancelled by caller", what arrived is kept. Must be quick and must not
   // call back into the Client. Optional.
   std::function<bool(const ChatResponse&)> on_event;
+  // Closed-loop load: at most this many calls in flight (0 = no cap); a call whose send time
+  // has come waits for a finished one, then leaves at once (send_ns is when it really left).
+  std::size_t max_in_flight = 0;
+  // No call starts at or after this time; those left end kCancelled with reason
+  // kNotStartedReason and send_ns 0 (a --duration-s window that closed). None = no limit.
+  std::optional<SteadyTime> start_until;
 };
+
+// The reason of a call RunHooks::start_until kept from starting.
+inline constexpr const char* kNotStartedReason = "not sent: the load window had closed";
 
 struct HttpResponse {
   int status = 0;

@@ -111,16 +111,13 @@ int CachedPromptTokens(const client::ChatResponse& r) {
   return -1;
 }
 
-json Session::Context(const ProfileOptions& options) {
-  WarmUp(options);
-  json rows = json::array();
-  if (Halted()) {
-    return json{{"rows", rows}};
+void Session::ChooseCounter() {
+  if (count_mode_ >= 0) {
+    return;
   }
-  // Choose how to count: the server's chat tokenizer, its plain tokenizer plus the template's
+  // How to count: the server's chat tokenizer, its plain tokenizer plus the template's
   // overhead measured once, or the usage of probe requests.
   CountMode mode = CountMode::kUsage;
-  int template_overhead = 0;
   const std::string probe_text = "Calibration probe: " + FillerText(40, 3);
   if (ChatTokenize(client_, target_.model, probe_text)) {
     mode = CountMode::kChatTokenize;
@@ -132,26 +129,103 @@ json Session::Context(const ProfileOptions& options) {
     p.max_tokens = 1;
     auto rs = Execute({p}, "warmup", {"tokenizer calibration"});
     if (rs.front().usage.prompt_tokens > 0) {
-      template_overhead = rs.front().usage.prompt_tokens - *plain;
+      template_overhead_ = rs.front().usage.prompt_tokens - *plain;
     }
   } else {
     Warn(
-        "The server has no /tokenize endpoint: context prompt sizes are calibrated from "
-        "usage.prompt_tokens and may miss the requested size by a few tokens.");
+        "The server has no /tokenize endpoint: prompt sizes (context profile, --input-tokens) "
+        "are estimated and may miss the requested size by a few tokens.");
   }
-  // Tokens per filler word, refined as counts come in.
-  double tokens_per_word = 1.3;
-  auto count = [&](const std::string& content) -> std::optional<int> {
-    if (mode == CountMode::kChatTokenize) {
-      return ChatTokenize(client_, target_.model, content);
-    }
-    if (mode == CountMode::kContentTokenize) {
-      auto n = ContentTokenize(client_, content);
-      return n ? std::optional<int>(*n + template_overhead) : std::nullopt;
-    }
-    return std::nullopt;
-  };
+  count_mode_ = static_cast<int>(mode);
+}
 
+std::optional<int> Session::CountPromptTokens(const std::string& content) {
+  ChooseCounter();
+  const auto mode = static_cast<CountMode>(count_mode_);
+  if (mode == CountMode::kChatTokenize) {
+    return ChatTokenize(client_, target_.model, content);
+  }
+  if (mode == CountMode::kContentTokenize) {
+    auto n = ContentTokenize(client_, content);
+    return n ? std::optional<int>(*n + template_overhead_) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string Session::CounterName() const {
+  return count_mode_ < 0 ? "" : CountModeName(static_cast<CountMode>(count_mode_));
+}
+
+std::pair<int, std::optional<int>> Session::FitWords(
+    int size, int words, const std::function<std::string(int)>& content_for) {
+  if (words < 0) {
+    words = std::max(0, static_cast<int>(size / tokens_per_word_) - 40);
+  }
+  std::optional<int> tokens = CountPromptTokens(content_for(words));
+  for (int step = 0; step < 12 && tokens && *tokens != size; ++step) {
+    if (words > 20) {
+      tokens_per_word_ = std::max(0.2, static_cast<double>(*tokens - 30) / words);
+    }
+    int delta = static_cast<int>(std::lround((size - *tokens) / tokens_per_word_));
+    if (delta == 0) {
+      delta = size > *tokens ? 1 : -1;
+    }
+    if (words + delta < 0) {
+      break;  // the fixed text alone is longer than `size`
+    }
+    int next_words = words + delta;
+    auto next = CountPromptTokens(content_for(next_words));
+    if (!next) {
+      break;
+    }
+    // Stop when a single word overshoots: keep the closer of the two.
+    if (std::abs(delta) == 1 && ((*tokens < size) != (*next < size)) && *next != size) {
+      if (std::abs(*next - size) < std::abs(*tokens - size)) {
+        words = next_words;
+        tokens = next;
+      }
+      break;
+    }
+    words = next_words;
+    tokens = next;
+  }
+  return {words, tokens};
+}
+
+client::ChatParams Session::LoadParams(const ProfileOptions& options, const std::string& task,
+                                       int max_tokens) {
+  client::ChatParams params = Params(options, "", max_tokens, true);
+  if (options.input_tokens <= 0) {
+    params.messages[0].content += task;
+    return params;
+  }
+  const std::string prefix = params.messages[0].content;  // "[request N] "
+  const int size = options.input_tokens;
+  const std::uint64_t seed = 2000 + static_cast<std::uint64_t>(size);
+  auto content_for = [&](int words) {
+    return prefix + (words > 0 ? FillerText(words, seed) + "\n\n" : std::string()) + task;
+  };
+  // The words that fitted the previous request are the first guess: most requests then cost
+  // one count.
+  auto hint = fit_words_.find(size);
+  auto [words, tokens] = FitWords(size, hint == fit_words_.end() ? -1 : hint->second, content_for);
+  fit_words_[size] = words;
+  params.messages[0].content = content_for(words);
+  if (tokens && *tokens != size) {
+    Warn(fmt::format(
+        "--input-tokens {}: the closest prompt the server's tokenizer allows is {} tokens{}.", size,
+        *tokens, *tokens > size ? " (the fixed part of the prompt alone is longer)" : ""));
+  }
+  return params;
+}
+
+json Session::Context(const ProfileOptions& options) {
+  WarmUp(options);
+  json rows = json::array();
+  if (Halted()) {
+    return json{{"rows", rows}};
+  }
+  ChooseCounter();
   const std::int64_t limit = target_.max_model_len;
   int index = 0;
   for (int size : options.sizes) {
@@ -179,35 +253,7 @@ json Session::Context(const ProfileOptions& options) {
       return prefix + BuildBody(words, options.depth, question, seed);
     };
     // Search the filler length whose prompt is `size` tokens.
-    int words = std::max(0, static_cast<int>(size / tokens_per_word) - 40);
-    std::optional<int> tokens = count(content_for(words));
-    for (int step = 0; step < 12 && tokens && *tokens != size; ++step) {
-      if (words > 20) {
-        tokens_per_word = std::max(0.2, static_cast<double>(*tokens - 30) / words);
-      }
-      int delta = static_cast<int>(std::lround((size - *tokens) / tokens_per_word));
-      if (delta == 0) {
-        delta = size > *tokens ? 1 : -1;
-      }
-      if (words + delta < 0) {
-        break;  // the fixed text alone is longer than `size`
-      }
-      int next_words = words + delta;
-      auto next = count(content_for(next_words));
-      if (!next) {
-        break;
-      }
-      // Stop when a single word overshoots: keep the closer of the two.
-      if (std::abs(delta) == 1 && ((*tokens < size) != (*next < size)) && *next != size) {
-        if (std::abs(*next - size) < std::abs(*tokens - size)) {
-          words = next_words;
-          tokens = next;
-        }
-        break;
-      }
-      words = next_words;
-      tokens = next;
-    }
+    auto [words, tokens] = FitWords(size, -1, content_for);
     params.messages[0].content = content_for(words);
     std::string label = fmt::format("{} tokens", size);
     first_byte_override_ = ScaledFirstByteTimeout(options.first_byte_timeout, size);
@@ -221,7 +267,7 @@ json Session::Context(const ProfileOptions& options) {
         {"prompt_tokens_requested", size},
         {"prompt_tokens", r.usage.prompt_tokens >= 0 ? json(r.usage.prompt_tokens)
                                                      : (tokens ? json(*tokens) : json())},
-        {"counted_by", CountModeName(mode)},
+        {"counted_by", CounterName()},
         {"depth", options.depth},
         {"expected", expected},
         {"answer", r.answer.substr(0, 200)},
@@ -265,9 +311,8 @@ json Session::Context(const ProfileOptions& options) {
     }
     rows.push_back(std::move(row));
   }
-  return json{{"max_tokens", options.context_max_tokens},
-              {"counted_by", CountModeName(mode)},
-              {"rows", rows}};
+  return json{
+      {"max_tokens", options.context_max_tokens}, {"counted_by", CounterName()}, {"rows", rows}};
 }
 
 }  // namespace sb::perf

@@ -10,6 +10,7 @@
 
 #include "core/clock.h"
 #include "core/stats.h"
+#include "perf/histogram.h"
 #include "perf/metrics.h"
 
 namespace sb::perf {
@@ -17,6 +18,10 @@ namespace sb::perf {
 using nlohmann::json;
 
 namespace {
+
+std::int64_t NowNs() {
+  return ToNanos(std::chrono::steady_clock::now());
+}
 
 json Opt(const std::optional<double>& v) {
   return v ? json(*v) : json(nullptr);
@@ -236,7 +241,8 @@ json Session::Record(const client::ChatResponse& r, const std::string& profile,
 
 std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParams> params,
                                                    const std::string& profile,
-                                                   const std::vector<std::string>& labels) {
+                                                   const std::vector<std::string>& labels,
+                                                   const BatchLimits& limits) {
   // One batch is one unit of the run's journal: replayed whole on --resume, or sent whole.
   client::UnitScope unit(client_,
                          fmt::format("{} {}", profile, labels.empty() ? "" : labels.front()));
@@ -255,13 +261,57 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
   bool warmup = profile == "warmup";
   last_resources_.reset();
   client::RunHooks hooks;
+  hooks.max_in_flight = limits.max_in_flight;
+  hooks.start_until = limits.start_until;
   hooks.on_done = [&](const client::ChatResponse& r) {
+    if (r.send_ns == 0 && r.reason == client::kNotStartedReason) {
+      return;  // the closed loop's window closed before it was needed: never a request
+    }
     if (on_sample_) {
       on_sample_(Record(r, profile, labels[r.id - first_id], warmup));
     }
   };
+  // Self-check (every profile, as rate does): how long each event waited in the client between
+  // being read from the socket and being processed.
+  Histogram event_delay;
+  hooks.on_event = [&](const client::ChatResponse& r) {
+    if (event_hook_) {
+      event_hook_(r);
+    }
+    event_delay.Record(NowNs() - r.events.back().t_ns);
+    return true;
+  };
   std::optional<SpecCounters> spec_before = warmup ? std::nullopt : ScrapeSpec();
   std::vector<client::ChatResponse> out = client_.RunChats(calls, hooks, stop_);
+  if (limits.start_until) {
+    std::erase_if(out, [](const client::ChatResponse& r) {
+      return r.send_ns == 0 && r.reason == client::kNotStartedReason;
+    });
+  }
+  last_self_check_.reset();
+  if (!warmup && !event_delay.empty()) {
+    const auto late_ns = static_cast<std::int64_t>(client_bound_ms_ * 1e6);
+    const std::int64_t p99 = event_delay.ValueAtPercentile(99);
+    json reasons = json::array();
+    if (p99 > late_ns) {
+      reasons.push_back(fmt::format(
+          "events waited {:.3f} ms (p99) between arriving and being processed (bound {:g} ms)",
+          static_cast<double>(p99) / 1e6, client_bound_ms_));
+      Warn(fmt::format(
+          "{} {}: the client, not the server, may be the bottleneck ({}): the client's own "
+          "delays are inside the measured latencies. Run the client on its own cores or lower "
+          "the load.",
+          profile, labels.empty() ? "" : labels.front(), reasons.front().get<std::string>()));
+    }
+    last_self_check_ = std::make_shared<const json>(
+        json{{"event_delay_us",
+              {{"n", event_delay.count()},
+               {"p50", static_cast<double>(event_delay.ValueAtPercentile(50)) / 1e3},
+               {"p99", static_cast<double>(p99) / 1e3},
+               {"max", static_cast<double>(event_delay.Max()) / 1e3}}},
+             {"client_bound", !reasons.empty()},
+             {"reasons", reasons}});
+  }
   last_window_ = SpecWindow{};
   if (spec_before) {
     if (auto spec_after = ScrapeSpec()) {
@@ -396,6 +446,13 @@ void Session::AttachResources(json& row) const {
   if (last_resources_) {
     row["resources"] = *last_resources_;
   }
+  AttachSelfCheck(row);
+}
+
+void Session::AttachSelfCheck(json& row) const {
+  if (last_self_check_) {
+    row["self_check"] = *last_self_check_;
+  }
 }
 
 json Session::SpecDecode() const {
@@ -431,6 +488,25 @@ int CollectRows(const std::vector<client::ChatResponse>& rs, json& rows,
   return errors;
 }
 
+// The most requests the client had in flight at once (send to done), from the responses' own
+// times: the closed loop's cap, checked.
+long long PeakInFlight(const std::vector<client::ChatResponse>& rs) {
+  std::vector<std::pair<std::int64_t, int>> edges;
+  for (const auto& r : rs) {
+    if (r.send_ns != 0 && r.done_ns >= r.send_ns) {
+      edges.emplace_back(r.send_ns, 1);
+      edges.emplace_back(r.done_ns, -1);
+    }
+  }
+  std::sort(edges.begin(), edges.end());  // at a tie an end (-1) sorts before a start
+  long long now = 0, peak = 0;
+  for (const auto& [t, d] : edges) {
+    now += d;
+    peak = std::max(peak, now);
+  }
+  return peak;
+}
+
 std::string FailureNote(const client::ChatResponse& r) {
   std::string_view name = client::OutcomeName(r.outcome);
   return r.reason.empty() || r.reason == name ? std::string(name)
@@ -461,7 +537,7 @@ json Session::Decode(const ProfileOptions& options) {
   int errors = 0;
   for (int i = 0; i < options.runs && !Halted(); ++i) {
     std::string label = fmt::format("run {}", i + 1);
-    auto rs = Execute({Params(options, kDecodePrompt, options.tokens, true)}, "decode", {label});
+    auto rs = Execute({LoadParams(options, kDecodePrompt, options.tokens)}, "decode", {label});
     const auto& r = rs.front();
     errors +=
         CollectRows(rs, runs, [&](const auto& x) { return Record(x, "decode", label, false); });
@@ -496,9 +572,13 @@ json Session::Decode(const ProfileOptions& options) {
                        : fmt::format("decode {}/{}: {}", i + 1, options.runs, FailureNote(r)));
     }
   }
-  json out = {{"tokens", options.tokens},         {"runs", runs},
-              {"decode_tok_s", StatsJson(tok_s)}, {"ttft_ms", StatsJson(ttft)},
-              {"e2e_ms", StatsJson(e2e)},         {"errors", errors}};
+  json out = {{"tokens", options.tokens},
+              {"input_tokens", options.input_tokens > 0 ? json(options.input_tokens) : json()},
+              {"runs", runs},
+              {"decode_tok_s", StatsJson(tok_s)},
+              {"ttft_ms", StatsJson(ttft)},
+              {"e2e_ms", StatsJson(e2e)},
+              {"errors", errors}};
   if (!tokens_per_chunk.empty()) {
     json hist = json::object();
     for (auto [n, count] : tokens_per_chunk) {
@@ -515,17 +595,40 @@ json Session::Decode(const ProfileOptions& options) {
 json Session::Concurrency(const ProfileOptions& options) {
   WarmUp(options);
   json levels = json::array();
+  const bool closed_loop = options.level_requests > 0 || options.level_duration_s > 0;
   for (int n : options.levels) {
     if (Halted()) {
       break;
     }
+    // One request per stream, or (closed loop) n in flight, each finished one replaced at once,
+    // until level_requests were sent or the level's duration passed.
+    int count = n;
+    BatchLimits limits;
+    if (closed_loop) {
+      count = options.level_requests > 0 ? options.level_requests : 20 * n;
+      limits.max_in_flight = static_cast<std::size_t>(n);
+    }
     std::vector<client::ChatParams> params;
     std::vector<std::string> labels;
-    for (int i = 0; i < n; ++i) {
-      params.push_back(Params(options, kDecodePrompt, options.tokens, true));
-      labels.push_back(fmt::format("c{} stream {}", n, i + 1));
+    for (int i = 0; i < count; ++i) {
+      params.push_back(LoadParams(options, kDecodePrompt, options.tokens));
+      labels.push_back(closed_loop ? fmt::format("c{} request {}", n, i + 1)
+                                   : fmt::format("c{} stream {}", n, i + 1));
     }
-    auto rs = Execute(std::move(params), "concurrency", labels);
+    if (options.level_duration_s > 0) {
+      // Bodies are built before the window opens: it starts now.
+      limits.start_until = std::chrono::steady_clock::now() +
+                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                               std::chrono::duration<double>(options.level_duration_s));
+    }
+    auto rs = Execute(std::move(params), "concurrency", labels, limits);
+    if (options.level_duration_s > 0 && !Halted() && static_cast<int>(rs.size()) == count &&
+        count > 0 && rs.back().send_ns != 0 && rs.back().send_ns < ToNanos(*limits.start_until)) {
+      Warn(fmt::format(
+          "concurrency {}: all {} requests were sent before --duration-s {:g} ended; raise "
+          "--requests (the cap of a timed level) to keep the load up for the whole window.",
+          n, count, options.level_duration_s));
+    }
     json rows = json::array();
     std::size_t idx = 0;
     int errors = CollectRows(
@@ -553,6 +656,7 @@ json Session::Concurrency(const ProfileOptions& options) {
     }
     auto throughput = CombinedThroughput(rs);
     json level = {{"concurrency", n},
+                  {"sent", static_cast<long long>(rows.size())},
                   {"ok", ok},
                   {"errors", errors},
                   {"wall_s", last_token > first_send && first_send != 0
@@ -561,6 +665,7 @@ json Session::Concurrency(const ProfileOptions& options) {
                   {"throughput_tok_s", Opt(throughput)},
                   {"per_stream_decode_tok_s", StatsJson(per_stream)},
                   {"ttft_ms", StatsJson(ttft)},
+                  {"peak_in_flight", PeakInFlight(rs)},
                   {"requests", rows}};
     if (!last_window_.empty()) {
       level["spec_decode"] = SpecJson(last_window_);
@@ -579,7 +684,16 @@ json Session::Concurrency(const ProfileOptions& options) {
     }
     levels.push_back(std::move(level));
   }
-  return json{{"tokens", options.tokens}, {"levels", levels}};
+  json out = {{"tokens", options.tokens}, {"levels", levels}};
+  if (options.input_tokens > 0) {
+    out["input_tokens"] = options.input_tokens;
+  }
+  if (closed_loop) {
+    out["closed_loop"] = {
+        {"requests", options.level_requests > 0 ? json(options.level_requests) : json()},
+        {"duration_s", options.level_duration_s > 0 ? json(options.level_duration_s) : json()}};
+  }
+  return out;
 }
 
 json Session::MaxTokens(const ProfileOptions& options) {
@@ -679,6 +793,7 @@ json Session::Ttft(const ProfileOptions& options) {
 
 json Session::Run(const std::string& name, const ProfileOptions& options) {
   request_timeout_ = options.request_timeout;
+  client_bound_ms_ = options.client_bound_ms;
   if (name == "decode") {
     return Decode(options);
   }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stop_token>
@@ -85,6 +86,17 @@ struct ProfileOptions {
   double depth = 0.5;
   int context_max_tokens = 16;
   bool context_cached = false;
+  // > 0: every decode, concurrency and rate prompt is this many tokens by the server's own
+  // tokenizer (filler text before the task; as the context profile counts). 0 = a short prompt.
+  int input_tokens = 0;
+  // Sustained closed loop for the concurrency profile (docs/load.md): keep each level's N
+  // requests in flight until level_requests have been sent, or for level_duration_s seconds
+  // (then at most level_requests, default 20 × N). Both 0 = one request per stream.
+  int level_requests = 0;
+  double level_duration_s = 0;
+  // A batch is flagged client-bound when the client's event delay p99 (an event waiting in the
+  // client between being read and being processed) exceeds this (rate: --late-ms).
+  double client_bound_ms = 1.0;
 };
 
 // The profiles `run` executes by default, in that order.
@@ -113,6 +125,13 @@ using ProgressSink = std::function<void(const std::string&)>;
 // called for a batch replayed from the journal or one where nothing succeeded.
 using WindowObserver = std::function<nlohmann::json(std::int64_t begin_ns, std::int64_t end_ns,
                                                     long long output_tokens)>;
+
+// A closed-loop batch (the concurrency profile's --requests / --duration-s): at most
+// max_in_flight at once (0 = all at once), none started at or after start_until.
+struct BatchLimits {
+  std::size_t max_in_flight = 0;
+  std::optional<SteadyTime> start_until;
+};
 
 class Session {
  public:
@@ -151,6 +170,12 @@ class Session {
   // The resource sampler's hook (set before the first profile runs).
   void SetWindowObserver(WindowObserver observer) { window_observer_ = std::move(observer); }
 
+  // Called inside the client's I/O loop after every streamed event of every profile; tests
+  // use it to make the client the bottleneck (it must not call back into the Client).
+  void SetEventHook(std::function<void(const client::ChatResponse&)> hook) {
+    event_hook_ = std::move(hook);
+  }
+
  private:
   // The latest batch's window through the observer (stored for AttachResources).
   void ObserveWindow(std::int64_t begin_ns, std::int64_t end_ns, long long output_tokens,
@@ -159,7 +184,22 @@ class Session {
   void AttachResources(nlohmann::json& row) const;
   std::vector<client::ChatResponse> Execute(std::vector<client::ChatParams> params,
                                             const std::string& profile,
-                                            const std::vector<std::string>& labels);
+                                            const std::vector<std::string>& labels,
+                                            const BatchLimits& limits = BatchLimits());
+  // The client-side self-check of the latest batch (Execute): event delay percentiles and
+  // the client-bound verdict; attached to each row as "self_check".
+  void AttachSelfCheck(nlohmann::json& row) const;
+  // The server's token counter (context.cpp): chosen once per session.
+  void ChooseCounter();
+  std::optional<int> CountPromptTokens(const std::string& content);
+  std::string CounterName() const;
+  // Filler words w for which content_for(w) is `size` tokens (start from `words`, or a guess
+  // when < 0); the count reached, nullopt without a tokenizer.
+  std::pair<int, std::optional<int>> FitWords(int size, int words,
+                                              const std::function<std::string(int)>& content_for);
+  // A forced-length request whose prompt ends with `task`, options.input_tokens long when set.
+  client::ChatParams LoadParams(const ProfileOptions& options, const std::string& task,
+                                int max_tokens);
   void WarmUp(const ProfileOptions& options);
   client::ChatParams Params(const ProfileOptions& options, const std::string& prompt,
                             int max_tokens, bool force);
@@ -196,6 +236,14 @@ class Session {
   WindowObserver window_observer_;
   std::shared_ptr<const nlohmann::json> last_resources_;  // the latest batch's, or null
   std::vector<std::string> warnings_;
+  std::function<void(const client::ChatResponse&)> event_hook_;
+  double client_bound_ms_ = 1.0;  // ProfileOptions::client_bound_ms of Run()
+  std::shared_ptr<const nlohmann::json> last_self_check_;  // the latest batch's
+  // The token counter (context.cpp): -1 until chosen.
+  int count_mode_ = -1;
+  int template_overhead_ = 0;
+  double tokens_per_word_ = 1.3;
+  std::map<int, int> fit_words_;  // --input-tokens size -> filler words that fitted last
 };
 
 // The request record of docs/results-schema.md (a profile row and a samples.jsonl line): status,

@@ -336,6 +336,7 @@ Result<void> ValidateRateOptions(const RateOptions& o) {
 json Session::RatePoint(const ProfileOptions& options, double rate_rps, const std::string& phase) {
   // One rate point is one unit of the run's journal (replayed whole on --resume).
   client::UnitScope unit(client_, fmt::format("rate {} {}", phase, rate_rps));
+  last_self_check_.reset();  // a point carries its own self_check, never an earlier batch's
   const RateOptions& ro = options.rate;
   const ArrivalProcess process{ro.arrival, rate_rps, ro.burstiness, ro.seed};
   const std::vector<std::int64_t> offsets =
@@ -352,7 +353,7 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
   for (std::size_t i = 0; i < n; ++i) {
     calls[i].id = next_id_++;
     calls[i].body =
-        client::BuildChatBody(Params(options, kRatePrompt, ro.tokens, true), target_.kind);
+        client::BuildChatBody(LoadParams(options, kRatePrompt, ro.tokens), target_.kind);
     calls[i].stream = true;
     calls[i].total_timeout = options.request_timeout;
   }
@@ -409,6 +410,9 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
     client::RunHooks hooks;
     hooks.on_done = [&](const client::ChatResponse& r) { finish(r, 0); };
     hooks.on_event = [&](const client::ChatResponse& r) {
+      if (event_hook_) {
+        event_hook_(r);
+      }
       st.event_delay.Record(NowNs() - r.events.back().t_ns);
       return true;
     };
@@ -726,6 +730,7 @@ json Session::Rate(const ProfileOptions& options) {
       {"requests", ro.duration_s > 0 ? json(nullptr) : json(ro.requests)},
       {"duration_s", ro.duration_s > 0 ? json(ro.duration_s) : json(nullptr)},
       {"tokens", ro.tokens},
+      {"input_tokens", options.input_tokens > 0 ? json(options.input_tokens) : json(nullptr)},
       {"late_ms", ro.late_ms},
       {"max_concurrency", ro.max_concurrency > 0 ? json(ro.max_concurrency) : json(nullptr)},
       {"slo", SloJson(ro.slo)},

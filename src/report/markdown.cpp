@@ -410,6 +410,22 @@ std::string ErrorCount(std::optional<double> n) {
   return n && *n > 0 ? "**" + s + "**" : s;
 }
 
+// " (client-bound)" for a row whose self-check found the client the bottleneck: its figures
+// include the client's own delays (docs/load.md).
+std::string BoundMark(const json& row) {
+  const bool bound = BoolAt(row, {"self_check", "client_bound"}).value_or(false);
+  return bound ? " (client-bound)" : "";
+}
+
+// The note under a table with a client-bound row.
+void BoundNote(const std::vector<const json*>& rows, std::string& out) {
+  if (std::any_of(rows.begin(), rows.end(), [](const json* r) { return !BoundMark(*r).empty(); })) {
+    out +=
+        "**client-bound**: in the rows marked so, events waited in the client longer than "
+        "`--late-ms` (p99): the client, not the server, limited those figures.\n\n";
+  }
+}
+
 void RenderDecode(const json& d, std::string& out) {
   out += "### Decode speed (single stream)\n\n";
   auto n = NumberAt(d, {"decode_tok_s", "n"});
@@ -435,7 +451,7 @@ void RenderDecode(const json& d, std::string& out) {
   for (const json* run : ArrayAt(d, {"runs"})) {
     ++i;
     std::string label = StringAt(*run, {"label"}).value_or(fmt::format("run {}", i));
-    t.AddRow({Cell(label), FormatFixed1(NumberAt(*run, {"decode_tok_s"})),
+    t.AddRow({Cell(label) + BoundMark(*run), FormatFixed1(NumberAt(*run, {"decode_tok_s"})),
               FormatMs(NumberAt(*run, {"ttft_ms"})), Seconds(NumberAt(*run, {"e2e_ms"})),
               FormatCount(NumberAt(*run, {"completion_tokens"})),
               Cell(StringAt(*run, {"status"}).value_or(std::string(kMissing)))});
@@ -445,6 +461,7 @@ void RenderDecode(const json& d, std::string& out) {
     t.AddRow({"**Median**", "**" + Median(d, "decode_tok_s") + "**", MedianMs(d, "ttft_ms"),
               Seconds(e2e), "", ""});
     out += t.Render() + "\n";
+    BoundNote(ArrayAt(d, {"runs"}), out);
   }
   if (errors && *errors > 0) {
     out += fmt::format("**{} failed run{}**, listed under Errors; the medians cover the rest.\n\n",
@@ -458,7 +475,16 @@ void RenderConcurrency(const json& c, std::string& out) {
     return;
   }
   out += "### Throughput vs concurrency\n\n";
-  if (auto tokens = NumberAt(c, {"tokens"})) {
+  const json* loop = Find(c, {"closed_loop"});
+  if (auto tokens = NumberAt(c, {"tokens"}); tokens && loop != nullptr) {
+    auto m = NumberAt(*loop, {"requests"});
+    auto d = NumberAt(*loop, {"duration_s"});
+    out += fmt::format(
+        "Each level keeps N requests in flight (a finished one is replaced at once) {}, {} "
+        "tokens each.\n\n",
+        d ? fmt::format("for {:g} s", *d) : fmt::format("until {} were sent", FormatCount(m)),
+        FormatCount(tokens));
+  } else if (tokens) {
     out += fmt::format("Each level sends N requests at once, {} tokens each.\n\n",
                        FormatCount(tokens));
   }
@@ -470,13 +496,14 @@ void RenderConcurrency(const json& c, std::string& out) {
                    {"TTFT median (ms)", Align::kRight},
                    {"Wall (s)", Align::kRight}});
   for (const json* l : levels) {
-    t.AddRow({FormatCount(NumberAt(*l, {"concurrency"})), FormatCount(NumberAt(*l, {"ok"})),
-              ErrorCount(NumberAt(*l, {"errors"})),
+    t.AddRow({FormatCount(NumberAt(*l, {"concurrency"})) + BoundMark(*l),
+              FormatCount(NumberAt(*l, {"ok"})), ErrorCount(NumberAt(*l, {"errors"})),
               FormatFixed1(NumberAt(*l, {"throughput_tok_s"})),
               Median(*l, "per_stream_decode_tok_s"), MedianMs(*l, "ttft_ms"),
               FormatSeconds(NumberAt(*l, {"wall_s"}))});
   }
   out += t.Render() + "\n";
+  BoundNote(levels, out);
 }
 
 bool AnyErrors(const std::vector<const json*>& rows) {
@@ -625,7 +652,7 @@ void RenderRatePoints(const std::vector<const json*>& points, bool slo, std::str
   MarkdownTable t(cols);
   for (const json* p : points) {
     std::vector<std::string> row = {
-        FormatFixed1(NumberAt(*p, {"rate_rps"})),
+        FormatFixed1(NumberAt(*p, {"rate_rps"})) + BoundMark(*p),
         FormatFixed1(NumberAt(*p, {"achieved_rate_rps"})),
         FormatCount(NumberAt(*p, {"ok"})),
         ErrorCount(NumberAt(*p, {"failed"})),

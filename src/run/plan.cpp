@@ -42,6 +42,22 @@ Result<void> CheckPlan(Plan& c) {
           fmt::format("{} must list positive whole numbers (got {})", flag, fmt::join(*v, ",")));
     }
   }
+  if (c.profile.input_tokens < 0 || c.profile.input_tokens > 10'000'000) {
+    return usage(fmt::format("--input-tokens must be between 0 and 10000000 (got {})",
+                             c.profile.input_tokens));
+  }
+  if (c.profile.level_requests < 0 || c.profile.level_requests > 1'000'000) {
+    return usage(
+        fmt::format("--requests must be between 1 and 1000000 (got {})", c.profile.level_requests));
+  }
+  if (!(c.profile.level_duration_s >= 0) || c.profile.level_duration_s > 86400 * 7) {
+    return usage(fmt::format("--duration-s must be a positive number of seconds (got {})",
+                             c.profile.level_duration_s));
+  }
+  if (!(std::isfinite(c.profile.rate.late_ms) && c.profile.rate.late_ms > 0)) {
+    return usage("--late-ms must be a positive number");
+  }
+  c.profile.client_bound_ms = c.profile.rate.late_ms;
   if (c.profile.warmup < 0) {
     return usage(fmt::format("--warmup must be 0 or more (got {})", c.profile.warmup));
   }
