@@ -1,5 +1,6 @@
 #include "resources/report.h"
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -123,32 +124,78 @@ std::string RenderResourcesMarkdown(const json& results) {
     }
   }
   md += "\n";
+
+  // Only the figures some source measured: a column (or a whole-run figure) that is "—"
+  // everywhere says nothing the sources table has not said.
+  struct Column {
+    const char* header;
+    std::function<std::string(const json&)> cell;
+  };
+
+  const std::vector<Column> columns = {
+      {"Peak memory", [](const json& f) { return MemoryCell(f, "peak"); }},
+      {"Mean memory", [](const json& f) { return MemoryCell(f, "mean"); }},
+      {"Mean power",
+       [](const json& f) {
+         return Num(f, {"power_w", "mean"}, "{:.1f} W");
+       }},
+      {"Energy", [](const json& f) { return Num(f, {"energy_j"}, "{:.1f} J"); }},
+      {"J/token", [](const json& f) { return Num(f, {"j_per_token"}, "{:.3f}"); }},
+      {"tokens/J", [](const json& f) { return Num(f, {"tokens_per_j"}, "{:.2f}"); }},
+      {"Peak KV",
+       [](const json& f) {
+         return Num(f, {"kv_cache_usage", "peak"}, "{:.1f}%", 100);
+       }},
+      {"Peak server RSS",
+       [](const json& f) {
+         return Bytes(f, {"server_rss_bytes", "peak"});
+       }},
+      {"Mean server CPU",
+       [](const json& f) {
+         return Num(f, {"server_cpu_pct", "mean"}, "{:.1f}%");
+       }},
+  };
   if (const json* run = Get(*res, {"run"}); run != nullptr && run->is_object()) {
-    md += "Whole run (every sample, idle gaps included): ";
-    md += fmt::format(
-        "peak memory {}, mean power {}, energy {}, peak server RSS {}, mean server CPU {}, "
-        "peak KV-cache usage {}.\n\n",
-        MemoryCell(*run, "peak"), Num(*run, {"power_w", "mean"}, "{:.1f} W"),
-        Num(*run, {"energy_j"}, "{:.1f} J"), Bytes(*run, {"server_rss_bytes", "peak"}),
-        Num(*run, {"server_cpu_pct", "mean"}, "{:.1f}%"),
-        Num(*run, {"kv_cache_usage", "peak"}, "{:.1f}%", 100));
+    std::vector<std::string> parts;
+    for (const Column& c : columns) {
+      if (std::string v = c.cell(*run); v != kDash) {
+        parts.push_back(fmt::format("{} {}", c.header, v));
+      }
+    }
+    md += parts.empty() ? "Whole run: no figure; no available source measured memory, power, "
+                          "KV-cache usage or a server process.\n\n"
+                        : fmt::format("Whole run (every sample, idle gaps included): {}.\n\n",
+                                      fmt::join(parts, ", "));
   }
   const auto rows = Rows(results);
-  if (!rows.empty()) {
-    md +=
-        "| Profile | Row | Peak memory | Mean memory | Mean power | J/token | tokens/J | Peak KV "
-        "| Peak server RSS | Mean server CPU |\n"
-        "|---|---|---|---|---|---|---|---|---|---|\n";
-    for (const auto& [profile, label, fig] : rows) {
-      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", profile, label,
-                        MemoryCell(*fig, "peak"), MemoryCell(*fig, "mean"),
-                        Num(*fig, {"power_w", "mean"}, "{:.1f} W"),
-                        Num(*fig, {"j_per_token"}, "{:.3f}"), Num(*fig, {"tokens_per_j"}, "{:.2f}"),
-                        Num(*fig, {"kv_cache_usage", "peak"}, "{:.1f}%", 100),
-                        Bytes(*fig, {"server_rss_bytes", "peak"}),
-                        Num(*fig, {"server_cpu_pct", "mean"}, "{:.1f}%"));
+  std::vector<const Column*> shown;
+  for (const Column& c : columns) {
+    for (const auto& row : rows) {
+      if (c.cell(*std::get<2>(row)) != kDash) {
+        shown.push_back(&c);
+        break;
+      }
     }
-    md += "\n";
+  }
+  if (!rows.empty() && shown.empty()) {
+    md += fmt::format("None of the {} speed rows has a resource figure (sources above).\n\n",
+                      rows.size());
+  } else if (!rows.empty()) {
+    md += "| Profile | Row |";
+    std::string rule = "|---|---|";
+    for (const Column* c : shown) {
+      md += fmt::format(" {} |", c->header);
+      rule += "---:|";
+    }
+    md += "\n" + rule + "\n";
+    for (const auto& [profile, label, fig] : rows) {
+      md += fmt::format("| {} | {} |", profile, label);
+      for (const Column* c : shown) {
+        md += fmt::format(" {} |", c->cell(*fig));
+      }
+      md += "\n";
+    }
+    md += "Columns with no figure in any row are left out; — marks a figure a row lacks.\n\n";
   }
   return md;
 }

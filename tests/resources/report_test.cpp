@@ -53,6 +53,31 @@ TEST(ResourcesReport, ListsSourcesWithReasonsAndEveryRowsFigures) {
   EXPECT_NE(md.find("0.31 ms of CPU per second"), std::string::npos);
 }
 
+// A run where no source measured anything (the embedded simulator, no GPU): no table of dashes,
+// one sentence instead; columns no row has are left out.
+TEST(ResourcesReport, NoFigureAnywhereGivesASentenceNotATableOfDashes) {
+  json results = Results();
+  json empty = {{"memory_bytes", nullptr}, {"power_w", nullptr}, {"j_per_token", nullptr}};
+  results["perf"]["decode"]["runs"][0]["resources"] = empty;
+  results["perf"]["concurrency"]["levels"][0]["resources"] = empty;
+  results["resources"]["run"] = empty;
+  const std::string md = RenderResourcesMarkdown(results);
+  EXPECT_EQ(md.find("| Profile | Row |"), std::string::npos) << md;
+  EXPECT_NE(md.find("None of the 2 speed rows has a resource figure"), std::string::npos) << md;
+  EXPECT_NE(md.find("Whole run: no figure"), std::string::npos) << md;
+
+  // Only the server-process columns exist: the table has exactly those.
+  results["perf"]["concurrency"]["levels"][0]["resources"] =
+      Results()["perf"]["concurrency"]["levels"][0]["resources"];
+  const std::string md2 = RenderResourcesMarkdown(results);
+  EXPECT_NE(md2.find("| Profile | Row | Peak memory | Mean memory | Peak server RSS | Mean server "
+                     "CPU |"),
+            std::string::npos)
+      << md2;
+  EXPECT_NE(md2.find("| decode | run 1 | — | — | — | — |"), std::string::npos) << md2;
+  EXPECT_EQ(md2.find("J/token"), std::string::npos) << md2;
+}
+
 TEST(ResourcesReport, ConsoleLineNamesWhatWasMeasuredAndWhatWasNot) {
   const std::string line = RenderResourcesConsole(Results());
   EXPECT_NE(line.find("server peak RSS 50.0 MiB, mean CPU 12.2%"), std::string::npos) << line;
