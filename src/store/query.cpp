@@ -600,8 +600,12 @@ std::string RenderLeaderboard(const std::vector<RunRecord>& runs, const MetricSp
   if (format == OutputFormat::kHtml) {
     return t.Html(title, {note});
   }
-  std::string s =
-      fmt::format("{}: {} entr{}\n\n", title, entries.size(), entries.size() == 1 ? "y" : "ies");
+  // Say what an entry is: a run that is not shown was replaced by a later one of its group.
+  const std::string group = by == "model"    ? "model and configuration"
+                            : by == "recipe" ? "recipe"
+                                             : "value of " + by;
+  std::string s = fmt::format("{}: {} entr{} (the latest run of each {})\n\n", title,
+                              entries.size(), entries.size() == 1 ? "y" : "ies", group);
   if (entries.empty()) {
     return s;
   }

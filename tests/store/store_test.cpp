@@ -322,6 +322,15 @@ TEST(StoreQuery, LeaderboardRanksAndMarksOverlappingIntervalsAsTies) {
   EXPECT_LT(fast, close);
   EXPECT_LT(close, slow);
   EXPECT_NE(md.find("= marks a tie"), std::string::npos);
+  EXPECT_NE(md.find("3 entries (the latest run of each model and configuration)"),
+            std::string::npos)
+      << md;
+  // A later run of "slow" replaces the earlier one: still three entries, slow now first.
+  runs.push_back(Synthetic("d", "slow", "1", 400, 398, 402, "2026-12-01T00:00:03Z"));
+  const std::string md2 = RenderLeaderboard(runs, spec, "model", OutputFormat::kMarkdown);
+  EXPECT_NE(md2.find("3 entries"), std::string::npos) << md2;
+  EXPECT_NE(md2.find("| 1 | slow |"), std::string::npos) << md2;
+  runs.pop_back();
   // Lower is better for a latency: slow's TTFT (10 ms) is the largest, so it ranks last.
   const json j = json::parse(
       RenderLeaderboard(runs, ParseMetric("decode.ttft_ms").value(), "model", OutputFormat::kJson));
