@@ -314,7 +314,12 @@ std::vector<std::string> DefaultLabels(const std::vector<json>& runs,
                                        const std::vector<std::filesystem::path>& sources) {
   std::vector<std::string> labels;
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    labels.push_back(StringAt(runs[i], {"target", "model"}).value_or(fmt::format("run {}", i + 1)));
+    // The run's own --label (results.json "labels"), else its model.
+    auto own = StringAt(runs[i], {"labels", "label"});
+    labels.push_back(
+        own && !own->empty()
+            ? *own
+            : StringAt(runs[i], {"target", "model"}).value_or(fmt::format("run {}", i + 1)));
   }
   auto duplicated = [&](std::size_t i) {
     return std::count(labels.begin(), labels.end(), labels[i]) > 1;

@@ -31,8 +31,9 @@ enum class Format { kMarkdown, kJson, kHtml };
 Result<Format> ParseFormat(std::string_view name);
 
 // One run as compare reads it: results.json, and the measured requests of samples.jsonl (warm-ups
-// and superseded lines left out; failed requests kept, and left out of every interval). Without samples.jsonl (`has_samples` false),
-// the raw values of results.json's stats objects stand in for them.
+// and superseded lines left out; failed requests kept, and left out of every interval). Without
+// samples.jsonl (`has_samples` false), the raw values of results.json's stats objects stand in for
+// them.
 struct CompareRun {
   nlohmann::json results;
   std::vector<nlohmann::json> samples;
@@ -45,7 +46,8 @@ struct CompareRun {
 // is not JSON (the line number is named).
 Result<CompareRun> LoadCompareRun(const std::filesystem::path& run_dir_or_file);
 
-// Labels for the runs: each run's target.model. Where two runs share a model, the name of the
+// Labels for the runs: each run's own --label (results.json labels.label), else its target.model.
+// Where two runs share a label, the name of the
 // directory each came from (sources[i]: the run directory or its results.json) is appended,
 // "Qwen3-8B (20261202T090000Z-a)"; without sources, or if still ambiguous, "#<position>".
 // REQUIRES: sources is empty or sources.size() == runs.size().

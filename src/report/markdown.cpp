@@ -185,6 +185,22 @@ void RenderHeader(const json& r, std::string& out) {
   if (!run.empty()) {
     out += fmt::format("Run: {}\n\n", fmt::join(run, " · "));
   }
+  if (const json* labels = Find(r, {"labels"}); labels != nullptr && labels->is_object()) {
+    std::vector<std::string> parts;
+    if (auto label = StringAt(*labels, {"label"}); label && !label->empty()) {
+      parts.push_back("**" + Text(*label) + "**");
+    }
+    if (const json* tags = Find(*labels, {"tags"}); tags != nullptr && tags->is_object()) {
+      for (const auto& [k, v] : tags->items()) {
+        if (v.is_string()) {
+          parts.push_back("`" + Text(k + "=" + v.get<std::string>()) + "`");
+        }
+      }
+    }
+    if (!parts.empty()) {
+      out += fmt::format("Label: {}\n\n", fmt::join(parts, " · "));
+    }
+  }
   if (const json* sp = Find(r, {"server_process"}); sp != nullptr && sp->is_object()) {
     std::string line = "Server: started by servebench";
     if (auto cmd = StringAt(*sp, {"command"})) {

@@ -34,6 +34,7 @@
 #include "run/run_files.h"
 #include "run/sampling.h"
 #include "sim/sim_server.h"
+#include "store/record.h"
 #include "store/store.h"
 #include "suite/runner.h"
 #include "suite/suite.h"
@@ -110,6 +111,21 @@ std::string HostName() {
   return gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
 }
 
+// --label / --tag as results.json "labels" ({"label": "...", "tags": {"k": "v"}}), null when
+// neither was given: the run directory keeps them, not only the store (docs/store.md).
+json LabelsJson(const store::StoreOptions& o) {
+  if (o.label.empty() && o.tags.empty()) {
+    return nullptr;
+  }
+  json tags = json::object();
+  for (const std::string& t : o.tags) {
+    if (auto kv = store::ParseTag(t)) {
+      tags[kv->first] = kv->second;
+    }
+  }
+  return {{"label", o.label.empty() ? json(nullptr) : json(o.label)}, {"tags", tags}};
+}
+
 // The results.json skeleton: what was asked and of whom, before anything is measured.
 json InitialResults(const Plan& c, const Target& t, const suite::RunOptions& run_options,
                     const std::string& started_at, const std::string& command_line) {
@@ -123,6 +139,7 @@ json InitialResults(const Plan& c, const Target& t, const suite::RunOptions& run
           {"target", TargetJson(t)},
           {"recipe", c.recipe ? json{{"name", c.recipe->name}, {"command", c.recipe->command}}
                               : json(nullptr)},
+          {"labels", LabelsJson(c.store)},
           {"config",
            {{"profiles", c.profiles},
             {"tokens", c.profile.tokens},

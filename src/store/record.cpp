@@ -294,7 +294,17 @@ RunRecord RecordFromResults(const json& results, const std::vector<std::string>&
   r.command = Redact(Str(results, "command"));
   r.run_dir = run_dir;
   Labels labels;
-  LabelsFromArgs(plan_args, labels);
+  LabelsFromArgs(plan_args, labels);  // runs written before results.json had "labels"
+  if (const auto it = results.find("labels"); it != results.end() && it->is_object()) {
+    labels.label = Str(*it, "label");
+    if (const auto tags = it->find("tags"); tags != it->end() && tags->is_object()) {
+      for (const auto& [k, v] : tags->items()) {
+        if (v.is_string()) {
+          labels.tags[k] = v.get<std::string>();
+        }
+      }
+    }
+  }
   if (!extra.label.empty()) {
     labels.label = extra.label;
   }

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <future>
+#include <iterator>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -270,6 +272,48 @@ TEST(StoreCli, HelpAndUsageErrors) {
   auto missing = Sb({"history", "--store", (tmp.path() / "none.sqlite").string()});
   EXPECT_EQ(missing.exit_code, 3);
   EXPECT_NE(missing.err.find("no run store at"), std::string::npos) << missing.err;
+}
+
+// --label and --tag live in the run directory (results.json "labels", report.md's Label line),
+// not only in the store: an import without plan.json still finds them, and compare names the
+// runs by their labels.
+TEST(StoreCli, LabelsAndTagsLiveInTheRunDirectory) {
+  TempDir tmp;
+  const std::string db = (tmp.path() / "runs.sqlite").string();
+  Sim a("same-model", "4");
+  Sim b("same-model", "8");
+  ASSERT_FALSE(a.url().empty());
+  ASSERT_FALSE(b.url().empty());
+  auto ra = DecodeRun(a, tmp.path() / "a", db, {"--label", "bare", "--tag", "spec=0"});
+  ASSERT_EQ(ra.exit_code, 0) << ra.err;
+  auto rb = DecodeRun(b, tmp.path() / "b", db, {"--label", "mtp 3", "--tag", "spec=3"});
+  ASSERT_EQ(rb.exit_code, 0) << rb.err;
+
+  std::ifstream in(tmp.path() / "a" / "results.json");
+  const json results = json::parse(in);
+  EXPECT_EQ(results["labels"]["label"], "bare");
+  EXPECT_EQ(results["labels"]["tags"]["spec"], "0");
+  std::ifstream md_in(tmp.path() / "b" / "report.md");
+  const std::string md((std::istreambuf_iterator<char>(md_in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(md.find("Label: **mtp 3** · `spec=3`"), std::string::npos) << md;
+
+  auto cmp =
+      Sb({"compare", (tmp.path() / "a").string(), (tmp.path() / "b").string(), "--format", "json"});
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  const json c = json::parse(cmp.out);
+  EXPECT_EQ(c["runs"][0]["label"], "bare");
+  EXPECT_EQ(c["runs"][1]["label"], "mtp 3");
+
+  fs::remove(tmp.path() / "a" / "plan.json");
+  const std::string db2 = (tmp.path() / "again.sqlite").string();
+  auto imp = Sb({"store", "import", "--store", db2, (tmp.path() / "a").string()});
+  ASSERT_EQ(imp.exit_code, 0) << imp.err;
+  auto hist = Sb({"history", "--store", db2, "--format", "json"});
+  ASSERT_EQ(hist.exit_code, 0) << hist.err;
+  const json h = json::parse(hist.out);
+  ASSERT_EQ(h["runs"].size(), 1u) << hist.out;
+  EXPECT_EQ(h["runs"][0]["label"], "bare");
+  EXPECT_EQ(h["runs"][0]["config"], "spec=0");
 }
 
 }  // namespace
