@@ -770,6 +770,11 @@ int MainResume(int argc, char** argv, const std::string& dir) {
     plan->target.endpoint = *endpoint;  // the recorded one, with its credentials given again
   }
   plan->deadline = given_plan->deadline;  // a new time limit for the rest of the run
+  // The store may be named again (a PostgreSQL URL's password is not in plan.json) or skipped.
+  if (!given_plan->store.store.empty()) {
+    plan->store.store = given_plan->store.store;
+  }
+  plan->store.no_store = plan->store.no_store || given_plan->store.no_store;
   plan->resume_dir = dir;
   plan->args = *recorded;
   RegisterStoreSecrets(plan->store.store);

@@ -98,8 +98,9 @@ Result<std::string> CheckAgainstPlan(const CLI::App& given, const CLI::App& reco
   std::string endpoint;
   for (const CLI::Option* g : given.get_options()) {
     const std::string name = g->get_name();
-    if (g->count() == 0 || name == "--resume" || name == "--deadline" || name == "--help") {
-      continue;
+    if (g->count() == 0 || name == "--resume" || name == "--deadline" || name == "--help" ||
+        name == "--store" || name == "--no-store") {
+      continue;  // where the finished run is recorded is not part of what it measures
     }
     const std::string value = Given(*g);
     if (name == "--out" && std::filesystem::path(value) == std::filesystem::path(dir)) {

@@ -30,8 +30,8 @@ Result<std::vector<std::string>> RecordedArgs(const std::string& dir);
 std::optional<int> ParseArgs(CLI::App& app, const std::vector<std::string>& args, bool lenient);
 
 // Every option given beside --resume (parsed into `given`) must have the value the plan
-// (`recorded`) has, or its default where the plan did not give it; --resume, --deadline and
-// --out DIR may differ. kUsage error naming the first difference. An --endpoint given again
+// (`recorded`) has, or its default where the plan did not give it; --resume, --deadline,
+// --store, --no-store and --out DIR may differ. kUsage error naming the first difference. An --endpoint given again
 // with the credentials the plan had removed is no difference: it is returned (else "").
 Result<std::string> CheckAgainstPlan(const CLI::App& given, const CLI::App& recorded,
                                      const std::string& dir);

@@ -294,9 +294,14 @@ TEST(ResumeCli, OptionsThatContradictThePlanAreRefusedWithTheDifference) {
   EXPECT_EQ(none.exit_code, 3);
   EXPECT_NE(none.err.find("holds no run to resume"), std::string::npos) << none.err;
   // The same options as planned are fine: the run resumes (every unit replayed) and completes.
-  ProcessResult same =
-      RunProcess({kBin, "perf", "--resume", out.string(), "--levels", "1,2", "--deadline", "5m"});
+  // --deadline and --store may be given anew: the resumed run is recorded in the store named.
+  const fs::path db = dir.path() / "resumed.sqlite";
+  ProcessResult same = RunProcess({kBin, "perf", "--resume", out.string(), "--levels", "1,2",
+                                   "--deadline", "5m", "--store", db.string()});
   EXPECT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_NE(same.err.find("stored run "), std::string::npos) << same.err;
+  ProcessResult stored = RunProcess({"/usr/bin/sqlite3", db.string(), "SELECT count(*) FROM runs"});
+  EXPECT_EQ(stored.out, "1\n") << stored.err;
   const json after = json::parse(ReadFile(out / "results.json"));
   EXPECT_EQ(after["status"], "complete");
   EXPECT_EQ(after["resumed"][0]["units_replayed"].get<int>(), 3);      // warm-up + 2 levels
