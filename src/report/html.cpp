@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "chart/chart.h"
@@ -42,6 +43,22 @@ std::string Header(const json& r) {
                      XmlEscape(StringAt(r, {"tool", "version"}).value_or("?")));
   if (auto cmd = StringAt(r, {"command"})) {
     out += "<p class=\"meta\">Command: <code>" + XmlEscape(*cmd) + "</code></p>\n";
+  }
+  if (const json* labels = Find(r, {"labels"}); labels != nullptr && labels->is_object()) {
+    std::vector<std::string> parts;
+    if (auto label = StringAt(*labels, {"label"}); label && !label->empty()) {
+      parts.push_back("<strong>" + XmlEscape(*label) + "</strong>");
+    }
+    if (const json* tags = Find(*labels, {"tags"}); tags != nullptr && tags->is_object()) {
+      for (const auto& [k, v] : tags->items()) {
+        if (v.is_string()) {
+          parts.push_back("<code>" + XmlEscape(k + "=" + v.get<std::string>()) + "</code>");
+        }
+      }
+    }
+    if (!parts.empty()) {
+      out += fmt::format("<p class=\"meta labels\">Label: {}</p>\n", fmt::join(parts, " · "));
+    }
   }
   const std::string status = StringAt(r, {"status"}).value_or("running");
   if (status != "complete") {

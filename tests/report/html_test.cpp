@@ -166,6 +166,18 @@ TEST(HtmlReportTest, ContextAndRateChartsUseLogSizeAndTheSloLine) {
   EXPECT_TRUE(Contains(html, "TTFT objective 500 ms"));
 }
 
+TEST(ReportHtmlTest, LabelAndTagsUnderTheTitleEscaped) {
+  json doc = json::parse(R"({"target": {"model": "m"}, "status": "complete",
+      "labels": {"label": "mtp <3>", "tags": {"hw": "spark", "spec": "3"}}})");
+  const std::string html = RenderHtml(doc);
+  EXPECT_TRUE(Contains(html,
+                       "Label: <strong>mtp &lt;3&gt;</strong> · <code>hw=spark</code> · "
+                       "<code>spec=3</code>"))
+      << html;
+  doc["labels"] = nullptr;
+  EXPECT_FALSE(Contains(RenderHtml(doc), "Label:"));
+}
+
 json CompareDoc() {
   std::ifstream in(std::string(SB_SOURCE_DIR) + "/tests/report/golden/compare_h2h.json");
   std::stringstream ss;
