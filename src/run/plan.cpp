@@ -6,10 +6,57 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 
 #include "client/http_client.h"
 
 namespace sb::run {
+
+namespace {
+
+// The widest fan-out the plan's profiles open at once, checked against RLIMIT_NOFILE.
+Result<void> CheckOpenFilesFor(const Plan& c) {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_max == RLIM_INFINITY) {
+    return {};
+  }
+  auto has = [&](const char* p) {
+    return std::find(c.profiles.begin(), c.profiles.end(), p) != c.profiles.end();
+  };
+  const bool embedded =
+      c.target.endpoint.empty() && c.serve.empty() && c.recipe_file.empty() && !c.recipe;
+  if (has("concurrency") && !c.profile.levels.empty()) {
+    const int most = *std::max_element(c.profile.levels.begin(), c.profile.levels.end());
+    if (auto ok = CheckOpenFiles(fmt::format("--levels {}", most), most, embedded, lim.rlim_max);
+        !ok) {
+      return ok;
+    }
+  }
+  if (has("rate") && c.profile.rate.max_concurrency > 0) {
+    return CheckOpenFiles(fmt::format("--max-concurrency {}", c.profile.rate.max_concurrency),
+                          c.profile.rate.max_concurrency, embedded, lim.rlim_max);
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<void> CheckOpenFiles(const std::string& flag, long long streams, bool embedded_server,
+                            unsigned long long hard) {
+  const long long need = streams * (embedded_server ? 2 : 1) + 64;
+  if (static_cast<unsigned long long>(need) <= hard) {
+    return {};
+  }
+  return MakeError(
+      ErrorCode::kUsage,
+      fmt::format("{} needs about {} open files at once (one socket per stream{}, and 64 more), "
+                  "but the open-file limit (RLIMIT_NOFILE, hard) is {}: raise it (`ulimit -Hn`, "
+                  "LimitNOFILE= for a systemd service, nofile in /etc/security/limits.conf) or "
+                  "measure fewer streams",
+                  flag, need,
+                  embedded_server ? ", two with the built-in simulator in this process" : "",
+                  hard));
+}
 
 Result<void> CheckPlan(Plan& c) {
   for (const auto& p : c.profiles) {
@@ -58,6 +105,9 @@ Result<void> CheckPlan(Plan& c) {
     return usage("--late-ms must be a positive number");
   }
   c.profile.client_bound_ms = c.profile.rate.late_ms;
+  if (auto ok = CheckOpenFilesFor(c); !ok) {
+    return ok;
+  }
   if (c.profile.warmup < 0) {
     return usage(fmt::format("--warmup must be 0 or more (got {})", c.profile.warmup));
   }

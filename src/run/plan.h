@@ -66,6 +66,13 @@ struct MatrixPlan {
 // client maker for --max-concurrency.
 Result<void> CheckPlan(Plan& plan);
 
+// Whether `streams` concurrent streams (named by `flag`, "--levels 10000") fit in the open-file
+// limit: one socket each, two when the built-in simulator serves them from this process, plus 64
+// for the run's files and the HTTP library. `hard` is RLIMIT_NOFILE's hard limit (servebench
+// raises the soft limit to it at start). kUsage error naming both figures and how to raise it.
+Result<void> CheckOpenFiles(const std::string& flag, long long streams, bool embedded_server,
+                            unsigned long long hard);
+
 // "90", "90s", "45m", "2h", "1.5h" -> seconds; kUsage error naming the flag otherwise.
 Result<double> ParseDuration(const std::string& flag, const std::string& text);
 

@@ -54,6 +54,23 @@ TEST(RunPlan, CheckPlanAcceptsAGoodPlanAndCompletesTheProfileOptions) {
   EXPECT_EQ(p.profile.request_timeout, std::chrono::milliseconds(2500));
 }
 
+TEST(RunPlan, OpenFilesTooFewForTheStreamsIsAClearUsageError) {
+  EXPECT_TRUE(CheckOpenFiles("--levels 1000", 1000, false, 1064));
+  auto one = CheckOpenFiles("--levels 1000", 1000, false, 1063);
+  ASSERT_FALSE(one);
+  EXPECT_EQ(one.error().code, ErrorCode::kUsage);
+  EXPECT_NE(one.error().message.find("--levels 1000 needs about 1064 open files"),
+            std::string::npos)
+      << one.error().message;
+  EXPECT_NE(one.error().message.find("(RLIMIT_NOFILE, hard) is 1063"), std::string::npos);
+  EXPECT_NE(one.error().message.find("ulimit -Hn"), std::string::npos);
+  // The built-in simulator in this process holds the other end of each socket.
+  auto two = CheckOpenFiles("--levels 1000", 1000, true, 1064);
+  ASSERT_FALSE(two);
+  EXPECT_NE(two.error().message.find("needs about 2064 open files"), std::string::npos);
+  EXPECT_TRUE(CheckOpenFiles("--levels 1000", 1000, true, 2064));
+}
+
 TEST(RunPlan, CheckPlanBadValuesAreUsageErrorsNamingTheFlag) {
   Plan p = DecodePlan();
   p.profiles = {"decode", "bogus"};
