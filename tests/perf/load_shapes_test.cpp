@@ -68,7 +68,10 @@ TEST(LoadShapesTest, InputTokensAreExactToTheServersTokenizer) {
       EXPECT_EQ(r["prompt_tokens"], size) << r["profile"] << " " << r["label"];
     }
   }
-  EXPECT_TRUE(s.warnings().empty()) << s.warnings().front();
+  // No warning but the client-bound self-check, which a loaded machine may honestly raise.
+  for (const std::string& w : s.warnings()) {
+    EXPECT_NE(w.find("may be the bottleneck"), std::string::npos) << w;
+  }
 }
 
 TEST(LoadShapesTest, WithoutInputTokensThePromptStaysShort) {

@@ -85,7 +85,11 @@ TEST(ProfilesTest, FailedStreamsHaveNoSpeedAndAddNothingToTheSummary) {
   EXPECT_EQ(sum["failed_requests"], 4);
   EXPECT_EQ(sum["completion_tokens"], 0);
   EXPECT_TRUE(sum["avg_tok_s"].is_null());
-  EXPECT_TRUE(s.warnings().empty());  // no bogus "estimated tokens" warning
+  // No bogus "estimated tokens" warning. The only warning allowed is the client-bound self-check,
+  // which a slow build (ASan under load) may honestly raise.
+  for (const std::string& w : s.warnings()) {
+    EXPECT_NE(w.find("may be the bottleneck"), std::string::npos) << w;
+  }
 }
 
 TEST(ProfilesTest, ALevelWhereEveryStreamFailedHasNoThroughput) {
