@@ -476,6 +476,8 @@ std::vector<Check> CheckEndpoint(const Options& options) {
   client::ClientOptions co;
   co.endpoint = options.endpoint;
   co.api_key = options.api_key;
+  co.ca_cert = options.ca_cert;
+  co.insecure = options.insecure;
   co.connect_timeout = std::chrono::milliseconds(5'000);
   const auto timeout =
       std::chrono::milliseconds(static_cast<long long>(std::max(options.timeout_s, 1.0) * 1000));
@@ -489,12 +491,17 @@ std::vector<Check> CheckEndpoint(const Options& options) {
   }
   auto info = client::DetectServer(c);
   if (!info) {
+    const std::string& why = info.error().message;
+    const bool tls = why.find("TLS certificate") != std::string::npos ||
+                     why.find("CA certificate") != std::string::npos;
     out.push_back(
         Make("endpoint.server", Status::kFail,
-             fmt::format("{} cannot be reached: {}", options.endpoint, info.error().message),
-             fmt::format("start the server, or check the URL and the API key: "
-                         "curl {}/v1/models",
-                         c.root())));
+             fmt::format("{} cannot be reached: {}", options.endpoint, why),
+             tls ? std::string("trust the server's CA with --ca-cert FILE (PEM), or skip the "
+                               "certificate check with --insecure")
+                 : fmt::format("start the server, or check the URL and the API key: "
+                               "curl {}/v1/models",
+                               c.root())));
     return out;
   }
   std::string models;

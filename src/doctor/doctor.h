@@ -33,6 +33,8 @@ struct Options {
   std::string endpoint;   // "" = no server checks
   std::string model;      // "" = the only/first served model
   std::string api_key;    // sent as a Bearer token; never printed
+  std::string ca_cert;    // HTTPS: a PEM file of CA certificates to trust (as `run --ca-cert`)
+  bool insecure = false;  // HTTPS: do not verify the certificate (as `run --insecure`)
   int concurrency = 8;    // streams a run will hold open at once
   std::string python;     // as --python of `suite`: "" = /usr/bin/python3, else python3 on PATH
   std::string cxx;        // as --cxx: "" = /usr/bin/g++, else g++ on PATH

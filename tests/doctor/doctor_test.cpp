@@ -18,6 +18,8 @@
 
 #include "sim/sim_server.h"
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
+#include "support/tls_server.h"
 
 namespace {
 
@@ -277,6 +279,50 @@ TEST(DoctorTest, UnreachableEndpointFails) {
   EXPECT_NE(checks[0].detail.find("cannot be reached"), std::string::npos) << checks[0].detail;
   EXPECT_FALSE(checks[0].fix.empty());
   EXPECT_EQ(sb::doctor::ExitCode(checks), 1);
+}
+
+// An HTTPS endpoint with a self-signed certificate: without --ca-cert the one FAIL says the
+// certificate is not trusted and the fix names --ca-cert/--insecure; with the certificate as the
+// CA (or --insecure) the server is found and its model chosen.
+TEST(DoctorTest, HttpsEndpointNeedsItsCaOrInsecure) {
+  sb::testing::TempDir dir;
+  const sb::testing::Identity id = sb::testing::MakeIdentity();
+  ASSERT_TRUE(id.cert);
+  const auto ca = dir.path() / "server.pem";
+  sb::testing::WritePem(id, ca);
+  sb::testing::TlsServer server(id, [](const std::string& request) {
+    const bool models = request.rfind("GET /v1/models ", 0) == 0;
+    const std::string body =
+        models ? R"({"object":"list","data":[{"id":"tls-model","object":"model"}]})" : "{}";
+    return std::string("HTTP/1.1 ") + (models ? "200 OK" : "404 Not Found") +
+           "\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\n\r\n" + body;
+  });
+  sb::doctor::Options o;
+  o.endpoint = server.url();
+  o.timeout_s = 5;
+  std::vector<Check> checks = sb::doctor::CheckEndpoint(o);
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].status, Status::kFail);
+  EXPECT_NE(checks[0].detail.find("TLS certificate not trusted"), std::string::npos)
+      << checks[0].detail;
+  EXPECT_NE(checks[0].fix.find("--ca-cert"), std::string::npos) << checks[0].fix;
+  EXPECT_NE(checks[0].fix.find("--insecure"), std::string::npos) << checks[0].fix;
+  EXPECT_GT(server.failed_handshakes(), 0);
+
+  for (bool insecure : {false, true}) {
+    sb::doctor::Options trusted = o;
+    trusted.ca_cert = insecure ? "" : ca.string();
+    trusted.insecure = insecure;
+    checks = sb::doctor::CheckEndpoint(trusted);
+    const Check* srv = Find(checks, "endpoint.server");
+    ASSERT_NE(srv, nullptr);
+    EXPECT_EQ(srv->status, Status::kOk) << srv->detail;
+    const Check* model = Find(checks, "endpoint.model");
+    ASSERT_NE(model, nullptr) << "insecure=" << insecure;
+    EXPECT_EQ(model->status, Status::kOk);
+    EXPECT_NE(model->detail.find("tls-model"), std::string::npos) << model->detail;
+  }
 }
 
 // ---- rendering -------------------------------------------------------------------------------
