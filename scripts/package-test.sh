@@ -64,7 +64,9 @@ fi
 [ "$(command -v servebench)" = /usr/bin/servebench ] || fail "servebench is not /usr/bin/servebench on PATH"
 work=$(mktemp -d)
 cd "$work"
-servebench --version | grep -qx "servebench [0-9].*" || fail "servebench --version: $(servebench --version 2>&1)"
+deb_version=$(dpkg-deb -f "$deb" Version)
+[ "$(servebench --version)" = "servebench $deb_version" ] ||
+  fail "servebench --version says '$(servebench --version 2>&1)', the package is $deb_version"
 # Hide the source and build trees (a private mount namespace, where unshare can make one), so a
 # run that reads anything from them fails.
 run=(env XDG_CACHE_HOME="$work/cache" servebench run --suite quick --out "$work/x")

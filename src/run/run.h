@@ -14,8 +14,8 @@
 
 namespace sb::run {
 
-// The version results.json and --version name.
-inline constexpr const char* kVersion = "0.1.0";
+// The version results.json and --version name: project(VERSION) in CMakeLists.txt.
+inline constexpr const char* kVersion = SERVEBENCH_VERSION;
 
 // Runs `plan` (`run` or `perf`) and returns the exit code (run/exit_codes.h); errors are printed
 // to stderr. `command_line` is recorded in results.json. CheckPlan is applied first, and the
