@@ -657,7 +657,7 @@ struct Commands {
       *doctor_app, *export_app;
 
   Commands() {
-    app.set_version_flag("--version", std::string("servebench ") + run::kVersion);
+    app.set_version_flag("--version", std::string("servebench ") + run::Version());
     app.require_subcommand(1);
     run_app = AddRunCommand(app, run_cmd);
     perf_app = AddPerfCommand(app, perf_cmd);

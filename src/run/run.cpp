@@ -130,7 +130,7 @@ json LabelsJson(const store::StoreOptions& o) {
 json InitialResults(const Plan& c, const Target& t, const suite::RunOptions& run_options,
                     const std::string& started_at, const std::string& command_line) {
   return {{"schema", "servebench.results/1"},
-          {"tool", {{"name", "servebench"}, {"version", kVersion}}},
+          {"tool", {{"name", "servebench"}, {"version", Version()}}},
           {"started_at", started_at},
           {"finished_at", nullptr},
           {"status", "running"},

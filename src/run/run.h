@@ -14,8 +14,9 @@
 
 namespace sb::run {
 
-// The version results.json and --version name: project(VERSION) in CMakeLists.txt.
-inline constexpr const char* kVersion = SERVEBENCH_VERSION;
+// The version results.json and --version name: project(VERSION) in CMakeLists.txt with the
+// commit from `git describe` ("0.1.0+g967002f"), as the .deb names it (cmake/WriteVersion.cmake).
+const char* Version();
 
 // Runs `plan` (`run` or `perf`) and returns the exit code (run/exit_codes.h); errors are printed
 // to stderr. `command_line` is recorded in results.json. CheckPlan is applied first, and the

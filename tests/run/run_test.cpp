@@ -213,7 +213,7 @@ TEST(RunExecute, DecodeRunAgainstTheEmbeddedSimulatorCompletes) {
   EXPECT_EQ(results["status"], "complete");
   EXPECT_EQ(results["stop_reason"], nullptr);
   EXPECT_EQ(results["command"], "servebench perf --profile decode");
-  EXPECT_EQ(results["tool"]["version"], kVersion);
+  EXPECT_EQ(results["tool"]["version"], Version());
   EXPECT_EQ(results["target"]["simulated"], true);
   EXPECT_EQ(results["config"]["profiles"], json::array({"decode"}));
   EXPECT_EQ(results["config"]["tokens"], 8);
