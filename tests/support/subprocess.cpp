@@ -1,7 +1,10 @@
 #include "support/subprocess.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <string_view>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -20,8 +23,10 @@ using Clock = std::chrono::steady_clock;
 
 pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
             int* out_fd, int* err_fd) {
+  // Close-on-exec, so a child spawned at the same time on another thread never inherits these
+  // (dup2 onto 1 and 2 clears the flag for the child's own copies).
   int out[2], err[2];
-  if (pipe(out) != 0 || pipe(err) != 0) {
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
     throw std::runtime_error("pipe failed");
   }
   posix_spawn_file_actions_t fa;
@@ -41,12 +46,22 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>
     args.push_back(const_cast<char*>(a.c_str()));
   }
   args.push_back(nullptr);
+  // extra_env: "NAME=value" replaces an inherited NAME, a bare "NAME" removes it.
+  auto name_of = [](std::string_view e) { return e.substr(0, e.find('=')); };
   std::vector<std::string> env_store;
   for (char** e = environ; *e != nullptr; ++e) {
-    env_store.emplace_back(*e);
+    const std::string_view inherited(*e);
+    const bool replaced = std::any_of(extra_env.begin(), extra_env.end(), [&](const auto& x) {
+      return name_of(x) == name_of(inherited);
+    });
+    if (!replaced) {
+      env_store.emplace_back(inherited);
+    }
   }
   for (const auto& e : extra_env) {
-    env_store.push_back(e);
+    if (e.find('=') != std::string::npos) {
+      env_store.push_back(e);
+    }
   }
   std::vector<char*> env;
   for (auto& e : env_store) {
@@ -64,20 +79,39 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>
     close(err[0]);
     throw std::runtime_error(std::string("posix_spawn failed: ") + std::strerror(rc));
   }
+  // Non-blocking: a grandchild that keeps the pipe open (a daemon the child started) must not
+  // make a read after the child's exit wait for it.
+  fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
+  fcntl(err[0], F_SETFL, fcntl(err[0], F_GETFL) | O_NONBLOCK);
   *out_fd = out[0];
   *err_fd = err[0];
   return pid;
 }
 
-// Reads what is available from fd into buf; returns false on EOF.
-bool Drain(int fd, std::string& buf) {
+enum class Read { kData, kEof, kNothingNow };
+
+// Reads what is available from fd (non-blocking) into buf.
+Read Drain(int fd, std::string& buf) {
   char tmp[65536];
-  ssize_t n = read(fd, tmp, sizeof tmp);
+  const ssize_t n = read(fd, tmp, sizeof tmp);
   if (n > 0) {
     buf.append(tmp, static_cast<std::size_t>(n));
-    return true;
+    return Read::kData;
   }
-  return false;
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+    return Read::kNothingNow;
+  }
+  return Read::kEof;
+}
+
+// Everything already in fd's pipe; returns false when the pipe reached EOF.
+bool DrainAll(int fd, std::string& buf) {
+  for (;;) {
+    const Read r = Drain(fd, buf);
+    if (r != Read::kData) {
+      return r == Read::kNothingNow;
+    }
+  }
 }
 
 int DecodeStatus(int status) {
@@ -99,25 +133,38 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, std::chrono::mill
   pid_t pid = Spawn(argv, extra_env, &out_fd, &err_fd);
   auto deadline = Clock::now() + limit;
   bool out_open = true, err_open = true;
-  while (out_open || err_open) {
+  int status = 0;
+  bool reaped = false;
+  // Until the child exits (or the limit): its output, as it comes. Once it has exited, what is
+  // left in the pipes is read and nothing more is awaited, even if a process it started still
+  // holds them open.
+  while (!reaped) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       kill(pid, SIGKILL);
       break;
     }
     pollfd fds[2] = {{out_open ? out_fd : -1, POLLIN, 0}, {err_open ? err_fd : -1, POLLIN, 0}};
-    poll(fds, 2, static_cast<int>(left.count()));
+    poll(fds, 2, static_cast<int>(std::min<long long>(left.count(), 20)));
     if (out_open && (fds[0].revents & (POLLIN | POLLHUP))) {
-      out_open = Drain(out_fd, r.out);
+      out_open = Drain(out_fd, r.out) != Read::kEof;
     }
     if (err_open && (fds[1].revents & (POLLIN | POLLHUP))) {
-      err_open = Drain(err_fd, r.err);
+      err_open = Drain(err_fd, r.err) != Read::kEof;
     }
+    reaped = waitpid(pid, &status, WNOHANG) == pid;
+  }
+  if (out_open) {
+    DrainAll(out_fd, r.out);
+  }
+  if (err_open) {
+    DrainAll(err_fd, r.err);
   }
   close(out_fd);
   close(err_fd);
-  int status = 0;
-  waitpid(pid, &status, 0);
+  if (!reaped) {
+    waitpid(pid, &status, 0);
+  }
   r.exit_code = DecodeStatus(status);
   return r;
 }
@@ -153,7 +200,7 @@ std::string Child::ReadLine(std::chrono::milliseconds limit) {
     if (poll(&fd, 1, static_cast<int>(left.count())) <= 0) {
       return "";
     }
-    if (!Drain(out_fd_, out_buf_)) {
+    if (Drain(out_fd_, out_buf_) == Read::kEof) {
       return "";
     }
   }
@@ -173,19 +220,21 @@ int Child::Wait(std::chrono::milliseconds limit) {
     if (w == pid_) {
       exited_ = true;
       exit_code_ = DecodeStatus(status);
-      while (out_open && Drain(out_fd_, out_buf_)) {
+      if (out_open) {
+        DrainAll(out_fd_, out_buf_);
       }
-      while (err_open && Drain(err_fd_, err_buf_)) {
+      if (err_open) {
+        DrainAll(err_fd_, err_buf_);
       }
       return exit_code_;
     }
     pollfd fds[2] = {{out_open ? out_fd_ : -1, POLLIN, 0}, {err_open ? err_fd_ : -1, POLLIN, 0}};
     poll(fds, 2, 20);
     if (out_open && (fds[0].revents & (POLLIN | POLLHUP))) {
-      out_open = Drain(out_fd_, out_buf_);
+      out_open = Drain(out_fd_, out_buf_) != Read::kEof;
     }
     if (err_open && (fds[1].revents & (POLLIN | POLLHUP))) {
-      err_open = Drain(err_fd_, err_buf_);
+      err_open = Drain(err_fd_, err_buf_) != Read::kEof;
     }
   }
   return -1;

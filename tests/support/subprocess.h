@@ -16,7 +16,9 @@ struct ProcessResult {
   std::string err;
 };
 
-// Runs argv to completion (killing it after `limit`), returns its exit code and output.
+// Runs argv to completion (killing it after `limit`), returns its exit code and output: what it
+// wrote before it exited (a process it left running that still holds stdout is not waited for).
+// extra_env: "NAME=value" sets or replaces NAME in the inherited environment, "NAME" removes it.
 ProcessResult RunProcess(const std::vector<std::string>& argv,
                          std::chrono::milliseconds limit = std::chrono::seconds(120),
                          const std::vector<std::string>& extra_env = {});
