@@ -212,13 +212,7 @@ std::string AddCompareCharts(std::string html, const json& compare_doc) {
   if (section.empty()) {
     return html;
   }
-  // The charts' stylesheet in the head, the charts at the end of the body.
-  const std::string style = "<style>\n" + std::string(html::Stylesheet()) + "</style>\n";
-  if (auto head = html.find("</head>"); head != std::string::npos) {
-    html.insert(head, style);
-  } else {
-    html.insert(0, style);
-  }
+  // The charts at the end of the body (the page's stylesheet, html::Stylesheet(), styles them).
   const std::string& body = section;
   if (auto end = html.rfind("</body>"); end != std::string::npos) {
     html.insert(end, body);

@@ -12,8 +12,8 @@
 namespace sb::report {
 
 // `page` (RenderCompareHtml's output) with the Charts section of `compare_doc` (the
-// RenderCompareJson document of the same comparison) before </body> and the charts' stylesheet
-// in <head>; `page` unchanged when no chart can be drawn.
+// RenderCompareJson document of the same comparison) before </body> (the page carries the
+// stylesheet that draws them); `page` unchanged when no chart can be drawn.
 std::string AddCompareCharts(std::string page, const nlohmann::json& compare_doc);
 
 // The charts of a compare JSON document ({"runs": [...], "sections": [{"rows": [...]}]},

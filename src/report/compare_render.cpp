@@ -6,6 +6,7 @@
 
 #include "report/compare.h"
 #include "report/format.h"
+#include "report/html_figure.h"
 #include "report/table.h"
 
 namespace sb::report {
@@ -234,13 +235,8 @@ std::string RenderCompareHtml(const Comparison& c) {
   std::string title = HtmlEscape(Title(c));
   std::string out = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-      "<title>{}</title>\n<style>\n"
-      "body {{ font-family: sans-serif; margin: 2em; }}\n"
-      "table {{ border-collapse: collapse; margin-bottom: 1em; }}\n"
-      "th, td {{ border: 1px solid #ccc; padding: 4px 8px; }}\n"
-      "td.num {{ text-align: right; }}\n"
-      "</style>\n</head>\n<body>\n<h1>{}</h1>\n",
-      title, title);
+      "<title>{}</title>\n<style>\n{}</style>\n</head>\n<body>\n<h1>{}</h1>\n",
+      title, html::Stylesheet(), title);
   out +=
       "<table>\n<tr><th>Run</th><th>Model</th><th>Server</th><th>Endpoint</th>"
       "<th>Status</th><th>Started</th></tr>\n";

@@ -365,6 +365,23 @@ TEST(CompareTest, HtmlEscapesEverything) {
   EXPECT_NE(html->find("b&amp;c"), std::string::npos);
 }
 
+// One stylesheet, report.html's (dark mode and print included), with or without charts.
+TEST(CompareTest, HtmlHasOneStylesheetWithDarkModeAndPrint) {
+  for (const bool charts : {false, true}) {
+    json a = MakeRun("a"), b = MakeRun("b");
+    if (charts) {
+      a = WithDecode(a, {100, 101, 99});
+      b = WithDecode(b, {50, 51, 49});
+    }
+    auto html = Compare(std::vector<json>{a, b}, {}, Format::kHtml);
+    ASSERT_TRUE(html.has_value());
+    EXPECT_EQ(html->find("<style>"), html->rfind("<style>")) << "charts=" << charts;
+    EXPECT_NE(html->find("prefers-color-scheme: dark"), std::string::npos);
+    EXPECT_NE(html->find("@media print"), std::string::npos);
+    EXPECT_EQ(html->find("<svg") != std::string::npos, charts) << *html;
+  }
+}
+
 TEST(CompareTest, NotesWarnAboutSimulatorAndPartialRuns) {
   json a = WithDecode(MakeRun("a"), {1});
   json b = WithDecode(MakeRun("b"), {2});
