@@ -91,9 +91,9 @@ bool StartSim(const std::string& exe, double itl_ms, int max_batch, SimProcess& 
   }
   const std::string itl = std::to_string(itl_ms);
   const std::string batch = std::to_string(max_batch);
-  std::vector<std::string> args = {exe, "sim", "--port", "0", "--model", "sim-model", "--ttft-ms",
-                                   "20",      "--itl-ms",    itl,      "--jitter-ms", "0",
-                                   "--slowdown", "0",        "--max-batch", batch};
+  std::vector<std::string> args = {
+      exe,        "sim", "--port",      "0", "--model",    "sim-model", "--ttft-ms",   "20",
+      "--itl-ms", itl,   "--jitter-ms", "0", "--slowdown", "0",         "--max-batch", batch};
   std::vector<char*> argv;
   for (auto& a : args) {
     argv.push_back(a.data());

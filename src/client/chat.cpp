@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -68,6 +69,13 @@ std::size_t Utf8SequenceLength(std::string_view s, std::size_t i) {
 // and would throw when dumping it: repaired text parses and serialises.
 std::optional<std::string> RepairUtf8(std::string_view s) {
   std::size_t i = 0;
+  // ASCII eight bytes at a time (every chunk is mostly ASCII), then byte by byte.
+  for (std::uint64_t word = 0; i + 8 <= s.size(); i += 8) {
+    std::memcpy(&word, s.data() + i, 8);
+    if ((word & 0x8080808080808080ULL) != 0) {
+      break;
+    }
+  }
   while (i < s.size()) {
     if (static_cast<unsigned char>(s[i]) < 0x80) {
       ++i;
@@ -532,7 +540,7 @@ void ApplyScannedChunk(const detail::ChunkFields& f, std::int64_t t_ns, ChatResp
     // Never both (as ApplyMessage).
     const detail::JsonText& reasoning =
         f.reasoning_content.present && !f.reasoning_content.raw.empty() ? f.reasoning_content
-                                                                          : f.reasoning;
+                                                                        : f.reasoning;
     if (reasoning.present && !reasoning.raw.empty()) {
       detail::AppendJsonText(reasoning, r.reasoning);
       kinds |= TokenEvent::kReasoning;
@@ -613,8 +621,7 @@ bool detail::ApplyStreamEventImpl(std::string_view data, std::int64_t t_ns, Chat
       r.finish_reason = *fr;
     }
   }
-  AddTokenEvent(r, kinds, t_ns, has_usage, previous_completion, has_predicted,
-                previous_predicted);
+  AddTokenEvent(r, kinds, t_ns, has_usage, previous_completion, has_predicted, previous_predicted);
   return true;
 }
 

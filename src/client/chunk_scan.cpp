@@ -445,8 +445,9 @@ class Scanner {
           return false;
         }
         seen |= 1;
-        return Literal("0") && !(i_ < s_.size() && (s_[i_] == '.' || s_[i_] == 'e' ||
-                                                    s_[i_] == 'E' || (s_[i_] >= '0' && s_[i_] <= '9')));
+        return Literal("0") &&
+               !(i_ < s_.size() && (s_[i_] == '.' || s_[i_] == 'e' || s_[i_] == 'E' ||
+                                    (s_[i_] >= '0' && s_[i_] <= '9')));
       }
       if (key == "delta") {
         if ((seen & 2) != 0) {

@@ -11,9 +11,9 @@
 
 #include <gtest/gtest.h>
 
-#include "support/chat_response_diff.h"
 #include "client/chat.h"
 #include "client/sse_parser.h"
+#include "support/chat_response_diff.h"
 #include "support/fixture.h"
 
 namespace sb::client {
@@ -46,9 +46,8 @@ void ApplyBoth(std::string_view payload, std::int64_t t_ns, Both& b) {
   }
   const std::string diff = testing::ChatResponseDiff(b.fast, b.full);
   if (b.fast_ok != b.full_ok || !diff.empty()) {
-    return ::testing::AssertionFailure()
-           << "fast path differs from the full parser (" << (diff.empty() ? "return" : diff)
-           << ") on: " << payload;
+    return ::testing::AssertionFailure() << "fast path differs from the full parser ("
+                                         << (diff.empty() ? "return" : diff) << ") on: " << payload;
   }
   return ::testing::AssertionSuccess();
 }
@@ -193,8 +192,8 @@ TEST(ChunkScan, DeclinesWhatOnlyTheFullParserKnows) {
 std::vector<fs::path> StreamFiles() {
   std::vector<fs::path> files;
   const fs::path src(SB_SOURCE_DIR);
-  for (const fs::path& dir : {src / "tests/client/data", src / "fuzz/corpus/sse_parser",
-                              src / "fuzz/corpus/chunk"}) {
+  for (const fs::path& dir :
+       {src / "tests/client/data", src / "fuzz/corpus/sse_parser", src / "fuzz/corpus/chunk"}) {
     if (fs::exists(dir)) {
       for (const auto& e : fs::directory_iterator(dir)) {
         files.push_back(e.path());

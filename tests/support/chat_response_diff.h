@@ -9,12 +9,11 @@
 
 namespace sb::testing {
 
-inline std::string ChatResponseDiff(const client::ChatResponse& a,
-                                    const client::ChatResponse& b) {
+inline std::string ChatResponseDiff(const client::ChatResponse& a, const client::ChatResponse& b) {
   const auto num = [](auto x) { return std::to_string(x); };
-#define SB_DIFF_FIELD(f, show)                                                         \
-  if (!(a.f == b.f)) {                                                                 \
-    return std::string(#f) + ": " + show(a.f) + " vs " + show(b.f);                    \
+#define SB_DIFF_FIELD(f, show)                                      \
+  if (!(a.f == b.f)) {                                              \
+    return std::string(#f) + ": " + show(a.f) + " vs " + show(b.f); \
   }
   const auto str = [](const std::string& s) { return "'" + s + "'"; };
   const auto outcome = [](client::Outcome o) { return std::string(client::OutcomeName(o)); };
