@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include <nlohmann/json.hpp>
+
+#include "client/chunk_scan.h"
 
 namespace sb::client {
 
@@ -66,6 +69,13 @@ std::size_t Utf8SequenceLength(std::string_view s, std::size_t i) {
 // and would throw when dumping it: repaired text parses and serialises.
 std::optional<std::string> RepairUtf8(std::string_view s) {
   std::size_t i = 0;
+  // ASCII eight bytes at a time (every chunk is mostly ASCII), then byte by byte.
+  for (std::uint64_t word = 0; i + 8 <= s.size(); i += 8) {
+    std::memcpy(&word, s.data() + i, 8);
+    if ((word & 0x8080808080808080ULL) != 0) {
+      break;
+    }
+  }
   while (i < s.size()) {
     if (static_cast<unsigned char>(s[i]) < 0x80) {
       ++i;
@@ -471,7 +481,86 @@ std::string HttpErrorReason(int status, std::string_view body) {
   return reason;
 }
 
+namespace {
+
+// Records a token-bearing event (kinds != 0) after a chunk was applied. previous_*: the
+// response's cumulative counts before the chunk; has_*: the chunk carried them.
+void AddTokenEvent(ChatResponse& r, std::uint8_t kinds, std::int64_t t_ns, bool has_usage,
+                   int previous_completion, bool has_predicted, int previous_predicted) {
+  if (kinds == 0) {
+    return;
+  }
+  TokenEvent ev;
+  ev.t_ns = t_ns;
+  ev.kinds = kinds;
+  // Per-event token counts need usage on consecutive events (continuous_usage_stats). A usage
+  // block seen only on a late chunk carries the total, not this event's share.
+  if (has_usage && r.usage.completion_tokens >= 0 &&
+      (previous_completion >= 0 || r.events.empty())) {
+    ev.tokens = r.usage.completion_tokens - std::max(previous_completion, 0);
+  } else if (has_predicted && (previous_predicted >= 0 || r.events.empty())) {
+    // llama.cpp timings_per_token: the cumulative count of generated tokens.
+    ev.tokens = std::max(0, r.timings_predicted_n - std::max(previous_predicted, 0));
+  }
+  ev.answer_end = static_cast<std::uint32_t>(r.answer.size());
+  ev.reasoning_end = static_cast<std::uint32_t>(r.reasoning.size());
+  r.events.push_back(ev);
+}
+
+// The fast path (client/chunk_scan.h): a chunk ScanChunk accepted, applied as the full parser
+// would apply it.
+void ApplyScannedChunk(const detail::ChunkFields& f, std::int64_t t_ns, ChatResponse& r) {
+  if (r.server_model.empty() && f.model.present) {
+    detail::AppendJsonText(f.model, r.server_model);
+  }
+  const int previous_completion = r.usage.completion_tokens;
+  if (f.has_usage) {
+    Usage& u = r.usage;
+    if (f.prompt_tokens.present) {
+      u.prompt_tokens = f.prompt_tokens.value;
+    }
+    if (f.completion_tokens.present) {
+      u.completion_tokens = f.completion_tokens.value;
+    }
+    const detail::JsonInt& reasoning =
+        f.completion_details ? f.details_reasoning_tokens : f.reasoning_tokens;
+    if (reasoning.present) {
+      u.reasoning_tokens = reasoning.value;
+    }
+    if (f.prompt_details && f.cached_tokens.present) {
+      u.cached_tokens = f.cached_tokens.value;
+    }
+  }
+  std::uint8_t kinds = 0;
+  if (f.has_choice) {
+    if (f.content.present && !f.content.raw.empty()) {
+      detail::AppendJsonText(f.content, r.answer);
+      kinds |= TokenEvent::kAnswer;
+    }
+    // Never both (as ApplyMessage).
+    const detail::JsonText& reasoning =
+        f.reasoning_content.present && !f.reasoning_content.raw.empty() ? f.reasoning_content
+                                                                        : f.reasoning;
+    if (reasoning.present && !reasoning.raw.empty()) {
+      detail::AppendJsonText(reasoning, r.reasoning);
+      kinds |= TokenEvent::kReasoning;
+    }
+    if (f.finish_reason.present) {
+      r.finish_reason.clear();
+      detail::AppendJsonText(f.finish_reason, r.finish_reason);
+    }
+  }
+  AddTokenEvent(r, kinds, t_ns, f.has_usage, previous_completion, false, r.timings_predicted_n);
+}
+
+}  // namespace
+
 bool ApplyStreamEvent(std::string_view data, std::int64_t t_ns, ChatResponse& r) {
+  return detail::ApplyStreamEventImpl(data, t_ns, r, /*allow_fast=*/true);
+}
+
+bool detail::ApplyStreamEventImpl(std::string_view data, std::int64_t t_ns, ChatResponse& r,
+                                  bool allow_fast) {
   std::string_view payload = Trim(data);
   if (payload.empty()) {
     return true;  // an empty data line: a keep-alive some servers send
@@ -484,6 +573,13 @@ bool ApplyStreamEvent(std::string_view data, std::int64_t t_ns, ChatResponse& r)
   if (repaired) {
     payload = *repaired;
     r.invalid_utf8 = true;
+  }
+  if (allow_fast) {
+    detail::ChunkFields fields;
+    if (detail::ScanChunk(payload, fields)) {
+      ApplyScannedChunk(fields, t_ns, r);
+      return true;
+    }
   }
   const json doc = json::parse(payload, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) {
@@ -525,23 +621,7 @@ bool ApplyStreamEvent(std::string_view data, std::int64_t t_ns, ChatResponse& r)
       r.finish_reason = *fr;
     }
   }
-  if (kinds != 0) {
-    TokenEvent ev;
-    ev.t_ns = t_ns;
-    ev.kinds = kinds;
-    // Per-event token counts need usage on consecutive events (continuous_usage_stats). A usage
-    // block seen only on a late chunk carries the total, not this event's share.
-    if (has_usage && r.usage.completion_tokens >= 0 &&
-        (previous_completion >= 0 || r.events.empty())) {
-      ev.tokens = r.usage.completion_tokens - std::max(previous_completion, 0);
-    } else if (has_predicted && (previous_predicted >= 0 || r.events.empty())) {
-      // llama.cpp timings_per_token: the cumulative count of generated tokens.
-      ev.tokens = std::max(0, r.timings_predicted_n - std::max(previous_predicted, 0));
-    }
-    ev.answer_end = static_cast<std::uint32_t>(r.answer.size());
-    ev.reasoning_end = static_cast<std::uint32_t>(r.reasoning.size());
-    r.events.push_back(ev);
-  }
+  AddTokenEvent(r, kinds, t_ns, has_usage, previous_completion, has_predicted, previous_predicted);
   return true;
 }
 
