@@ -316,6 +316,10 @@ struct Client::Impl {
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
 
+  // n concurrent GET /v1/models through the multi handle, unmeasured (RunHooks::preconnect):
+  // afterwards n connections wait in the connection cache. Returns how many got a response.
+  std::size_t Preconnect(std::size_t n, std::stop_token stop);
+
   // One auxiliary request through the same multi handle (and connection cache).
   Result<HttpResponse> Plain(bool post, std::string_view path, std::string_view body,
                              std::chrono::milliseconds timeout);
@@ -342,6 +346,14 @@ struct Client::Impl {
     auto* self = static_cast<Impl*>(userp);
     self->curl_deadline_ns = timeout_ms < 0 ? kNever : NowNs() + timeout_ms * kNanosPerMs;
     return 0;
+  }
+
+  // Just before curl writes the request (connected, TLS done): ChatResponse::written_ns.
+  static int OnPrereq(void* userdata, char* /*conn_primary_ip*/, char* /*conn_local_ip*/,
+                      int /*conn_primary_port*/, int /*conn_local_port*/) {
+    auto* t = static_cast<Transfer*>(userdata);
+    t->resp->written_ns = NowNs();
+    return CURL_PREREQFUNC_OK;
   }
 
   static size_t OnHeader(char* buffer, size_t size, size_t nitems, void* userdata) {
@@ -505,6 +517,8 @@ struct Client::Impl {
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Impl::OnHeader);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
+    curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, &Impl::OnPrereq);
+    curl_easy_setopt(e, CURLOPT_PREREQDATA, &t);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t.errbuf);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
@@ -531,6 +545,7 @@ struct Client::Impl {
     t.send_ns = NowNs();
     t.last_rx_ns = t.send_ns;
     t.resp->send_ns = t.send_ns;
+    t.resp->written_ns = 0;
     if (t.resp->first_send_ns == 0) {
       t.resp->first_send_ns = t.send_ns;
     }
@@ -999,6 +1014,11 @@ std::vector<ChatResponse> Client::RunChatsLive(std::span<const ChatCall> calls,
     impl.max_connects = want;
     curl_multi_setopt(impl.multi, CURLMOPT_MAXCONNECTS, static_cast<long>(want));  // NOLINT
   }
+  if (hooks.preconnect && !calls.empty() && !stop.stop_requested()) {
+    const std::size_t at_once =
+        hooks.max_in_flight > 0 ? std::min(hooks.max_in_flight, calls.size()) : calls.size();
+    impl.Preconnect(std::min(at_once, impl.max_connects), stop);
+  }
 
   std::vector<std::unique_ptr<Impl::Transfer>> transfers(calls.size());
   impl.hooks = &hooks;
@@ -1068,6 +1088,53 @@ std::vector<ChatResponse> Client::RunChatsLive(std::span<const ChatCall> calls,
   impl.Drive(order, start, finished, unsent, stop);
   impl.hooks = nullptr;
   return results;
+}
+
+std::size_t Client::Impl::Preconnect(std::size_t n, std::stop_token stop) {
+  const std::string url = root + "/v1/models";
+  std::vector<ChatResponse> status(n);
+  std::vector<std::unique_ptr<Transfer>> transfers(n);
+  std::vector<std::pair<std::int64_t, std::size_t>> order;
+  order.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    order.emplace_back(0, i);
+  }
+  const std::int64_t limit_ns =
+      MsToNs(std::max(options.connect_timeout, std::chrono::milliseconds(1)) +
+             std::chrono::milliseconds(10'000));
+  auto start = [&](std::size_t i) -> Transfer* {
+    auto t = std::make_unique<Transfer>();
+    t->impl = this;
+    t->resp = &status[i];
+    t->index = i;
+    t->total_limit_ns = limit_ns;
+    t->easy = AcquireEasy();
+    if (t->easy == nullptr) {
+      return nullptr;
+    }
+    ConfigureEasy(*t, url);
+    curl_easy_setopt(t->easy, CURLOPT_HTTPGET, 1L);
+    if (plain_headers != nullptr) {
+      curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, plain_headers);
+    }
+    Transfer* raw = t.get();
+    transfers[i] = std::move(t);
+    if (!Launch(*raw)) {
+      ReleaseEasy(raw->easy);
+      transfers[i].reset();
+      return nullptr;
+    }
+    return raw;
+  };
+  std::size_t answered = 0;
+  auto finished = [&](Transfer& t) {
+    answered += t.resp->outcome == Outcome::kOk ? 1 : 0;
+    ReleaseEasy(t.easy);
+    transfers[t.index].reset();
+  };
+  auto unsent = [](std::size_t, const char*) {};
+  Drive(order, start, finished, unsent, std::move(stop));
+  return answered;
 }
 
 Result<HttpResponse> Client::Impl::Plain(bool post, std::string_view path, std::string_view body,

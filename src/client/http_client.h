@@ -111,6 +111,12 @@ struct RunHooks {
   // No call starts at or after this time; those left end kCancelled with reason
   // kNotStartedReason and send_ns 0 (a --duration-s window that closed). None = no limit.
   std::optional<SteadyTime> start_until;
+  // Before the first call leaves, open as many connections as the batch holds at once
+  // (max_in_flight, else every call) with unmeasured concurrent GET /v1/models requests (any
+  // HTTP status will do), so the calls' sends find open connections instead of racing that many
+  // TCP/TLS handshakes at once (docs/metrics.md "Connections"). Best effort: a failure only
+  // leaves a call to connect itself. Live batches only: a journal replay sends nothing.
+  bool preconnect = false;
 };
 
 // The reason of a call RunHooks::start_until kept from starting.

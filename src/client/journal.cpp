@@ -146,6 +146,7 @@ json ResponseToJson(const ChatResponse& r, std::int64_t t0_ns) {
               {"scheduled", Rel(r.scheduled_ns, t0_ns)},
               {"send", Rel(r.send_ns, t0_ns)},
               {"first_send", Rel(r.first_send_ns, t0_ns)},
+              {"written", Rel(r.written_ns, t0_ns)},
               {"first_byte", Rel(r.first_byte_ns, t0_ns)},
               {"done", Rel(r.done_ns, t0_ns)},
               {"events", std::move(events)},
@@ -181,6 +182,7 @@ Result<ChatResponse> ResponseFromJson(const json& j, std::int64_t t0_ns) {
     r.scheduled_ns = Abs(j.at("scheduled").get<std::int64_t>(), t0_ns);
     r.send_ns = Abs(j.at("send").get<std::int64_t>(), t0_ns);
     r.first_send_ns = Abs(j.at("first_send").get<std::int64_t>(), t0_ns);
+    r.written_ns = Abs(j.value("written", std::int64_t{0}), t0_ns);  // absent in earlier journals
     r.first_byte_ns = Abs(j.at("first_byte").get<std::int64_t>(), t0_ns);
     r.done_ns = Abs(j.at("done").get<std::int64_t>(), t0_ns);
     for (const json& e : j.at("events")) {

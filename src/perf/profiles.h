@@ -127,10 +127,12 @@ using WindowObserver = std::function<nlohmann::json(std::int64_t begin_ns, std::
                                                     long long output_tokens)>;
 
 // A closed-loop batch (the concurrency profile's --requests / --duration-s): at most
-// max_in_flight at once (0 = all at once), none started at or after start_until.
+// max_in_flight at once (0 = all at once), none started at or after start_until. preconnect:
+// the batch's connections are opened first, unmeasured (client::RunHooks::preconnect).
 struct BatchLimits {
   std::size_t max_in_flight = 0;
   std::optional<SteadyTime> start_until;
+  bool preconnect = false;
 };
 
 class Session {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <latch>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -80,7 +81,8 @@ TEST(HttpClient, ChunkedSseSplitAtAwkwardPlaces) {
   EXPECT_EQ(r.finish_reason, "stop");
   EXPECT_GT(r.send_ns, 0);
   EXPECT_EQ(r.scheduled_ns, 0);
-  EXPECT_GE(r.first_byte_ns, r.send_ns);
+  EXPECT_GE(r.written_ns, r.send_ns);  // connected, about to write the request
+  EXPECT_GE(r.first_byte_ns, r.written_ns);
   EXPECT_GE(r.events[0].t_ns, r.first_byte_ns);
   EXPECT_GT(r.events[1].t_ns, r.events[0].t_ns);  // arrived in different pieces, 3 ms apart
   EXPECT_GE(r.done_ns, r.events[1].t_ns);
@@ -585,6 +587,60 @@ TEST(HttpClientUrl, Validate) {
     EXPECT_EQ(r.error().code, ErrorCode::kUsage);
     EXPECT_EQ(r.error().message.rfind("bad endpoint URL '" + bad + "': ", 0), 0u)
         << r.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace sb::client
+
+namespace sb::client {
+namespace {
+
+// RunHooks::preconnect: one unmeasured GET /v1/models per stream the batch holds at once, each
+// on its own connection, before any call leaves; the calls then use those connections (no new
+// connection is opened for them).
+TEST(HttpClient, PreconnectOpensTheBatchsConnectionsFirst) {
+  ScriptServer server([](const ScriptRequest& req) {
+    if (req.method == "GET") {
+      return Script().Send(FullResponse(200, "application/json", R"({"data":[]})"));
+    }
+    return Script().Send(SseHead()).Send(Chunk(GoodStream({"ok"}))).Send(LastChunk());
+  });
+  Client client(Options(server));
+  std::vector<ChatCall> calls;
+  for (std::uint64_t i = 1; i <= 6; ++i) {
+    calls.push_back(Call(i));
+  }
+  RunHooks hooks;
+  hooks.preconnect = true;
+  hooks.max_in_flight = 4;  // the batch holds 4 at once: 4 connections
+  const auto out = RunCalls(client, calls, hooks);
+  for (const ChatResponse& r : out) {
+    EXPECT_EQ(r.outcome, Outcome::kOk) << r.reason;
+  }
+  const std::vector<ScriptRequest> reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 10u);
+  std::set<int> get_connections;
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(reqs[i].method, "GET");
+    EXPECT_EQ(reqs[i].path, "/v1/models");
+    get_connections.insert(reqs[i].connection);
+  }
+  EXPECT_EQ(get_connections.size(), 4u);
+  for (std::size_t i = 4; i < reqs.size(); ++i) {
+    EXPECT_EQ(reqs[i].method, "POST");
+    EXPECT_EQ(get_connections.count(reqs[i].connection), 1u) << "a call opened a new connection";
+  }
+  EXPECT_EQ(server.connections(), 4);
+
+  // Without it, nothing but the calls is sent.
+  ScriptServer plain([](const ScriptRequest&) {
+    return Script().Send(SseHead()).Send(Chunk(GoodStream({"ok"}))).Send(LastChunk());
+  });
+  Client c2(Options(plain));
+  RunCalls(c2, calls);
+  for (const ScriptRequest& r : plain.requests()) {
+    EXPECT_EQ(r.method, "POST");
   }
 }
 

@@ -125,6 +125,7 @@ TEST(FileJournal, ResponseJsonRoundTripsEveryField) {
   r.error_body = "{}";
   r.scheduled_ns = 1'000;
   r.send_ns = 2'000;
+  r.written_ns = 2'200;
   r.first_byte_ns = 3'000;
   r.done_ns = 9'000;
   r.events = {{4'000, 2, client::TokenEvent::kAnswer, 5, 0},
@@ -155,6 +156,7 @@ TEST(FileJournal, ResponseJsonRoundTripsEveryField) {
   EXPECT_EQ(back->error_body, r.error_body);
   EXPECT_EQ(back->scheduled_ns, r.scheduled_ns + shift);
   EXPECT_EQ(back->send_ns, r.send_ns + shift);
+  EXPECT_EQ(back->written_ns, r.written_ns + shift);
   EXPECT_EQ(back->first_byte_ns, r.first_byte_ns + shift);
   EXPECT_EQ(back->done_ns, r.done_ns + shift);
   ASSERT_EQ(back->events.size(), 2u);

@@ -1,0 +1,37 @@
+// The client-bound self-check of a measured batch (docs/load.md "Self-check"): signs, from the
+// client's own records, that the client rather than the server set the figures. Three checks,
+// each against the bound (--client-bound-ms, default 1 ms):
+//   - events waited between arriving and being processed (p99 > bound);
+//   - requests waited between being started and being written to their connection, i.e.
+//     connecting or queued in the client (p99 > bound);
+//   - token events read together with the one before (< 20 µs apart on one stream): they had
+//     queued in the socket buffer because the client was late (more than 10% of them, 20 at
+//     least), so ITL and decode speed are the client's.
+// Thread safety: pure function.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "client/chat.h"
+#include "perf/histogram.h"
+
+namespace sb::perf {
+
+struct ClientCheck {
+  // {"event_delay_us": {n, p50, p99, max}, "send_wait_us": {...} | null,
+  //  "coalesced_token_events": {"n", "of", "fraction"}, "client_bound": bool, "reasons": [...]}
+  nlohmann::json json;
+  std::vector<std::string> reasons;  // one sentence per check that failed
+};
+
+// Events closer than this on one stream were read from the socket together.
+inline constexpr std::int64_t kCoalescedGapNs = 20'000;
+
+ClientCheck CheckClient(std::span<const client::ChatResponse> batch, const Histogram& event_delay,
+                        double bound_ms);
+
+}  // namespace sb::perf

@@ -1,0 +1,115 @@
+// The client-bound self-check on constructed batches (perf/self_check.h): each check fires on
+// its own sign and only then; failed requests do not count.
+#include "perf/self_check.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace sb::perf {
+namespace {
+
+constexpr std::int64_t kMs = 1'000'000;
+
+// A stream sent at `send`, written `write_wait` later, with `n` token events `gap` apart.
+client::ChatResponse Stream(std::int64_t send, std::int64_t write_wait, int n, std::int64_t gap) {
+  client::ChatResponse r;
+  send += 1'000 * kMs;  // steady times are never 0 (0 means "not recorded")
+  r.outcome = client::Outcome::kOk;
+  r.send_ns = send;
+  r.written_ns = send + write_wait;
+  for (int i = 0; i < n; ++i) {
+    client::TokenEvent e;
+    e.t_ns = send + 50 * kMs + i * gap;
+    e.kinds = client::TokenEvent::kAnswer;
+    r.events.push_back(e);
+  }
+  return r;
+}
+
+Histogram Delays(std::int64_t each, int n) {
+  Histogram h;
+  h.Record(each, n);
+  return h;
+}
+
+bool Mentions(const ClientCheck& c, const std::string& what) {
+  for (const std::string& r : c.reasons) {
+    if (r.find(what) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST(SelfCheck, AHealthyBatchIsNotClientBound) {
+  std::vector<client::ChatResponse> batch;
+  for (int i = 0; i < 8; ++i) {
+    batch.push_back(Stream(i * 1000, 80'000, 10, 5 * kMs));
+  }
+  const ClientCheck c = CheckClient(batch, Delays(3'000, 80), 1.0);
+  EXPECT_TRUE(c.reasons.empty()) << c.json.dump();
+  EXPECT_FALSE(c.json["client_bound"].get<bool>());
+  EXPECT_EQ(c.json["coalesced_token_events"]["n"], 0);
+  EXPECT_EQ(c.json["coalesced_token_events"]["of"], 8 * 9);
+  EXPECT_EQ(c.json["send_wait_us"]["n"], 8);
+  EXPECT_NEAR(c.json["send_wait_us"]["p99"].get<double>(), 80.0, 1.0);
+}
+
+TEST(SelfCheck, RequestsQueuedBeforeBeingWrittenAreNamed) {
+  std::vector<client::ChatResponse> batch;
+  for (int i = 0; i < 100; ++i) {
+    batch.push_back(Stream(0, (i + 1) * 100'000, 4, 5 * kMs));  // 0.1 .. 10 ms
+  }
+  const ClientCheck c = CheckClient(batch, Delays(3'000, 400), 1.0);
+  ASSERT_EQ(c.reasons.size(), 1u) << c.json.dump();
+  EXPECT_TRUE(Mentions(c, "between being started and being written")) << c.reasons[0];
+  EXPECT_TRUE(c.json["client_bound"].get<bool>());
+  EXPECT_GT(c.json["send_wait_us"]["p99"].get<double>(), 9'000.0);
+  // The same waits under a looser bound pass.
+  EXPECT_TRUE(CheckClient(batch, Delays(3'000, 400), 20.0).reasons.empty());
+}
+
+TEST(SelfCheck, TokenEventsReadTogetherAreNamedOnlyPastTheThreshold) {
+  // 30 streams whose 8 events all arrived in one read (1 µs apart): every pair coalesced.
+  std::vector<client::ChatResponse> late;
+  for (int i = 0; i < 30; ++i) {
+    late.push_back(Stream(0, 10'000, 8, 1'000));
+  }
+  const ClientCheck c = CheckClient(late, Delays(1'000, 240), 1.0);
+  ASSERT_EQ(c.reasons.size(), 1u) << c.json.dump();
+  EXPECT_TRUE(Mentions(c, "100% of token events were read together")) << c.reasons[0];
+  EXPECT_EQ(c.json["coalesced_token_events"]["n"], 30 * 7);
+
+  // 10% or fewer coalesced pairs is not a sign: 1 stream in 10 late, 9 on time.
+  std::vector<client::ChatResponse> mixed;
+  for (int i = 0; i < 90; ++i) {
+    mixed.push_back(Stream(0, 10'000, 8, i % 10 == 0 ? 1'000 : 2 * kMs));
+  }
+  EXPECT_TRUE(CheckClient(mixed, Delays(1'000, 720), 1.0).reasons.empty());
+
+  // Fewer than 20 coalesced pairs is too few to say anything, whatever the fraction.
+  std::vector<client::ChatResponse> few = {Stream(0, 10'000, 10, 1'000)};
+  EXPECT_TRUE(CheckClient(few, Delays(1'000, 10), 1.0).reasons.empty());
+}
+
+TEST(SelfCheck, FailedRequestsAndSlowEventsCountAsTheyShould) {
+  std::vector<client::ChatResponse> batch;
+  for (int i = 0; i < 30; ++i) {
+    client::ChatResponse r = Stream(0, 50 * kMs, 8, 1'000);  // would trip two checks...
+    r.outcome = client::Outcome::kTransport;                 // ...but failed: not counted
+    batch.push_back(r);
+  }
+  batch.push_back(Stream(0, 10'000, 8, 5 * kMs));
+  ClientCheck c = CheckClient(batch, Delays(1'000, 8), 1.0);
+  EXPECT_TRUE(c.reasons.empty()) << c.json.dump();
+  EXPECT_EQ(c.json["send_wait_us"]["n"], 1);
+  // Events that waited 2 ms to be processed: the first check.
+  c = CheckClient(batch, Delays(2 * kMs, 8), 1.0);
+  ASSERT_EQ(c.reasons.size(), 1u);
+  EXPECT_TRUE(Mentions(c, "between arriving and being processed"));
+}
+
+}  // namespace
+}  // namespace sb::perf
