@@ -62,8 +62,10 @@ std::string BoundMark(const json& row) {
 void BoundNote(const std::vector<const json*>& rows, std::string& out) {
   if (std::any_of(rows.begin(), rows.end(), [](const json* r) { return !BoundMark(*r).empty(); })) {
     out +=
-        "**client-bound**: in the rows marked so, events waited in the client longer than "
-        "`--late-ms` (p99): the client, not the server, limited those figures.\n\n";
+        "**client-bound**: in the rows marked so, the client's self-check failed (events or "
+        "requests waited in the client longer than `--late-ms` at p99, or token events arrived "
+        "coalesced; the warnings say which): the client, not the server, limited those "
+        "figures.\n\n";
   }
 }
 
