@@ -137,6 +137,33 @@ TEST(HtmlResourcesTest, NoSeriesNoChartsAndAMergedSeriesSaysSo) {
   EXPECT_TRUE(Contains(html, "5 points: the run's 4,000 samples merged")) << html;
 }
 
+// The sampler caps the series at 2,000 points; with every column at that length, varied values
+// and the page's other charts, report.html stays under 1 MB.
+TEST(HtmlResourcesTest, AFullSeriesOfEveryColumnKeepsThePageUnderOneMegabyte) {
+  json doc = WithResources();
+  json& series = doc["resources"]["series"];
+  series = json::object();
+  const int n = 2000;
+  for (int i = 0; i < n; ++i) {
+    const double wobble = 1 + 0.123457 * ((i * 7919) % 1000) / 1000.0;  // no two alike
+    series["t_s"].push_back(i * 0.2513);
+    series["gpu_memory_used_bytes"].push_back(7.3e10 * wobble);
+    series["server_rss_bytes"].push_back(1.234e9 * wobble);
+    series["gpu_power_w"].push_back(498.123 * wobble);
+    series["power_cmd_w"].push_back(612.345 * wobble);
+    series["kv_cache_usage"].push_back(0.4567 * wobble);
+    series["requests_running"].push_back(i % 64);
+    series["requests_waiting"].push_back(i % 17);
+  }
+  series["merged"] = true;
+  const std::string html = RenderHtml(doc);
+  for (const char* id : {"res-gpu-memory", "res-server-memory", "res-power", "res-kv",
+                         "res-requests", "res-tok-s"}) {
+    EXPECT_FALSE(FigureOf(html, id).empty()) << id;
+  }
+  EXPECT_LT(html.size(), 1u << 20);
+}
+
 // Output tok/s: a request's tokens spread evenly from its first token to its last, summed per
 // sampling interval. 100 tokens from 0.1 s to 1.1 s over samples at 0, 0.5, 1.0, 1.5 s: 40
 // tokens in (0, 0.5] = 80 tok/s, 50 in (0.5, 1.0] = 100 tok/s, 10 in (1.0, 1.5] = 20 tok/s.
