@@ -269,6 +269,9 @@ std::string ResourcesSection(const json& r, int& charts) {
       t.push_back(v->is_number() ? v->get<double>() : kNaN);
     }
   }
+  if (std::any_of(t.begin(), t.end(), [](double x) { return std::isnan(x); })) {
+    t.clear();  // a time that is not a number: no axis to plot against
+  }
   const std::size_t n = t.size();
   const bool merged = series != nullptr && BoolAt(*series, {"merged"}).value_or(false);
   const std::string every =
@@ -280,10 +283,10 @@ std::string ResourcesSection(const json& r, int& charts) {
   // Sample times to the period's precision: 0.25 s, 0.05 s, 0.005 s.
   const double period = NumberAt(*res, {"period_ms"}).value_or(1000);
   const int time_decimals = period >= 10 ? 2 : 3;
-  auto figure = [&](chart::XYChart c, const std::string& note) {
+  auto figure = [&](chart::XYChart c, const std::string& note, bool sampled = true) {
     c.x.decimals = time_decimals;
     ++charts;
-    body += TimeFigure(c, note + " Gaps are samples that did not read the value.");
+    body += TimeFigure(c, sampled ? note + " Gaps are samples that did not read the value." : note);
   };
 
   if (n > 0) {
@@ -293,7 +296,8 @@ std::string ResourcesSection(const json& r, int& charts) {
                                     {Line("output tok/s", "c0", t, tok)}),
              "Derived from the speed profiles' requests in results.json: each request's tokens "
              "spread evenly from its first token to its last, summed per sampling interval "
-             "(quality-suite requests are not counted).");
+             "(quality-suite requests are not counted).",
+             false);
     }
     const auto gpu_mem = Column(*series, "gpu_memory_used_bytes", n);
     const auto rss = Column(*series, "server_rss_bytes", n);

@@ -130,6 +130,14 @@ TEST(HtmlResourcesTest, NoSeriesNoChartsAndAMergedSeriesSaysSo) {
   EXPECT_TRUE(Contains(html, "no time series in results.json"));
   EXPECT_EQ(html.find("data-chart=\"res-"), std::string::npos);
 
+  // A sample time that is not a number: nothing to plot against, and the page still renders.
+  doc = WithResources();
+  doc["resources"]["series"]["t_s"][2] = "soon";
+  html = RenderHtml(doc);
+  EXPECT_TRUE(Contains(html, "<h2>Resources over the run</h2>"));
+  EXPECT_EQ(html.find("data-chart=\"res-"), std::string::npos);
+  EXPECT_TRUE(Contains(html, "<table class=\"resources\">"));  // the figures are still there
+
   doc = WithResources();
   doc["resources"]["series"]["merged"] = true;
   doc["resources"]["samples"] = 4000;
