@@ -165,7 +165,8 @@ std::map<std::string, std::vector<Mark>> Expected(const json& r) {
 // The resource charts (time series, lines without marks): per chart, the vertices each series
 // must have, one per sample of its results.json column that is not null (docs/reports.md
 // "Resources over the run"). Output tok/s is derived from the requests: a value at every sample
-// but the first, when some successful speed request has its times.
+// but the first (and but one read at the same time as the one before), when some successful
+// speed request has its times.
 std::map<std::string, std::map<std::string, int>> ExpectedLines(const json& r) {
   std::map<std::string, std::map<std::string, int>> e;
   const json* series = report::Find(r, {"resources", "series"});
@@ -215,7 +216,14 @@ std::map<std::string, std::map<std::string, int>> ExpectedLines(const json& r) {
     }
   }
   if (timed && n >= 2) {
-    e["res-tok-s"]["output tok/s"] = static_cast<int>(n) - 1;
+    // A value per interval (t_s[i-1], t_s[i]] that has a length: two samples read at the same
+    // (rounded) time have none.
+    const auto t = ArrayAt(*series, {"t_s"});
+    int intervals = 0;
+    for (std::size_t i = 1; i < n; ++i) {
+      intervals += t[i]->get<double>() > t[i - 1]->get<double>() ? 1 : 0;
+    }
+    e["res-tok-s"]["output tok/s"] = intervals;
   }
   return e;
 }
