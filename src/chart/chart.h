@@ -33,7 +33,8 @@ struct Series {
   std::string name{};
   std::vector<Point> points{};
   std::string css{};  // colour class; empty: c<index>
-  bool line = true;   // join the points (in the given order)
+  bool line = true;   // join the points (in the given order); a NaN y is a gap in the line
+                      // (no mark, and the line starts again at the next point)
   bool dots = true;   // a circle per point (the marks)
 };
 

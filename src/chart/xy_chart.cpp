@@ -74,15 +74,23 @@ std::string RenderXY(const XYChart& c) {
     const std::string name = XmlEscape(s.name);
     out += fmt::format("<g class=\"series {}\" data-series=\"{}\">\n", cls, name);
     if (s.line) {
+      // A point whose y is not a number (NaN: a missing sample) ends the line there: the gap
+      // shows, and the next drawable point starts a new polyline.
       std::string pts;
+      auto flush = [&] {
+        if (!pts.empty()) {
+          out += fmt::format("<polyline class=\"line\" points=\"{}\"/>\n", pts);
+          pts.clear();
+        }
+      };
       for (const Point& p : s.points) {
-        if (Drawable(c.x, p.x) && Drawable(c.y, p.y)) {
+        if (std::isnan(p.y)) {
+          flush();
+        } else if (Drawable(c.x, p.x) && Drawable(c.y, p.y)) {
           pts += (pts.empty() ? "" : " ") + Px(sx(p.x)) + "," + Px(sy(p.y));
         }
       }
-      if (!pts.empty()) {
-        out += fmt::format("<polyline class=\"line\" points=\"{}\"/>\n", pts);
-      }
+      flush();
     }
     if (s.dots) {
       for (const Point& p : s.points) {

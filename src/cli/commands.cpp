@@ -537,7 +537,8 @@ CLI::App* AddCompareCommand(CLI::App& app, CompareCommand& c) {
       app.add_subcommand("compare",
                          "Head-to-head table of two or more run directories: each ratio with a "
                          "bootstrap 95% interval (\"within noise\" when it holds 1), quality "
-                         "flips, and a warning for each condition the runs did not share");
+                         "flips, what each result cost (resources), and a warning for each "
+                         "condition the runs did not share");
   cmd->add_option("runs", c.runs, "Run directories (or results.json files)")->required();
   cmd->add_option("--out", c.out, "Write to this file instead of stdout");
   cmd->add_option("--format", c.format, "md, html or json")

@@ -210,7 +210,7 @@ void AddFilterFlags(CLI::App* cmd, StoreCommands& c) {
   cmd->add_option("--since", c.since, "Only runs started at or after this date/time (ISO 8601)");
   cmd->add_option("--metric", c.metric,
                   "PROFILE.METRIC[@POINT]: decode.decode_tok_s, decode.ttft_ms, "
-                  "concurrency.throughput_tok_s@8, suite.pass_rate, ...")
+                  "concurrency.throughput_tok_s@8, suite.pass_rate, resources.j_per_token, ...")
       ->capture_default_str();
   cmd->add_option("--out", c.out, "Write to this file instead of stdout");
 }
@@ -249,7 +249,8 @@ void AddStoreCommands(CLI::App& app, StoreCommands& c) {
   c.leaderboard_app = app.add_subcommand(
       "leaderboard",
       "The stored runs ranked by a metric (latest run per model and configuration); "
-      "neighbours whose 95% intervals overlap are ties");
+      "neighbours whose 95% intervals overlap are ties; peak memory and J/token columns when "
+      "runs were sampled");
   AddFilterFlags(c.leaderboard_app, c);
   c.leaderboard_app
       ->add_option("--by", c.by, "Group by model (and configuration), recipe, or tag:KEY")

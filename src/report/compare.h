@@ -1,7 +1,7 @@
 // `servebench compare RUN_A RUN_B [...]`: a comparison of two or more run directories, in the
 // layout of the seeds' "At a glance" table (Metric | A | B | Advantage), plus sections for rate,
-// roofline, speculative decoding, context and startup, the quality tests both runs share, and a
-// warning for each condition the runs did not share (docs/compare.md).
+// roofline, speculative decoding, context, startup and resources, the quality tests both runs
+// share, and a warning for each condition the runs did not share (docs/compare.md).
 //
 // The comparison is a data model (`Comparison`) computed once from the runs, then rendered as
 // Markdown, JSON or HTML. For each figure that is a statistic of per-request values (medians,
@@ -100,7 +100,8 @@ struct CompareRow {
 };
 
 struct CompareSection {
-  std::string id;     // "glance", "rate", "roofline", "spec_decode", "context", "startup"
+  std::string id;     // "glance", "rate", "roofline", "spec_decode", "context", "startup",
+                      // "resources"
   std::string title;  // "At a glance"
   std::string note;   // a line under the title; may be empty
   std::vector<CompareRow> rows;

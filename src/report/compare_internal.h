@@ -77,6 +77,16 @@ std::vector<CompareRow> GlanceRows(const std::vector<CompareRun>& runs);
 std::vector<CompareSection> ExtraSections(const std::vector<CompareRun>& runs,
                                           const std::vector<CompareRow>& glance);
 
+// The "Resources" rows (peak memory, mean power, J/token, tokens/J for the whole run, the
+// decode runs together and each concurrency level, context size and rate point), each only
+// where at least two runs have the figure: compare_resources.cpp.
+std::vector<CompareRow> ResourceCompareRows(const std::vector<CompareRun>& runs);
+
+// Adds a warning when some runs sampled resources and others did not, and one when peak memory
+// is GPU memory in one run and server RSS in another.
+void ResourceWarnings(const std::vector<CompareRun>& runs, const std::vector<std::string>& labels,
+                      std::vector<std::string>& out);
+
 // The Advantage of a row (bootstrap interval when both runs have >= 2 samples).
 Judgement Judge(const CompareRow& row, const std::vector<std::string>& labels);
 

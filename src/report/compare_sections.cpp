@@ -327,6 +327,10 @@ std::vector<CompareSection> ExtraSections(const std::vector<CompareRun>& runs,
   AddSection(out, "context", "Context", "Per prompt size (one request each).", ContextRows(runs));
   AddSection(out, "startup", "Startup", "Runs whose server servebench started (--serve, launch).",
              StartupRows(runs));
+  AddSection(out, "resources", "Resources",
+             "What each result cost (docs/metrics.md \"Resources\"): one measurement per run "
+             "and window, so no interval (n=1, no CI). Decode: all its runs together.",
+             ResourceCompareRows(runs));
   return out;
 }
 
@@ -498,6 +502,7 @@ std::vector<std::string> Warnings(const std::vector<CompareRun>& runs,
         only_a.size(), labels[0], few(only_a), only_b.size(), labels[i], few(only_b),
         ids[0].size() - only_a.size()));
   }
+  ResourceWarnings(runs, labels, w);
   Differ(w, "servebench versions",
          PerRun(runs,
                 [](const json& r) {

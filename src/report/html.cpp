@@ -193,6 +193,7 @@ std::string RenderHtml(const json& r) {
   if (!speed.empty()) {
     body += "<h2>Speed</h2>\n" + speed;
   }
+  body += html::ResourcesSection(r, charts);
   body +=
       "<footer class=\"note\"><p>Every figure is defined in servebench's docs/metrics.md; "
       "report.md in this directory has the full tables, results.json every raw "

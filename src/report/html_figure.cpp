@@ -99,6 +99,40 @@ std::string Figure(const chart::BarChart& c, const std::string& note) {
   return Wrap(c.id, chart::RenderBars(c), t, note);
 }
 
+std::string TimeFigure(const chart::XYChart& c, const std::string& note) {
+  // Rows: every x (sample time) of any series, in increasing order; a NaN y (a sample that
+  // did not read this value) is a "—" cell, as it is a gap in the line.
+  std::map<double, std::vector<std::optional<double>>> rows;
+  for (std::size_t k = 0; k < c.series.size(); ++k) {
+    for (const auto& p : c.series[k].points) {
+      auto& row = rows[p.x];
+      row.resize(c.series.size());
+      if (std::isfinite(p.y)) {
+        row[k] = p.y;
+      }
+    }
+  }
+  std::string t = fmt::format(
+      "<details class=\"samples\"><summary>The {} samples</summary>\n<table class=\"data\">\n"
+      "<thead><tr><th>{}</th>",
+      rows.size(), chart::XmlEscape(AxisTitle(c.x)));
+  for (const auto& s : c.series) {
+    t += "<th>" + chart::XmlEscape(s.name) +
+         (c.y.unit.empty() ? "" : " (" + chart::XmlEscape(c.y.unit) + ")") + "</th>";
+  }
+  t += "</tr></thead>\n<tbody>\n";
+  for (auto& [x, ys] : rows) {
+    ys.resize(c.series.size());
+    t += "<tr><td>" + Value(c.x, x) + "</td>";
+    for (const auto& y : ys) {
+      t += "<td>" + Value(c.y, y) + "</td>";
+    }
+    t += "</tr>\n";
+  }
+  t += "</tbody>\n</table>\n</details>\n";
+  return Wrap(c.id, chart::RenderXY(c), t, note);
+}
+
 std::string_view Stylesheet() {
   return R"css(:root { color-scheme: light dark; --fg: #1d2330; --bg: #ffffff; --muted: #5b6475;
   --grid: #e3e6ec; --border: #cfd4dd; --c0: #1f5fbf; --c1: #e07b00; --c2: #2e9e5b; --c3: #b23a8f;
@@ -135,6 +169,7 @@ svg.chart .line { fill: none; stroke-width: 2; }
 svg.chart .ref line { stroke: var(--ref); stroke-dasharray: 6 4; stroke-width: 1.5; }
 svg.chart .ref text { font-size: 11px; }
 svg.chart .mark { stroke: var(--bg); stroke-width: 1; }
+details.samples td { text-align: right; font-variant-numeric: tabular-nums; }
 )css"
          R"css(.c0 { fill: var(--c0); stroke: var(--c0); } .c1 { fill: var(--c1); stroke: var(--c1); }
 .c2 { fill: var(--c2); stroke: var(--c2); } .c3 { fill: var(--c3); stroke: var(--c3); }

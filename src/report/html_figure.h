@@ -16,6 +16,15 @@ namespace sb::report::html {
 std::string Figure(const chart::XYChart& c, const std::string& note = "");
 std::string Figure(const chart::BarChart& c, const std::string& note = "");
 
+// A time series (up to 2,000 samples a series): the SVG, and the same values as a compact table
+// folded in a <details> (one row per sample time; "—" where a series has NaN, its gap).
+std::string TimeFigure(const chart::XYChart& c, const std::string& note = "");
+
+// report.html's "Resources over the run" section (docs/reports.md) from results.json
+// "resources": a chart per measured quantity over time, and the figures per speed row.
+// "" without "resources"; `charts` counts the charts written.
+std::string ResourcesSection(const nlohmann::json& results, int& charts);
+
 // The charts of the speed profiles and speculative decoding, as <section>s; `charts` counts
 // the charts written.
 std::string SpeedSections(const nlohmann::json& results, int& charts);

@@ -28,6 +28,14 @@ std::string Server(const RunRecord& r) {
 }
 
 std::string Fixed(double v, const std::string& unit) {
+  if (unit == "bytes") {
+    constexpr double kMiB = 1024.0 * 1024;
+    return v >= 1024 * kMiB ? fmt::format("{:.2f} GiB", v / (1024 * kMiB))
+                            : fmt::format("{:.1f} MiB", v / kMiB);
+  }
+  if (unit == "J/token" || unit == "fraction") {
+    return fmt::format("{:.3f}", v);
+  }
   if (unit.empty()) {
     return std::fabs(v) < 10 ? fmt::format("{:.3f}", v) : fmt::format("{:.1f}", v);
   }
@@ -206,7 +214,9 @@ const MetricRow* FindMetric(const RunRecord& run, const MetricSpec& spec) {
 }
 
 bool HigherIsBetter(const MetricRow& row) {
-  return !(row.unit == "ms" || row.unit == "s" || row.unit == "us");
+  // Time, and what a result costs (memory, power, energy), are better smaller.
+  return !(row.unit == "ms" || row.unit == "s" || row.unit == "us" || row.unit == "bytes" ||
+           row.unit == "W" || row.unit == "J" || row.unit == "J/token");
 }
 
 std::vector<RunRecord> Select(const std::vector<RunRecord>& runs, const Filter& filter) {
@@ -536,6 +546,14 @@ std::string RenderLeaderboard(const std::vector<RunRecord>& runs, const MetricSp
   columns.push_back({"TTFT ms", {"decode", "ttft_ms", ""}});
   columns.push_back({"effective pass rate", {"suite", "effective_pass_rate", ""}});
   columns.push_back({"pass rate", {"suite", "pass_rate", ""}});
+  // What a result cost (the whole run): only when some entry was sampled with that figure.
+  for (Column c : {Column{"peak memory", {"resources", "peak_memory_bytes", ""}},
+                   Column{"J/token", {"resources", "j_per_token", ""}}}) {
+    if (std::any_of(entries.begin(), entries.end(),
+                    [&](const RunRecord* r) { return FindMetric(*r, c.spec) != nullptr; })) {
+      columns.push_back(std::move(c));
+    }
+  }
   const bool ranked_shown = std::any_of(columns.begin(), columns.end(), [&](const Column& c) {
     return c.spec.Name() == spec.Name();
   });

@@ -28,7 +28,8 @@ Result<MetricSpec> ParseMetric(const std::string& text);
 // point, else the one at the highest numeric point. nullptr when the run did not measure it.
 const MetricRow* FindMetric(const RunRecord& run, const MetricSpec& spec);
 
-// Whether a larger value is better (tok/s, req/s, rates) or a smaller one (ms, s).
+// Whether a larger value is better (tok/s, req/s, rates, tokens/J) or a smaller one (ms, s,
+// and the resource figures in bytes, W, J and J/token).
 bool HigherIsBetter(const MetricRow& row);
 
 struct Filter {

@@ -147,6 +147,98 @@ struct Walker {
   }
 };
 
+// Profile "resources" (docs/store.md): what the result cost, from results.json "resources".
+// Point "" is the whole run ("resources.run"); point "decode" the decode runs together (the
+// highest peak; energy, windows and tokens summed, so J/token is total energy / total tokens).
+void ResourceRows(const json& results, std::vector<MetricRow>& out) {
+  const auto res = results.find("resources");
+  if (res == results.end() || !res->is_object()) {
+    return;
+  }
+  auto num = [](const json& j, std::initializer_list<const char*> path) -> std::optional<double> {
+    const json* cur = &j;
+    for (const char* k : path) {
+      if (!cur->is_object() || !cur->contains(k)) {
+        return std::nullopt;
+      }
+      cur = &(*cur)[k];
+    }
+    return cur->is_number() ? std::optional(cur->get<double>()) : std::nullopt;
+  };
+  auto add = [&](const std::string& point, const char* metric, const char* unit,
+                 std::optional<double> v, std::optional<long long> n) {
+    if (v && std::isfinite(*v)) {
+      MetricRow r;
+      r.profile = "resources";
+      r.point = point;
+      r.dim = point.empty() ? "" : "profile";
+      r.metric = metric;
+      r.value = *v;
+      r.unit = unit;
+      r.n = n;
+      out.push_back(std::move(r));
+    }
+  };
+  if (const auto run = res->find("run"); run != res->end() && run->is_object()) {
+    const auto n = num(*run, {"samples"});
+    const std::optional<long long> samples =
+        n ? std::optional(static_cast<long long>(*n)) : std::nullopt;
+    add("", "peak_memory_bytes", "bytes", num(*run, {"memory_bytes", "peak"}), samples);
+    add("", "mean_power_w", "W", num(*run, {"power_w", "mean"}), samples);
+    add("", "energy_j", "J", num(*run, {"energy_j"}), samples);
+    add("", "j_per_token", "J/token", num(*run, {"j_per_token"}), samples);
+    add("", "tokens_per_j", "tokens/J", num(*run, {"tokens_per_j"}), samples);
+    add("", "peak_kv_cache_usage", "fraction", num(*run, {"kv_cache_usage", "peak"}), samples);
+  }
+  // The decode runs together.
+  std::optional<double> peak, peak_kv;
+  double energy = 0, window = 0, tokens = 0;
+  long long runs = 0;
+  bool all_energy = true;
+  const json* decode_runs = nullptr;
+  if (const auto perf = results.find("perf"); perf != results.end() && perf->is_object()) {
+    if (const auto d = perf->find("decode"); d != perf->end() && d->is_object()) {
+      if (const auto r = d->find("runs"); r != d->end() && r->is_array()) {
+        decode_runs = &*r;
+      }
+    }
+  }
+  for (const json& run : decode_runs != nullptr ? *decode_runs : json::array()) {
+    const auto f = run.find("resources");
+    if (f == run.end() || !f->is_object()) {
+      continue;
+    }
+    ++runs;
+    if (auto p = num(*f, {"memory_bytes", "peak"})) {
+      peak = std::max(peak.value_or(0), *p);
+    }
+    if (auto p = num(*f, {"kv_cache_usage", "peak"})) {
+      peak_kv = std::max(peak_kv.value_or(0), *p);
+    }
+    auto e = num(*f, {"energy_j"});
+    auto w = num(*f, {"window_s"});
+    auto t = num(*f, {"output_tokens"});
+    if (e && w && t) {
+      energy += *e;
+      window += *w;
+      tokens += *t;
+    } else {
+      all_energy = false;
+    }
+  }
+  if (runs == 0) {
+    return;
+  }
+  add("decode", "peak_memory_bytes", "bytes", peak, runs);
+  add("decode", "peak_kv_cache_usage", "fraction", peak_kv, runs);
+  if (all_energy && window > 0 && tokens > 0 && energy > 0) {
+    add("decode", "mean_power_w", "W", energy / window, runs);
+    add("decode", "energy_j", "J", energy, runs);
+    add("decode", "j_per_token", "J/token", energy / tokens, runs);
+    add("decode", "tokens_per_j", "tokens/J", tokens / energy, runs);
+  }
+}
+
 // --label TEXT / --tag K=V in a plan's args (both "--flag value" and "--flag=value").
 void LabelsFromArgs(const std::vector<std::string>& args, Labels& labels) {
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -244,6 +336,7 @@ std::vector<MetricRow> MetricRows(const json& results) {
       w.Walk(it.value(), "", "", "");
     }
   }
+  ResourceRows(results, rows);
   const json summary = results.value("summary", json::object());
   if (summary.value("total", 0) > 0) {
     Walker w{"suite", rows};

@@ -50,7 +50,9 @@ constexpr const char* kCollect = R"js(JSON.stringify({
         series: m.dataset.series, x: m.dataset.x, y: m.dataset.y,
         title: (m.querySelector(':scope > title') || {}).textContent || '',
         visible: m.getBoundingClientRect().width > 0 })),
-      refs: [...s.querySelectorAll('.ref')].map(r => ({name: r.dataset.ref, y: r.dataset.y}))
+      refs: [...s.querySelectorAll('.ref')].map(r => ({name: r.dataset.ref, y: r.dataset.y})),
+      lines: Object.fromEntries([...s.querySelectorAll('g.series')].map(g => [g.dataset.series,
+        [...g.querySelectorAll('polyline.line')].reduce((n, l) => n + l.points.numberOfItems, 0)]))
     };
   }),
   tests: [...document.querySelectorAll('tr[data-test]')].map(t => ({
@@ -160,6 +162,72 @@ std::map<std::string, std::vector<Mark>> Expected(const json& r) {
   return e;
 }
 
+// The resource charts (time series, lines without marks): per chart, the vertices each series
+// must have, one per sample of its results.json column that is not null (docs/reports.md
+// "Resources over the run"). Output tok/s is derived from the requests: a value at every sample
+// but the first (and but one read at the same time as the one before), when some successful
+// speed request has its times.
+std::map<std::string, std::map<std::string, int>> ExpectedLines(const json& r) {
+  std::map<std::string, std::map<std::string, int>> e;
+  const json* series = report::Find(r, {"resources", "series"});
+  if (series == nullptr || !series->is_object()) {
+    return e;
+  }
+  const std::size_t n = ArrayAt(*series, {"t_s"}).size();
+  auto column = [&](const char* chart, const char* name, const char* field) {
+    int count = 0;
+    for (const json* v : ArrayAt(*series, {field})) {
+      count += v->is_number() ? 1 : 0;
+    }
+    if (count > 0) {
+      e[chart][name] = count;
+    }
+  };
+  column("res-gpu-memory", "GPU memory used", "gpu_memory_used_bytes");
+  column("res-server-memory", "server RSS", "server_rss_bytes");
+  column("res-power", "GPU power", "gpu_power_w");
+  column("res-power", "--power-cmd", "power_cmd_w");
+  column("res-kv", "KV-cache usage", "kv_cache_usage");
+  column("res-requests", "running", "requests_running");
+  column("res-requests", "waiting", "requests_waiting");
+  bool timed = false;
+  auto check = [&](const json* q) {
+    timed = timed || (NumberAt(*q, {"sent_at_ms"}) && (*q)["status"] == "ok");
+  };
+  for (const json* q : ArrayAt(r, {"perf", "decode", "runs"})) {
+    check(q);
+  }
+  for (const auto& [list, field] : {std::pair{"concurrency", "levels"},
+                                    {"max_tokens", "lengths"},
+                                    {"ttft", "prompts"},
+                                    {"rate", "rates"}}) {
+    for (const json* l : ArrayAt(r, {"perf", list, field})) {
+      for (const json* q : ArrayAt(*l, {"requests"})) {
+        check(q);
+      }
+      for (const json* q : ArrayAt(*l, {"runs"})) {
+        check(q);
+      }
+    }
+  }
+  for (const json* row : ArrayAt(r, {"perf", "context", "rows"})) {
+    if (row->contains("request")) {
+      check(&(*row)["request"]);
+    }
+  }
+  if (timed && n >= 2) {
+    // A value per interval (t_s[i-1], t_s[i]] that has a length: two samples read at the same
+    // (rounded) time have none.
+    const auto t = ArrayAt(*series, {"t_s"});
+    int intervals = 0;
+    for (std::size_t i = 1; i < n; ++i) {
+      intervals += t[i]->get<double>() > t[i - 1]->get<double>() ? 1 : 0;
+    }
+    e["res-tok-s"]["output tok/s"] = intervals;
+  }
+  return e;
+}
+
 // A mark's x as the page wrote it, normalised like Key() when it is a number.
 std::string NormaliseX(const std::string& x) {
   char* end = nullptr;
@@ -183,6 +251,10 @@ json CheckPage(const fs::path& page, const json& results) {
   const auto expected = Expected(results);
   std::set<std::string> want_ids, got_ids;
   for (const auto& [id, marks] : expected) {
+    want_ids.insert(id);
+  }
+  const auto lines = ExpectedLines(results);
+  for (const auto& [id, series] : lines) {
     want_ids.insert(id);
   }
   for (const json& c : dom["charts"]) {
@@ -209,6 +281,14 @@ json CheckPage(const fs::path& page, const json& results) {
       EXPECT_TRUE(m["visible"].get<bool>());
       got.push_back(Mark{m["series"], NormaliseX(m["x"]),
                          std::strtod(m["y"].get<std::string>().c_str(), nullptr)});
+    }
+    if (lines.count(id)) {
+      // A time series: every non-null sample is a vertex of its series' line.
+      std::map<std::string, int> got_lines;
+      for (const auto& [name, vertices] : c["lines"].items()) {
+        got_lines[name] = vertices.get<int>();
+      }
+      EXPECT_EQ(got_lines, lines.at(id));
     }
     std::vector<Mark> want = expected.count(id) ? expected.at(id) : std::vector<Mark>{};
     std::sort(got.begin(), got.end());
@@ -291,6 +371,38 @@ TEST(ReportHtmlBrowserTest, ContextRateAndSpecDecodingChartsMatchResults) {
       EXPECT_EQ(c["refs"][0]["y"], "200");  // the SLO line
     }
   }
+}
+
+// A run whose server servebench launched (--serve) has the server's process tree sampled: the
+// "Resources over the run" charts are in the page, and each line has one vertex per sample of
+// results.json "resources.series" that read its value.
+TEST(ReportHtmlBrowserTest, ServedRunsResourceChartsHaveAVertexPerNonNullSample) {
+  SKIP_WITHOUT_BROWSER();
+  TempDir dir;
+  const fs::path out = dir.path() / "run";
+  ProcessResult r =
+      RunProcess({kBin, "perf", "--profile", "decode,concurrency", "--runs", "2", "--levels", "1,2",
+                  "--tokens", "64", "--serve", kBin + " sim --port {port} --itl-ms 2",
+                  "--sample-period-ms", "50", "--out", out.string()},
+                 std::chrono::seconds(120));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json results = json::parse(ReadFile(out / "results.json"));
+  const json dom = CheckPage(out / "report.html", results);
+  ASSERT_FALSE(dom.is_null());
+  int rss = 0;
+  for (const json* v : ArrayAt(results, {"resources", "series", "server_rss_bytes"})) {
+    rss += v->is_number() ? 1 : 0;
+  }
+  ASSERT_GT(rss, 2) << "the launched simulator's RSS was sampled";
+  bool found = false;
+  for (const json& c : dom["charts"]) {
+    if (c["id"] == "res-server-memory") {
+      found = true;
+      EXPECT_EQ(c["lines"]["server RSS"], rss);
+      EXPECT_EQ(c["rows"], ArrayAt(results, {"resources", "series", "t_s"}).size());
+    }
+  }
+  EXPECT_TRUE(found);
 }
 
 // compare --format html of a bare run and a speculative-decoding run: the grouped bars hold

@@ -1,6 +1,8 @@
 #include "chart/chart.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <regex>
 #include <string>
@@ -158,6 +160,25 @@ TEST(XYChartTest, TimeSeriesHasATimeAxisInSeconds) {
   EXPECT_NE(svg.find(">Time (s)</text>"), std::string::npos);
   EXPECT_NE(svg.find("<polyline"), std::string::npos);  // always a line
   EXPECT_EQ(Elements(svg, "circle").size(), 3u);
+}
+
+// A NaN y is a missing sample: the line stops there and starts again after it, with no mark
+// and no vertex for the gap (a joined line would draw values nobody measured).
+TEST(XYChartTest, ANaNBreaksTheLineIntoSegments) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const XYChart c = TimeSeriesChart(
+      "kv", "KV", Axis{.label = "KV", .unit = "%"},
+      {Series{.name = "kv",
+              .points = {{0, 1, ""}, {1, 2, ""}, {2, nan, ""}, {3, 4, ""}, {4, 5, ""}, {5, 6, ""}},
+              .dots = false}});
+  const std::string svg = RenderXY(c);
+  const auto lines = Elements(svg, "polyline");
+  ASSERT_EQ(lines.size(), 2u);
+  auto vertices = [](const std::string& pts) { return std::count(pts.begin(), pts.end(), ','); };
+  EXPECT_EQ(vertices(lines[0].at("points")), 2);
+  EXPECT_EQ(vertices(lines[1].at("points")), 3);
+  EXPECT_TRUE(Elements(svg, "circle").empty());
+  EXPECT_EQ(svg.find("nan"), std::string::npos);
 }
 
 BarChart Bars(bool stacked) {

@@ -316,5 +316,61 @@ TEST(StoreCli, LabelsAndTagsLiveInTheRunDirectory) {
   EXPECT_EQ(h["runs"][0]["config"], "spec=0");
 }
 
+// What a result cost, stored: a run whose server servebench launched, with GPU figures from
+// the tests' NVML library (tests/resources/fake_nvml.cpp: 2 GPUs at 100 W each), records the
+// "resources" metric rows, and the leaderboard shows peak memory and J/token for it only.
+TEST(StoreCli, ResourceFiguresAreStoredAndShownOnTheLeaderboard) {
+  TempDir tmp;
+  const std::string db = (tmp.path() / "runs.sqlite").string();
+  Sim plain("plain-model", "4");
+  ASSERT_FALSE(plain.url().empty());
+  auto p = DecodeRun(plain, tmp.path() / "plain", db, {}, {"SERVEBENCH_NVML_LIB=/nonexistent.so"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto md = Sb({"leaderboard", "--store", db});
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_EQ(md.out.find("J/token"), std::string::npos) << md.out;  // nobody measured energy
+
+  auto served =
+      Sb({"perf", "--profile", "decode", "--runs", "2", "--tokens", "32", "--warmup", "0",
+          "--serve", kBin + " sim --model served-model --port {port} --itl-ms 2",
+          "--sample-period-ms", "50", "--out", (tmp.path() / "served").string(), "--store", db},
+         {"SERVEBENCH_NVML_LIB=" SB_FAKE_NVML, "FAKE_NVML_DEVICES=2", "FAKE_NVML_POWER_MW=100000"});
+  ASSERT_EQ(served.exit_code, 0) << served.err;
+  auto rows = testing::RunProcess({"/usr/bin/sqlite3", db,
+                                   "SELECT metric || '@' || ifnull(point, '') || '=' || unit FROM "
+                                   "metrics WHERE profile = 'resources' "
+                                   "ORDER BY metric, point"});
+  ASSERT_EQ(rows.exit_code, 0) << rows.err;
+  for (const char* m :
+       {"j_per_token@=J/token", "j_per_token@decode=J/token", "mean_power_w@=W",
+        "peak_memory_bytes@=bytes", "tokens_per_j@=tokens/J", "energy_j@decode=J"}) {
+    EXPECT_NE(rows.out.find(m), std::string::npos) << m << "\n" << rows.out;
+  }
+  const json results = json::parse(ReadFile(tmp.path() / "served" / "results.json"));
+  auto board = Sb({"leaderboard", "--store", db, "--format", "json"});
+  ASSERT_EQ(board.exit_code, 0) << board.err;
+  const json b = json::parse(board.out);
+  ASSERT_EQ(b["entries"].size(), 2u) << board.out;
+  for (const json& e : b["entries"]) {
+    const json& cols = e["columns"];
+    if (e["model"] == "served-model") {
+      EXPECT_EQ(cols["resources.j_per_token"], results["resources"]["run"]["j_per_token"]);
+      EXPECT_EQ(cols["resources.peak_memory_bytes"],
+                results["resources"]["run"]["memory_bytes"]["peak"]);
+    } else {
+      EXPECT_TRUE(cols["resources.j_per_token"].is_null()) << cols;
+    }
+  }
+  md = Sb({"leaderboard", "--store", db});
+  EXPECT_NE(md.out.find("| peak memory | J/token | run |"), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("40.00 GiB"), std::string::npos) << md.out;  // 2 × 20 GiB used
+  // Ranked by energy per token (lower is better): the one run that has it.
+  auto by_energy =
+      Sb({"leaderboard", "--store", db, "--metric", "resources.j_per_token", "--format", "csv"});
+  ASSERT_EQ(by_energy.exit_code, 0) << by_energy.err;
+  EXPECT_EQ(Lines(by_energy.out, "\n"), 2) << by_energy.out;
+  EXPECT_NE(by_energy.out.find("served-model"), std::string::npos) << by_energy.out;
+}
+
 }  // namespace
 }  // namespace sb::store_test

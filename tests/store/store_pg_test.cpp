@@ -203,6 +203,47 @@ TEST_F(PgStore, SameOutputAsSqliteAndThePasswordNeverShows) {
   ExpectNoPassword(ls.out + ls.err, "store ls");
 }
 
+// The resource rows (profile "resources") and the leaderboard's peak memory and J/token columns
+// read back from PostgreSQL exactly as from SQLite: a run whose launched server had GPU figures
+// (tests/resources/fake_nvml.cpp) beside one without any.
+TEST_F(PgStore, ResourceColumnsAreTheSameAsFromSqlite) {
+  TempDir tmp;
+  const std::string pg = NewDatabase("resources");
+  const std::string lite = (tmp.path() / "runs.sqlite").string();
+  Sim plain("plain-model", "4");
+  ASSERT_FALSE(plain.url().empty());
+  const fs::path plain_dir = tmp.path() / "plain", served_dir = tmp.path() / "served";
+  auto p = DecodeRun(plain, plain_dir, pg, {}, {"SERVEBENCH_NVML_LIB=/nonexistent.so"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  auto s =
+      Sb({"perf", "--profile", "decode", "--runs", "2", "--tokens", "32", "--warmup", "0",
+          "--serve", kBin + " sim --model served-model --port {port} --itl-ms 2",
+          "--sample-period-ms", "50", "--out", served_dir.string(), "--store", pg},
+         {"SERVEBENCH_NVML_LIB=" SB_FAKE_NVML, "FAKE_NVML_DEVICES=2", "FAKE_NVML_POWER_MW=100000"});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  auto imported = Sb({"store", "import", "--store", lite, plain_dir.string(), served_dir.string()});
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  for (const auto& cmd : std::vector<std::vector<std::string>>{
+           {"leaderboard"},
+           {"leaderboard", "--format", "csv"},
+           {"leaderboard", "--format", "json"},
+           {"leaderboard", "--format", "html"},
+           {"leaderboard", "--metric", "resources.j_per_token"},
+           {"history", "--metric", "resources.peak_memory_bytes", "--format", "json"}}) {
+    auto from_pg = cmd;
+    auto from_lite = cmd;
+    from_pg.insert(from_pg.end(), {"--store", pg});
+    from_lite.insert(from_lite.end(), {"--store", lite});
+    auto a = Sb(from_pg);
+    auto b = Sb(from_lite);
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    EXPECT_EQ(a.out, b.out) << cmd[0] << " " << (cmd.size() > 1 ? cmd[1] + " " + cmd[2] : "");
+  }
+  const std::string md = Sb({"leaderboard", "--store", pg}).out;
+  EXPECT_NE(md.find("| peak memory | J/token | run |"), std::string::npos) << md;
+}
+
 TEST_F(PgStore, PgpassAndPGPASSWORDSupplyThePasswordAndAWrongOneIsRedacted) {
   TempDir tmp;
   const std::string with_pw = NewDatabase("credentials");

@@ -341,6 +341,117 @@ TEST(StoreQuery, LeaderboardRanksAndMarksOverlappingIntervalsAsTies) {
   EXPECT_NE(html.find("<td>1=</td>"), std::string::npos);
 }
 
+// SampleResults with sampled resources: the whole run, and two decode runs of 100 and 300 J
+// over 1 s each for 200 tokens each (energy nullopt: no power source).
+json WithResources(json r, std::optional<double> energy) {
+  auto figures = [&](double peak, std::optional<double> e, double window, double tokens) {
+    json f = {{"window_s", window},
+              {"samples", 4},
+              {"output_tokens", tokens},
+              {"memory_bytes", {{"peak", peak}, {"mean", peak}, {"samples", 4}}},
+              {"memory_source", "gpu"},
+              {"kv_cache_usage", {{"peak", 0.25}, {"mean", 0.2}, {"samples", 4}}},
+              {"power_w", nullptr},
+              {"energy_j", nullptr},
+              {"j_per_token", nullptr},
+              {"tokens_per_j", nullptr}};
+    if (e) {
+      f["power_w"] = {{"peak", *e / window}, {"mean", *e / window}};
+      f["energy_j"] = *e;
+      f["j_per_token"] = *e / tokens;
+      f["tokens_per_j"] = tokens / *e;
+    }
+    return f;
+  };
+  r["resources"] = {
+      {"period_ms", 250},
+      {"samples", 40},
+      {"sources", json::array()},
+      {"run", figures(5e10, energy ? std::optional(*energy * 10) : std::nullopt, 10, 1000)}};
+  r["resources"]["run"]["samples"] = 40;
+  r["perf"]["decode"]["runs"] = json::array();
+  for (double scale : {1.0, 3.0}) {
+    r["perf"]["decode"]["runs"].push_back(
+        {{"ttft_ms", 1.0},
+         {"decode_tok_s", 1.0},
+         {"resources",
+          figures(4e10 * scale, energy ? std::optional(*energy * scale) : std::nullopt, 1, 200)}});
+  }
+  return r;
+}
+
+TEST(StoreRecord, ResourceFiguresAreMetricRowsOfTheWholeRunAndTheDecodeRuns) {
+  auto rows = MetricRows(WithResources(SampleResults("2026-12-01T00:00:00Z", 200), 100));
+  const MetricRow* jpt = Row(rows, "resources", "j_per_token");
+  ASSERT_NE(jpt, nullptr);
+  EXPECT_DOUBLE_EQ(jpt->value, 1.0);  // 1000 J for 1000 tokens
+  EXPECT_EQ(jpt->unit, "J/token");
+  EXPECT_EQ(jpt->n, 40);
+  EXPECT_EQ(Row(rows, "resources", "peak_memory_bytes")->value, 5e10);
+  EXPECT_EQ(Row(rows, "resources", "peak_memory_bytes")->unit, "bytes");
+  EXPECT_EQ(Row(rows, "resources", "mean_power_w")->value, 100);
+  EXPECT_EQ(Row(rows, "resources", "energy_j")->value, 1000);
+  EXPECT_EQ(Row(rows, "resources", "tokens_per_j")->unit, "tokens/J");
+  EXPECT_EQ(Row(rows, "resources", "peak_kv_cache_usage")->value, 0.25);
+  // The decode runs together: the higher peak; 400 J over 2 s and 400 tokens.
+  const MetricRow* d = Row(rows, "resources", "j_per_token", "decode");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->dim, "profile");
+  EXPECT_DOUBLE_EQ(d->value, 1.0);
+  EXPECT_EQ(d->n, 2);
+  EXPECT_DOUBLE_EQ(Row(rows, "resources", "mean_power_w", "decode")->value, 200);
+  EXPECT_EQ(Row(rows, "resources", "peak_memory_bytes", "decode")->value, 1.2e11);
+  // Without a power source: memory, and no energy figure at all (not a zero).
+  rows = MetricRows(WithResources(SampleResults("2026-12-01T00:00:00Z", 200), std::nullopt));
+  EXPECT_NE(Row(rows, "resources", "peak_memory_bytes"), nullptr);
+  for (const char* m : {"mean_power_w", "energy_j", "j_per_token", "tokens_per_j"}) {
+    EXPECT_EQ(Row(rows, "resources", m), nullptr) << m;
+    EXPECT_EQ(Row(rows, "resources", m, "decode"), nullptr) << m;
+  }
+  // A run from before the sampler: no resources rows.
+  rows = MetricRows(SampleResults("2026-12-01T00:00:00Z", 200));
+  for (const auto& r : rows) {
+    EXPECT_NE(r.profile, "resources") << r.metric;
+  }
+}
+
+TEST(StoreQuery, LeaderboardShowsPeakMemoryAndJPerTokenOnlyWhenAnEntryHasThem) {
+  std::vector<RunRecord> runs = {
+      Synthetic("a", "fast", "1", 200, 195, 205, "2026-12-01T00:00:01Z"),
+      Synthetic("b", "slow", "1", 100, 99, 101, "2026-12-01T00:00:02Z"),
+  };
+  const auto spec = ParseMetric("decode.decode_tok_s").value();
+  std::string md = RenderLeaderboard(runs, spec, "model", OutputFormat::kMarkdown);
+  EXPECT_EQ(md.find("peak memory"), std::string::npos) << md;
+  EXPECT_EQ(md.find("J/token"), std::string::npos) << md;
+
+  runs[1].metrics.push_back(
+      {"resources", "", "", "peak_memory_bytes", 5.5e10, "bytes", 40, std::nullopt, std::nullopt});
+  runs[1].metrics.push_back(
+      {"resources", "", "", "j_per_token", 0.42, "J/token", 40, std::nullopt, std::nullopt});
+  md = RenderLeaderboard(runs, spec, "model", OutputFormat::kMarkdown);
+  EXPECT_NE(md.find("| pass rate | peak memory | J/token | run |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 51.22 GiB | 0.420 | b |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| — | — | a |"), std::string::npos) << md;  // not measured: not 0
+  const std::string csv = RenderLeaderboard(runs, spec, "model", OutputFormat::kCsv);
+  EXPECT_NE(csv.find(",peak memory,J/token,run\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",55000000000,0.42,b\n"), std::string::npos) << csv;
+  const json j = json::parse(RenderLeaderboard(runs, spec, "model", OutputFormat::kJson));
+  EXPECT_EQ(j["entries"][0]["columns"]["resources.j_per_token"], nullptr);
+  EXPECT_EQ(j["entries"][1]["columns"]["resources.j_per_token"], 0.42);
+  EXPECT_EQ(j["entries"][1]["columns"]["resources.peak_memory_bytes"], 5.5e10);
+  const std::string html = RenderLeaderboard(runs, spec, "model", OutputFormat::kHtml);
+  EXPECT_NE(html.find("<th>J/token</th>"), std::string::npos) << html;
+
+  // Ranked by J/token: lower is better.
+  runs[0].metrics.push_back(
+      {"resources", "", "", "j_per_token", 0.84, "J/token", 40, std::nullopt, std::nullopt});
+  const json by_energy = json::parse(RenderLeaderboard(
+      runs, ParseMetric("resources.j_per_token").value(), "model", OutputFormat::kJson));
+  EXPECT_EQ(by_energy["entries"][0]["model"], "slow");
+  EXPECT_EQ(by_energy["entries"][1]["model"], "fast");
+}
+
 TEST(StoreQuery, HistoryShowsChangeSparklineAndTheBridge) {
   std::vector<RunRecord> runs = {
       Synthetic("r1", "m", "0.10.0", 100, 98, 102, "2026-12-01T00:00:00Z"),
