@@ -195,7 +195,7 @@ std::string RenderResourcesMarkdown(const json& results) {
       }
       md += "\n";
     }
-    md += "Columns with no figure in any row are left out; — marks a figure a row lacks.\n\n";
+    md += "\nColumns with no figure in any row are left out; — marks a figure a row lacks.\n\n";
   }
   return md;
 }
