@@ -49,7 +49,7 @@ endfunction()
 # SERIAL: timing-sensitive tests that ctest must not run beside others (ctest -j).
 function(sb_test name)
   cmake_parse_arguments(ARG "SERIAL" "" "SOURCES;LIBS;LABELS" ${ARGN})
-  add_executable(${name} ${ARG_SOURCES})
+  add_executable(${name} ${ARG_SOURCES} ${PROJECT_SOURCE_DIR}/tests/support/no_user_store.cpp)
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
   target_compile_definitions(${name} PRIVATE
@@ -61,6 +61,7 @@ function(sb_test name)
   # A list value must reach the generated ctest script with its ';' escaped.
   string(REPLACE ";" "\\;" labels "${ARG_LABELS}")
   # No test records into the user's run store (docs/store.md): the store's own tests name theirs.
+  # (tests/support/no_user_store.cpp does the same for a binary run by hand.)
   set(env "SERVEBENCH_STORE=off")
   if(ARG_SERIAL)
     gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
