@@ -48,9 +48,14 @@ TEST(ContextTest, PromptSizesAreExactAndTheBuriedQuestionIsAnswered) {
   // 8990 + 16 answer tokens do not fit in 9000; neither does 20000.
   EXPECT_TRUE(rows[3].contains("skipped"));
   EXPECT_TRUE(rows[4].contains("skipped"));
-  // Prefill speed: prompt / TTFT, with TTFT = 5 ms + 10 µs per token: 4000 tokens -> 45 ms.
-  EXPECT_NEAR(rows[2]["ttft_ms"].get<double>(), 45.0, 4.0);
-  EXPECT_NEAR(rows[2]["prefill_tok_s"].get<double>(), 4000 / 0.045, 9000);
+  // Prefill speed: prompt / TTFT, with TTFT = 5 ms + 10 µs per token: 4000 tokens -> 45 ms. The
+  // simulator cannot be early; under a loaded machine (ctest -j) it and the client can be late
+  // by several ms, so the upper bound is loose (the timing tests proper run alone).
+  const double ttft = rows[2]["ttft_ms"].get<double>();
+  EXPECT_GE(ttft, 44.0);
+  EXPECT_LT(ttft, 65.0);
+  EXPECT_GE(rows[2]["prefill_tok_s"].get<double>(), 4000 / 0.065);
+  EXPECT_LE(rows[2]["prefill_tok_s"].get<double>(), 4000 / 0.044);
 }
 
 TEST(ContextTest, QuestionDepthMovesTheQuestion) {
