@@ -87,9 +87,10 @@ struct ClientOptions {
   // connection cache and timers (the calling thread is one of them); max_in_flight is split over
   // them (cap / K each, the remainder to the first ones; a thread's free slot is not lent to
   // another), start_until and preconnect apply to each. Every timestamp comes from the same
-  // steady clock, so a response's timing does not depend on the thread that served it. Per-
-  // transfer cost in libcurl grows with the connections of its multi handle; this is what lets
-  // 1,000-10,000 streams use more than one core (docs/load.md).
+  // steady clock, so a response's timing does not depend on the thread that served it. Why:
+  // libcurl's cost of starting a transfer grows with its multi handle's connections, so K
+  // handles of n/K cost less in all (even on shared cores), and K threads can use K cores
+  // (docs/performance.md). Where a thread or its descriptors cannot be made, fewer run.
   int io_threads = 0;
 };
 
