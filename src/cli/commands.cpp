@@ -370,8 +370,8 @@ CLI::App* AddPerfCommand(CLI::App& app, run::Plan& c) {
       ->required();
   cmd->add_option("--io-threads", c.target.io_threads,
                   "Client I/O threads per batch of requests, each with its own connections "
-                  "(up to 64); 0 = automatic: 1 below 512 concurrent streams, else one per 512 "
-                  "streams, up to the cores and 16. Timings share one clock (docs/load.md)")
+                  "(up to 64); 0 = automatic: 1 below 512 concurrent streams, else one per 256 "
+                  "streams, at most 16. Timings share one clock (docs/load.md)")
       ->capture_default_str();
   return cmd;
 }

@@ -82,8 +82,8 @@ struct ClientOptions {
 
   // I/O threads of a RunChats batch, 0 = automatic: one (the calling thread) below 512
   // concurrent streams (RunHooks::max_in_flight if set, else the number of calls), else
-  // min(hardware threads, ceil(streams / 512), 16). Never more than the batch's streams; at most
-  // 64. With K > 1, call i goes to thread i % K, each thread running its own curl multi handle,
+  // min(ceil(streams / 256), 16), whatever the number of cores (see Why below). Never more than
+  // the batch's streams; at most 64. With K > 1, call i goes to thread i % K, each thread running its own curl multi handle,
   // connection cache and timers (the calling thread is one of them); max_in_flight is split over
   // them (cap / K each, the remainder to the first ones; a thread's free slot is not lent to
   // another), start_until and preconnect apply to each. Every timestamp comes from the same

@@ -19,14 +19,13 @@ std::int64_t ThreadCpuNs() {
 
 }  // namespace
 
-int WorkerCount(int requested, std::size_t calls, std::size_t max_in_flight, unsigned hardware) {
+int WorkerCount(int requested, std::size_t calls, std::size_t max_in_flight) {
   const std::size_t streams = max_in_flight > 0 ? std::min(max_in_flight, calls) : calls;
   std::size_t k = 1;
   if (requested > 0) {
     k = static_cast<std::size_t>(requested);
-  } else if (streams >= kStreamsPerWorker) {
+  } else if (streams >= kFirstSplit) {
     k = (streams + kStreamsPerWorker - 1) / kStreamsPerWorker;
-    k = std::min<std::size_t>(k, std::max(hardware, 1u));
     k = std::min<std::size_t>(k, kMaxAutoWorkers);
   }
   k = std::min(k, std::max<std::size_t>(streams, 1));

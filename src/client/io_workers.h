@@ -19,19 +19,23 @@
 
 namespace sb::client::io {
 
-// Automatic rule (io_threads == 0): one worker per this many concurrent streams, rounded up.
-inline constexpr std::size_t kStreamsPerWorker = 512;
+// Automatic rule (io_threads == 0): none below this many concurrent streams, then one worker per
+// kStreamsPerWorker streams, rounded up.
+inline constexpr std::size_t kFirstSplit = 512;
+inline constexpr std::size_t kStreamsPerWorker = 256;
 // Automatic rule: never more workers than this.
 inline constexpr int kMaxAutoWorkers = 16;
 // The largest io_threads ValidateOptions accepts.
 inline constexpr int kMaxIoThreads = 64;
 
 // How many workers a batch of `calls` calls runs on. requested > 0: that many; 0: 1 below
-// kStreamsPerWorker concurrent streams, else min(hardware, ceil(streams / kStreamsPerWorker),
-// kMaxAutoWorkers) (hardware 0, unknown, counts as 1). Streams: min(max_in_flight, calls), or
-// calls when max_in_flight is 0. Either way never more workers than streams (each worker gets
-// at least one call and, under a cap, at least one slot of it), and at least 1.
-int WorkerCount(int requested, std::size_t calls, std::size_t max_in_flight, unsigned hardware);
+// kFirstSplit concurrent streams, else min(ceil(streams / kStreamsPerWorker), kMaxAutoWorkers),
+// whatever the number of cores: libcurl's cost of starting a transfer grows with its handle's
+// connections, so smaller handles pay off even on shared cores (docs/performance.md).
+// Streams: min(max_in_flight, calls), or calls when max_in_flight is 0. Either way never more
+// workers than streams (each worker gets at least one call and, under a cap, at least one slot
+// of it), and at least 1.
+int WorkerCount(int requested, std::size_t calls, std::size_t max_in_flight);
 
 // Worker w's slots of a max_in_flight cap split over `workers`: cap / workers, the remainder
 // going one each to the lowest workers. 0 (no cap) stays 0.

@@ -84,27 +84,26 @@ ChatCall SimCall(std::uint64_t id, int tokens) {
 // ---- the partition rules (io_workers.h) --------------------------------------------------------
 
 TEST(IoWorkers, AutomaticCountFollowsTheStreams) {
-  EXPECT_EQ(io::WorkerCount(0, 0, 0, 8), 1);
-  EXPECT_EQ(io::WorkerCount(0, 511, 0, 8), 1);
-  EXPECT_EQ(io::WorkerCount(0, 512, 0, 8), 1);  // ceil(512 / 512)
-  EXPECT_EQ(io::WorkerCount(0, 513, 0, 8), 2);
-  EXPECT_EQ(io::WorkerCount(0, 1000, 0, 8), 2);
-  EXPECT_EQ(io::WorkerCount(0, 10'000, 0, 8), 8);  // the cores
-  EXPECT_EQ(io::WorkerCount(0, 10'000, 0, 64), 16);
-  EXPECT_EQ(io::WorkerCount(0, 100'000, 0, 64), 16);  // at most 16
-  EXPECT_EQ(io::WorkerCount(0, 10'000, 0, 0), 1);     // unknown hardware: 1
+  EXPECT_EQ(io::WorkerCount(0, 0, 0), 1);
+  EXPECT_EQ(io::WorkerCount(0, 511, 0), 1);
+  EXPECT_EQ(io::WorkerCount(0, 512, 0), 2);  // from 512 on: ceil(streams / 256)
+  EXPECT_EQ(io::WorkerCount(0, 513, 0), 3);
+  EXPECT_EQ(io::WorkerCount(0, 1000, 0), 4);
+  EXPECT_EQ(io::WorkerCount(0, 4096, 0), 16);
+  EXPECT_EQ(io::WorkerCount(0, 10'000, 0), 16);   // at most 16
+  EXPECT_EQ(io::WorkerCount(0, 100'000, 0), 16);  // whatever the cores
   // max_in_flight, when set, is the number of streams.
-  EXPECT_EQ(io::WorkerCount(0, 10'000, 100, 8), 1);
-  EXPECT_EQ(io::WorkerCount(0, 10'000, 2'000, 8), 4);
-  EXPECT_EQ(io::WorkerCount(0, 600, 100'000, 8), 2);  // a cap above the calls: the calls
+  EXPECT_EQ(io::WorkerCount(0, 10'000, 100), 1);
+  EXPECT_EQ(io::WorkerCount(0, 10'000, 1'000), 4);
+  EXPECT_EQ(io::WorkerCount(0, 600, 100'000), 3);  // a cap above the calls: the calls
 }
 
 TEST(IoWorkers, RequestedCountIsKeptWithinTheStreams) {
-  EXPECT_EQ(io::WorkerCount(1, 10'000, 0, 8), 1);
-  EXPECT_EQ(io::WorkerCount(4, 10'000, 0, 2), 4);  // as asked, even above the cores
-  EXPECT_EQ(io::WorkerCount(4, 3, 0, 8), 3);       // never a worker without a call
-  EXPECT_EQ(io::WorkerCount(4, 100, 2, 8), 2);     // nor without a slot of the cap
-  EXPECT_EQ(io::WorkerCount(4, 0, 0, 8), 1);
+  EXPECT_EQ(io::WorkerCount(1, 10'000, 0), 1);
+  EXPECT_EQ(io::WorkerCount(40, 10'000, 0), 40);  // as asked, even above the automatic cap
+  EXPECT_EQ(io::WorkerCount(4, 3, 0), 3);         // never a worker without a call
+  EXPECT_EQ(io::WorkerCount(4, 100, 2), 2);       // nor without a slot of the cap
+  EXPECT_EQ(io::WorkerCount(4, 0, 0), 1);
 }
 
 TEST(IoWorkers, SharesOfCallsAndOfTheCap) {
