@@ -136,8 +136,9 @@ void TlsServer::Serve(SSL* ssl) {
     }
   }
   const std::string response = responder_(in);
-  SSL_write(ssl, response.data(), static_cast<int>(response.size()));
+  // Counted before the write: a client that has read the response must already see it counted.
   served_.fetch_add(1);
+  SSL_write(ssl, response.data(), static_cast<int>(response.size()));
 }
 
 }  // namespace sb::testing
