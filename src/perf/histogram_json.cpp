@@ -1,4 +1,5 @@
 // Histogram <-> JSON (exact), and the percentile row every rate-profile table reports.
+#include <limits>
 #include <string>
 
 #include <fmt/format.h>
@@ -45,14 +46,15 @@ Result<Histogram> Histogram::FromJson(const json& j) {
   }
   Histogram h(digits);
   std::int64_t total = 0;
-  constexpr std::size_t kMaxIndex = 64 * 1024;  // far above any int64 value's bucket index
+  // The bucket of the largest int64 value: no recorded value has a higher index.
+  const std::size_t max_index = h.IndexOf(std::numeric_limits<std::int64_t>::max());
   for (const json& b : j["buckets"]) {
     if (!b.is_array() || b.size() != 2 || !b[0].is_number_unsigned() || !b[1].is_number_integer() ||
         b[1].get<std::int64_t>() <= 0) {
       return bad("a bucket is not [index, positive count]");
     }
     const auto index = b[0].get<std::size_t>();
-    if (index >= kMaxIndex) {
+    if (index > max_index) {
       return bad(fmt::format("bucket index {} is out of range", index));
     }
     if (index >= h.counts_.size()) {
