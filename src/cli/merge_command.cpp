@@ -1,6 +1,8 @@
 #include "cli/merge_command.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include <CLI/CLI.hpp>
@@ -61,6 +63,10 @@ CLI::App* AddScaleOutCommand(CLI::App& app, ScaleOutCommand& cmd) {
                   "The shards start together this long after the manifest is printed (90, 90s, "
                   "5m): apply it before then")
       ->capture_default_str();
+  k8s->add_option("--merge-wait", cmd.merge_wait,
+                  "The merge Job gives up (exit 1, naming the shard) when a shard has written no "
+                  "report this long after the Jobs start (its pod died)")
+      ->capture_default_str();
   k8s->add_option("perf_args", cmd.perf_args, "`servebench perf` arguments, after --")->required();
   k8s->positionals_at_end();
   return k8s;
@@ -71,7 +77,12 @@ int RunScaleOutCommand(const ScaleOutCommand& cmd) {
   if (!seconds) {
     return Fail(seconds.error());
   }
+  auto wait = run::ParseDuration("--merge-wait", cmd.merge_wait);
+  if (!wait) {
+    return Fail(wait.error());
+  }
   run::K8sOptions o;
+  o.merge_wait_s = std::max<long long>(1, std::llround(*wait));
   o.shards = cmd.shards;
   o.image = cmd.image;
   o.name = cmd.name;

@@ -34,6 +34,7 @@ struct ScaleOutCommand {
   std::string volume_claim;  // a ReadWriteMany PVC the shards and the merge share
   std::string out = "/results/run";
   std::string start_in = "60s";
+  std::string merge_wait = "24h";
   std::vector<std::string> perf_args;  // after "--"
 };
 

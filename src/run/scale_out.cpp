@@ -122,11 +122,16 @@ Result<std::string> K8sManifest(const K8sOptions& o) {
   for (int i = 0; i < o.shards; ++i) {
     dirs += " " + ShellQuote(fmt::format("{}/shard-{}", o.out, i));
   }
-  // report.md is written last, when a shard has finished.
+  // report.md is written last, when a shard has finished (failed and interrupted ones too). A
+  // shard whose pod died writes none: the wait is bounded and says which shard it waited for.
   const std::string script = fmt::format(
-      "set -e\nfor d in{}; do\n  until [ -f \"$d/report.md\" ]; do sleep 5; done\ndone\n"
-      "exec servebench merge{} --out {}\n",
-      dirs, dirs, ShellQuote(o.out + "/merged"));
+      "set -e\nwaited=0\nfor d in{0}; do\n  until [ -f \"$d/report.md\" ]; do\n"
+      "    if [ \"$waited\" -ge {1} ]; then\n"
+      "      echo \"servebench merge: no $d/report.md after {1} s: did that shard fail? "
+      "(kubectl logs job/{3}-shards)\" >&2\n      exit 1\n    fi\n"
+      "    sleep 1\n    waited=$((waited + 1))\n  done\ndone\n"
+      "exec servebench merge{0} --out {2}\n",
+      dirs, o.merge_wait_s, ShellQuote(o.out + "/merged"), o.name);
 
   YAML::Emitter y;
   y << YAML::Comment(fmt::format(

@@ -18,6 +18,7 @@ struct K8sOptions {
   std::string volume_claim = "servebench-results";  // a ReadWriteMany PVC both Jobs mount
   std::string out = "/results/run";    // shard I writes OUT/shard-I; the merge OUT/merged
   WallTime start_at;                   // every shard's --start-at
+  long long merge_wait_s = 86400;      // the merge gives up when a shard's report is this late
   std::vector<std::string> perf_args;  // `servebench perf` arguments (after "--")
 };
 
