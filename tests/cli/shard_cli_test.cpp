@@ -67,16 +67,15 @@ std::string Which(const std::string& name) {
 
 // --start-at a few seconds from now, as unix seconds (every shard gets the same text).
 std::string StartSoon(double seconds = 3.0) {
-  const double now = std::chrono::duration<double>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   return std::to_string(now + seconds);
 }
 
 // The load every test splits: 40 req/s, 80 requests of 8 tokens, Poisson arrivals.
 std::vector<std::string> RateArgs(const std::string& url) {
-  return {"perf",       "--endpoint",    url, "--profile", "rate", "--rates", "40", "--requests",
-          "80",         "--rate-tokens", "8", "--no-store"};
+  return {"perf", "--endpoint", url,  "--profile",     "rate", "--rates",
+          "40",   "--requests", "80", "--rate-tokens", "8",    "--no-store"};
 }
 
 // Rebuilds a merged rate point's histogram of `field` (a per-request "..._ms" value of
@@ -282,10 +281,28 @@ TEST_F(ShardCli, MpirunFourRanksMatchOneProcessRunningTheWholeLoad) {
 // commands it gives the pods, run here with JOB_COMPLETION_INDEX set and /results pointed at a
 // temporary directory, produce shards the merge script joins.
 TEST_F(ShardCli, ScaleOutK8sManifestRunsAsWritten) {
-  const ProcessResult out =
-      RunProcess({kBin, "scale-out", "k8s", "--shards", "3", "--image", "reg.example/sb:1",
-                  "--start-in", "3s", "--merge-wait", "2s", "--", "--endpoint", sim_->url(), "--profile", "rate",
-                  "--rates", "30", "--requests", "30", "--rate-tokens", "8"});
+  const ProcessResult out = RunProcess({kBin,
+                                        "scale-out",
+                                        "k8s",
+                                        "--shards",
+                                        "3",
+                                        "--image",
+                                        "reg.example/sb:1",
+                                        "--start-in",
+                                        "3s",
+                                        "--merge-wait",
+                                        "2s",
+                                        "--",
+                                        "--endpoint",
+                                        sim_->url(),
+                                        "--profile",
+                                        "rate",
+                                        "--rates",
+                                        "30",
+                                        "--requests",
+                                        "30",
+                                        "--rate-tokens",
+                                        "8"});
   ASSERT_EQ(out.exit_code, 0) << out.err;
   const std::vector<YAML::Node> docs = YAML::LoadAll(out.out);
   ASSERT_EQ(docs.size(), 2u) << out.out;

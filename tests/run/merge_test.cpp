@@ -1,6 +1,8 @@
 // `servebench merge` without processes (run/merge.h): shards built from seeded random samples
 // merge to exactly the percentiles one histogram over the union of all samples gives, counts add
 // up, and shards that do not belong together are refused with the difference named.
+#include "run/merge.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <random>
@@ -11,7 +13,6 @@
 #include <nlohmann/json.hpp>
 
 #include "perf/histogram.h"
-#include "run/merge.h"
 
 namespace sb::run {
 namespace {
@@ -20,10 +21,9 @@ using nlohmann::json;
 using perf::Histogram;
 
 // The histograms a rate point carries (perf/rate.cpp), by name.
-const std::vector<std::string> kNames = {"ttft_from_scheduled", "ttft_from_send",
-                                         "e2e_from_scheduled",  "e2e_from_send",
-                                         "itl",                 "tpot",
-                                         "schedule_lag",        "event_delay"};
+const std::vector<std::string> kNames = {
+    "ttft_from_scheduled", "ttft_from_send", "e2e_from_scheduled", "e2e_from_send", "itl", "tpot",
+    "schedule_lag",        "event_delay"};
 
 struct Shard {
   json results;
@@ -105,8 +105,7 @@ TEST(MergeTest, PercentilesAreExactlyThoseOfTheUnionOfSamples) {
     EXPECT_EQ(p["from_send"]["e2e_ms"], perf::PercentilesJson(union_hist[point][3], 1e6));
     EXPECT_EQ(p["itl_ms"], perf::PercentilesJson(union_hist[point][4], 1e6));
     EXPECT_EQ(p["tpot_ms"], perf::PercentilesJson(union_hist[point][5], 1e6));
-    EXPECT_EQ(p["self_check"]["schedule_lag_us"],
-              perf::PercentilesJson(union_hist[point][6], 1e3));
+    EXPECT_EQ(p["self_check"]["schedule_lag_us"], perf::PercentilesJson(union_hist[point][6], 1e3));
     for (std::size_t k = 0; k < kNames.size(); ++k) {
       EXPECT_EQ(p["histograms"][kNames[k]], union_hist[point][k].ToJson()) << kNames[k];
     }

@@ -1,6 +1,8 @@
 // The shard module (run/shard.h): which shard a process is (flag and launcher variables), its
 // share of the load, --start-at parsing and waiting (on a ManualClock), the HTTP Date parser and
 // the clock probe against a real simulator.
+#include "run/shard.h"
+
 #include <chrono>
 #include <map>
 #include <set>
@@ -12,7 +14,6 @@
 #include "client/http_client.h"
 #include "core/clock.h"
 #include "run/plan.h"
-#include "run/shard.h"
 #include "sim/http.h"
 #include "sim/sim_server.h"
 
@@ -98,8 +99,11 @@ TEST(ShardTest, DetectsTheRankOfEachLauncher) {
     int index, count;
     const char* source;
   };
+
   const std::vector<Case> cases = {
-      {{{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "4"}}, 3, 4,
+      {{{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "4"}},
+       3,
+       4,
        "OMPI_COMM_WORLD_RANK"},
       {{{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}}, 1, 2, "PMI_RANK"},
       {{{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}}, 5, 8, "SLURM_PROCID"},
@@ -171,15 +175,17 @@ TEST(ShardTest, ParsesStartAt) {
   const auto at = [](std::int64_t s, std::int64_t ms = 0) {
     return WallTime(std::chrono::seconds(s)) + std::chrono::milliseconds(ms);
   };
+
   struct Case {
     const char* text;
     WallTime want;
   };
-  for (const Case& c : {Case{"2026-05-01T12:00:00Z", at(1777636800)},
-                        Case{"2026-05-01T14:00:00+02:00", at(1777636800)},
-                        Case{"2026-05-01T11:30:00.250-00:30", at(1777636800, 250)},
-                        Case{"1777636800", at(1777636800)},
-                        Case{"1777636800.5", at(1777636800, 500)}}) {
+
+  for (const Case& c :
+       {Case{"2026-05-01T12:00:00Z", at(1777636800)},
+        Case{"2026-05-01T14:00:00+02:00", at(1777636800)},
+        Case{"2026-05-01T11:30:00.250-00:30", at(1777636800, 250)},
+        Case{"1777636800", at(1777636800)}, Case{"1777636800.5", at(1777636800, 500)}}) {
     auto t = ParseStartAt(c.text);
     ASSERT_TRUE(t) << c.text << ": " << t.error().message;
     EXPECT_EQ(*t, c.want) << c.text;
