@@ -444,6 +444,13 @@ Result<void> MergeRunDirs(const MergeArgs& args, const std::string& command_line
   if (!merged) {
     return merged.error();
   }
+  if (!args.overwrite &&
+      std::filesystem::exists(std::filesystem::path(args.out) / report::kResultsFile)) {
+    return MakeError(ErrorCode::kSetup,
+                     fmt::format("{} already holds a run (results.json); choose another --out, "
+                                 "or pass --overwrite to replace it",
+                                 args.out));
+  }
   auto dir = report::RunDir::Create(
       args.out, args.overwrite ? report::RunDirMode::kOverwrite : report::RunDirMode::kNew);
   if (!dir) {

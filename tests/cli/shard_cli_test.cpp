@@ -204,6 +204,21 @@ TEST_F(ShardCli, FourShardsMergeToTheUnionOfTheirSamples) {
   EXPECT_NE(m.out.find("merged 4 shards (80 requests)"), std::string::npos) << m.out;
   ExpectMergedLoad(merged, 4);
   EXPECT_TRUE(fs::exists(merged / "report.html"));
+  // Again into the same directory: refused, the run kept; --overwrite replaces it.
+  std::vector<std::string> again = {kBin, "merge"};
+  for (int i = 0; i < 4; ++i) {
+    again.push_back((load / ("shard-" + std::to_string(i))).string());
+  }
+  again.insert(again.end(), {"--out", merged.string(), "--no-store"});
+  const ProcessResult refused = RunProcess(again);
+  EXPECT_EQ(refused.exit_code, 3);
+  EXPECT_NE(refused.err.find("already holds a run (results.json); choose another --out, or pass "
+                             "--overwrite to replace it"),
+            std::string::npos)
+      << refused.err;
+  again.push_back("--overwrite");
+  EXPECT_EQ(RunProcess(again).exit_code, 0);
+  ExpectMergedLoad(merged, 4);
 
   // A run that was not sharded is refused with the way to shard it.
   const fs::path single = dir_.path() / "single";
