@@ -19,6 +19,7 @@
 #include "cli/completion.h"
 #include "cli/doctor_command.h"
 #include "cli/export_command.h"
+#include "cli/merge_command.h"
 #include "cli/resume_args.h"
 #include "cli/roofline_command.h"
 #include "cli/signals.h"
@@ -373,6 +374,19 @@ CLI::App* AddPerfCommand(CLI::App& app, run::Plan& c) {
                   "(up to 64); 0 = automatic: 1 below 512 concurrent streams, else one per 256 "
                   "streams, at most 16. Timings share one clock (docs/load.md)")
       ->capture_default_str();
+  cmd->add_option("--shard", c.shard,
+                  "rate: run shard I of N (0-based) of one load: 1/N of every rate and of "
+                  "--requests, its own arrival seed, written to DIR/shard-I under --out; join "
+                  "the shards with `servebench merge` (docs/scale-out.md). Without it, the rank "
+                  "comes from mpirun (OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE) or srun "
+                  "(SLURM_PROCID/SLURM_NTASKS) when they start more than one process");
+  cmd->add_option("--shards", c.shards,
+                  "rate: the load is split over N shards; this process's index comes from "
+                  "JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or the MPI/Slurm rank");
+  cmd->add_option("--start-at", c.start_at,
+                  "Start the load at this wall-clock time (RFC 3339, e.g. 2026-05-01T12:00:00Z, "
+                  "or unix seconds), so every shard starts together; an error when it passed "
+                  "more than 2 s ago");
   return cmd;
 }
 
@@ -510,8 +524,10 @@ struct Commands {
   DoctorCommand doctor_cmd;
   StoreCommands store_cmds;
   ExportCommand export_cmd;
+  MergeCommand merge_cmd;
+  ScaleOutCommand scale_cmd;
   CLI::App *run_app, *perf_app, *launch_app, *cmp, *report_app, *roof, *suites_cmd, *assets_cmd,
-      *doctor_app, *export_app;
+      *doctor_app, *export_app, *merge_app, *k8s_app;
 
   Commands() {
     app.set_version_flag("--version", std::string("servebench ") + run::Version());
@@ -521,6 +537,8 @@ struct Commands {
     launch_app = AddLaunchCommand(app, launch_cmd);
     cmp = AddCompareCommand(app, cmp_cmd);
     export_app = AddExportCommand(app, export_cmd);
+    merge_app = AddMergeCommand(app, merge_cmd);
+    k8s_app = AddScaleOutCommand(app, scale_cmd);
     report_app = AddReportCommand(app, report_cmd);
     roof = AddRooflineCommand(app, roof_cmd);
     suites_cmd = AddSuitesCommand(app, suites_list);
@@ -577,6 +595,12 @@ int Dispatch(Commands& c, const std::string& command_line) {
   }
   if (c.export_app->parsed()) {
     return RunExportCommand(c.export_cmd);
+  }
+  if (c.merge_app->parsed()) {
+    return RunMergeCommand(c.merge_cmd, command_line);
+  }
+  if (c.k8s_app->parsed()) {
+    return RunScaleOutCommand(c.scale_cmd);
   }
   if (c.doctor_app->parsed()) {
     return RunDoctorCommand(c.doctor_cmd);

@@ -196,6 +196,7 @@ struct Client::Impl {
     std::string body;                      // non-SSE body (capped)
     std::string content_type;
     std::string server_header;
+    std::string date_header;
     std::string retry_after;  // the "Retry-After:" header, "" if absent
     std::string post_body;    // owned copy for Post(); chat calls point at ChatCall::body
     SseParser parser;
@@ -387,6 +388,7 @@ struct Client::Impl {
     if (StartsWithNoCase(line, "http/")) {  // a new response (after a 1xx): forget the last
       t->content_type.clear();
       t->server_header.clear();
+      t->date_header.clear();
       t->retry_after.clear();
     } else if (StartsWithNoCase(line, "retry-after:")) {
       t->retry_after.assign(TrimView(line.substr(12)));
@@ -394,6 +396,8 @@ struct Client::Impl {
       t->content_type.assign(TrimView(line.substr(13)));
     } else if (StartsWithNoCase(line, "server:")) {
       t->server_header.assign(TrimView(line.substr(7)));
+    } else if (StartsWithNoCase(line, "date:")) {
+      t->date_header.assign(TrimView(line.substr(5)));
     }
     return n;
   }
@@ -728,6 +732,7 @@ struct Client::Impl {
     t.body.clear();
     t.content_type.clear();
     t.server_header.clear();
+    t.date_header.clear();
     t.retry_after.clear();
     t.parser = SseParser(options.max_line_bytes);
     t.errbuf[0] = '\0';
@@ -1252,6 +1257,7 @@ Result<HttpResponse> Client::Impl::Plain(bool post, std::string_view path, std::
   out.body = std::move(t.body);
   out.content_type = std::move(t.content_type);
   out.server_header = std::move(t.server_header);
+  out.date_header = std::move(t.date_header);
   return out;
 }
 

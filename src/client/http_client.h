@@ -153,6 +153,7 @@ struct HttpResponse {
   std::string body;
   std::string content_type;
   std::string server_header;  // the "Server:" response header, "" if absent
+  std::string date_header;    // the "Date:" response header (RFC 9110 HTTP-date), "" if absent
 };
 
 class Client {

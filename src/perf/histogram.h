@@ -10,6 +10,10 @@
 #include <cstdint>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/result.h"
+
 namespace sb::perf {
 
 class Histogram {
@@ -52,6 +56,14 @@ class Histogram {
 
   bool operator==(const Histogram& other) const;
 
+  // The exact state as JSON (histogram_json.cpp; docs/results-schema.md "histograms"):
+  // {"digits", "count", "min", "max", "sum", "buckets": [[index, count], ...]} with only the
+  // non-empty buckets. FromJson(ToJson()) == the original, so histograms written by separate
+  // processes (the shards of one load) merge exactly.
+  nlohmann::json ToJson() const;
+  // kSetup error naming what is wrong when `j` is not such an object (or is inconsistent).
+  static Result<Histogram> FromJson(const nlohmann::json& j);
+
  private:
   std::size_t IndexOf(std::int64_t value) const;
   std::int64_t ValueAt(std::size_t index) const;  // lowest value of the bucket at index
@@ -67,5 +79,10 @@ class Histogram {
   std::int64_t max_ = 0;
   long double sum_ = 0;  // exact for integer sums below 2^64 (x86-64: 64-bit mantissa)
 };
+
+// Percentiles of a histogram of nanoseconds in units of `unit_ns` (1e6: ms, 1e3: µs), as every
+// rate-profile row reports them: {"n","min","mean","p50","p90","p95","p99","p99_9","max"}, or
+// {"n": 0} when empty. `servebench merge` recomputes a merged row with this same function.
+nlohmann::json PercentilesJson(const Histogram& h, double unit_ns);
 
 }  // namespace sb::perf

@@ -53,6 +53,13 @@ struct RateOptions {
   // > 0: at most this many requests in flight (vLLM's --max-concurrency); an arrival finding
   // them all busy waits in the client, and that wait counts from the scheduled time.
   int max_concurrency = 0;
+  // > 0: the first sweep point's schedule starts at this steady-clock time (ns) rather than at
+  // once: the shards of one load start together (--start-at, docs/scale-out.md). A time already
+  // past when the point is ready is ignored (the point starts at once) with a warning.
+  std::int64_t start_at_ns = 0;
+  // Each point also carries its exact histograms ("histograms"), which `servebench merge` adds
+  // up; set for a shard (--shard), off otherwise (they are large).
+  bool histograms = false;
   // Makes the extra clients max_concurrency needs (one per worker thread) for the server root.
   std::function<std::unique_ptr<client::Client>(const std::string& root)> new_client;
 };
@@ -228,6 +235,7 @@ class Session {
   int consecutive_transport_failures_ = 0;
   bool server_gone_ = false;
   int warmups_done_ = 0;
+  bool first_point_started_ = false;  // RateOptions::start_at_ns applies to the first point only
   // Totals over measured requests, for Summary().
   long long requests_ = 0, failed_ = 0, completion_tokens_ = 0;
   double wall_time_s_ = 0;

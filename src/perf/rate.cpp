@@ -57,23 +57,6 @@ json Optional(const std::optional<double>& v) {
   return v ? json(*v) : json(nullptr);
 }
 
-// Percentiles of a histogram of nanoseconds, in units of `unit_ns` (1e6: ms, 1e3: µs).
-json PercentilesJson(const Histogram& h, double unit_ns) {
-  if (h.empty()) {
-    return json{{"n", 0}};
-  }
-  auto v = [&](std::int64_t ns) { return static_cast<double>(ns) / unit_ns; };
-  return json{{"n", h.count()},
-              {"min", v(h.Min())},
-              {"mean", h.Mean() / unit_ns},
-              {"p50", v(h.ValueAtPercentile(50))},
-              {"p90", v(h.ValueAtPercentile(90))},
-              {"p95", v(h.ValueAtPercentile(95))},
-              {"p99", v(h.ValueAtPercentile(99))},
-              {"p99_9", v(h.ValueAtPercentile(99.9))},
-              {"max", v(h.Max())}};
-}
-
 bool WasSent(const client::ChatResponse& r) {
   return !(r.outcome == client::Outcome::kCancelled && r.send_ns == 0);
 }
@@ -357,7 +340,18 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
     calls[i].stream = true;
     calls[i].total_timeout = options.request_timeout;
   }
-  const std::int64_t start_ns = NowNs() + kLeadNs;
+  std::int64_t start_ns = NowNs() + kLeadNs;
+  if (ro.start_at_ns > 0 && !first_point_started_) {
+    if (ro.start_at_ns >= start_ns) {
+      start_ns = ro.start_at_ns;
+    } else {
+      Warn(
+          fmt::format("--start-at had passed by {:.1f} ms when the first rate point was ready; "
+                      "this shard started late by that much",
+                      Ms(start_ns - ro.start_at_ns)));
+    }
+  }
+  first_point_started_ = true;
   for (std::size_t i = 0; i < n; ++i) {
     calls[i].send_at = FromNanos(start_ns + offsets[i]);
   }
@@ -637,6 +631,22 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
                 {"goodput", goodput},
                 {"self_check", self_check},
                 {"requests", std::move(requests)}};
+  point["output_tokens"] = st.tokens;
+  if (ro.histograms) {
+    json hist = {{"unit", "ns"},
+                 {"ttft_from_scheduled", st.ttft_sched.ToJson()},
+                 {"ttft_from_send", st.ttft_send.ToJson()},
+                 {"e2e_from_scheduled", st.e2e_sched.ToJson()},
+                 {"e2e_from_send", st.e2e_send.ToJson()},
+                 {"itl", st.itl.ToJson()},
+                 {"tpot", st.tpot.ToJson()},
+                 {"schedule_lag", st.lag.ToJson()},
+                 {"event_delay", st.event_delay.ToJson()}};
+    if (capped) {
+      hist["client_queue"] = st.queue.ToJson();
+    }
+    point["histograms"] = std::move(hist);
+  }
   AttachResources(point);
 
   if (on_progress_) {

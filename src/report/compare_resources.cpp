@@ -212,7 +212,15 @@ void ResourceWarnings(const std::vector<CompareRun>& runs, const std::vector<std
   std::vector<std::string> source_parts;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const json* res = Find(runs[i].results, {"resources"});
-    (res != nullptr && res->is_object() ? with : without).push_back(labels[i]);
+    if (res != nullptr && res->is_object()) {
+      with.push_back(labels[i]);
+    } else {
+      // A merged run (servebench merge) has none: sampling is per machine, in each shard.
+      const json* shards = Find(runs[i].results, {"shards"});
+      without.push_back(shards != nullptr && shards->is_object()
+                            ? labels[i] + " (merged from shards: each shard's run keeps its own)"
+                            : labels[i] + " (a run from before the sampler)");
+    }
     if (auto s = StringAt(runs[i].results, {"resources", "run", "memory_source"})) {
       sources.insert(*s);
       source_parts.push_back(fmt::format("{} {}", labels[i],
@@ -223,8 +231,8 @@ void ResourceWarnings(const std::vector<CompareRun>& runs, const std::vector<std
   }
   if (!with.empty() && !without.empty()) {
     out.push_back(fmt::format(
-        "Resources were sampled in {} but not in {} (a run from before the sampler): the "
-        "Resources section compares only the runs that have them.",
+        "Resources were sampled in {} but not in {}: the Resources section compares only the "
+        "runs that have them.",
         fmt::join(with, ", "), fmt::join(without, ", ")));
   }
   if (sources.size() > 1) {

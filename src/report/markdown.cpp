@@ -5,6 +5,7 @@
 #include <cctype>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -200,6 +201,30 @@ void RenderHeader(const json& r, std::string& out) {
     if (!parts.empty()) {
       out += fmt::format("Label: {}\n\n", fmt::join(parts, " · "));
     }
+  }
+  // A merged run (servebench merge, docs/scale-out.md): how many shards and their clocks.
+  if (const json* sh = Find(r, {"shards"}); sh != nullptr && sh->is_object()) {
+    const auto count = NumberAt(*sh, {"count"});
+    std::set<std::string> hosts;
+    for (const json* s : ArrayAt(*sh, {"shards"})) {
+      hosts.insert(StringAt(*s, {"host"}).value_or("?"));
+    }
+    std::string line = fmt::format(
+        "Shards: {} shards on {} host{}, merged (counts summed, "
+        "percentiles over the union of samples)",
+        FormatCount(count), hosts.size(), hosts.size() == 1 ? "" : "s");
+    if (auto at = StringAt(*sh, {"start_at"})) {
+      line += "; started together at " + Text(*at);
+    }
+    if (auto spread = NumberAt(*sh, {"clock_spread_s"})) {
+      line += fmt::format(
+          "; clock spread {:.1f} ms (each offset to the server measured to ±{:.1f} "
+          "ms)",
+          *spread * 1e3, NumberAt(*sh, {"clock_uncertainty_s"}).value_or(0) * 1e3);
+    } else {
+      line += "; clock spread unknown (the server sent no Date header)";
+    }
+    out += line + ".\n\n";
   }
   if (const json* sp = Find(r, {"server_process"}); sp != nullptr && sp->is_object()) {
     std::string line = "Server: started by servebench";

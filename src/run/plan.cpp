@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <memory>
 #include <utility>
 
@@ -39,6 +40,42 @@ Result<void> CheckOpenFilesFor(const Plan& c) {
   return {};
 }
 
+// --shard / --shards / a launcher's rank: this process's share of the rate profile and its
+// directory, DIR/shard-I. A resumed shard keeps its directory (--resume names it).
+Result<void> ResolveShard(Plan& c, const EnvLookup& env) {
+  auto spec = DetectShard(c.shard, c.shards, env);
+  if (!spec) {
+    return spec.error();
+  }
+  if (!spec.value()) {
+    return {};
+  }
+  const ShardSpec& s = *spec.value();
+  const std::string who = s.source == "--shard"
+                              ? fmt::format("--shard {}/{}", s.index, s.count)
+                              : fmt::format("rank {} of {} ({})", s.index, s.count, s.source);
+  if (c.is_run || c.profiles != std::vector<std::string>{"rate"}) {
+    return MakeError(ErrorCode::kUsage,
+                     fmt::format("{}: only `servebench perf --profile rate` runs sharded (the "
+                                 "other profiles measure one client's view)",
+                                 who));
+  }
+  if (c.out.empty() && c.resume_dir.empty()) {
+    return MakeError(ErrorCode::kUsage,
+                     fmt::format("{}: give --out DIR (shard I writes DIR/shard-I, which "
+                                 "`servebench merge DIR/shard-*` joins)",
+                                 who));
+  }
+  if (auto ok = ApplyShare(s, c.profile.rate); !ok) {
+    return ok;
+  }
+  if (c.resume_dir.empty()) {
+    c.out = (std::filesystem::path(c.out) / fmt::format("shard-{}", s.index)).string();
+  }
+  c.shard_spec = s;
+  return {};
+}
+
 }  // namespace
 
 Result<void> CheckOpenFiles(const std::string& flag, long long streams, bool embedded_server,
@@ -58,7 +95,7 @@ Result<void> CheckOpenFiles(const std::string& flag, long long streams, bool emb
                   hard));
 }
 
-Result<void> CheckPlan(Plan& c) {
+Result<void> CheckPlan(Plan& c, const EnvLookup& env) {
   for (const auto& p : c.profiles) {
     const auto& names = perf::PerfProfileNames();
     if (std::find(names.begin(), names.end(), p) == names.end()) {
@@ -136,6 +173,16 @@ Result<void> CheckPlan(Plan& c) {
   }
   if (!c.target.ca_cert.empty() && c.target.insecure) {
     return usage("give either --ca-cert or --insecure, not both");
+  }
+  if (!c.start_at.empty()) {
+    auto at = ParseStartAt(c.start_at);
+    if (!at) {
+      return at.error();
+    }
+    c.start_at_time = at.value();
+  }
+  if (auto ok = ResolveShard(c, env); !ok) {
+    return ok;
   }
   if (std::find(c.profiles.begin(), c.profiles.end(), "rate") != c.profiles.end()) {
     if (auto ok = perf::ValidateRateOptions(c.profile.rate); !ok) {

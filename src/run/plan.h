@@ -13,6 +13,7 @@
 #include "perf/profiles.h"
 #include "roofline/inputs.h"
 #include "run/sampling.h"
+#include "run/shard.h"
 #include "run/suites.h"
 #include "run/target.h"
 #include "store/store.h"
@@ -48,6 +49,13 @@ struct Plan {
   // --resume: continue the run in this directory (docs/resume.md); the rest of the plan comes
   // from its plan.json.
   std::string resume_dir;
+  // Sharded load (docs/scale-out.md): --shard I/N, --shards N (the rank from the environment),
+  // --start-at TIME, as given; CheckPlan resolves them into shard_spec and start_at_time.
+  std::string shard;
+  int shards = 0;
+  std::string start_at;
+  std::optional<ShardSpec> shard_spec;
+  std::optional<WallTime> start_at_time;
   // --store / --no-store / --label / --tag: where the finished run is recorded (docs/store.md).
   store::StoreOptions store;
 };
@@ -63,8 +71,9 @@ struct MatrixPlan {
 
 // Checks the plan's values (kUsage errors name the flag) and completes it: --thinking,
 // --temperature and --request-timeout-s go into the profile options; the rate profile gets a
-// client maker for --max-concurrency.
-Result<void> CheckPlan(Plan& plan);
+// client maker for --max-concurrency; a shard (run/shard.h, from `env`) gets its share of the
+// load and its own directory under --out (DIR/shard-I).
+Result<void> CheckPlan(Plan& plan, const EnvLookup& env = ProcessEnv());
 
 // Whether `streams` concurrent streams (named by `flag`, "--levels 10000") fit in the open-file
 // limit: one socket each, two when the built-in simulator serves them from this process, plus 64

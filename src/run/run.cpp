@@ -33,6 +33,7 @@
 #include "run/journal.h"
 #include "run/run_files.h"
 #include "run/sampling.h"
+#include "run/shard.h"
 #include "sim/sim_server.h"
 #include "store/record.h"
 #include "store/store.h"
@@ -182,6 +183,8 @@ class RunState {
   Result<void> Open();
   // The stop reasons, the --deadline watch, the session and the suite runner; the first write.
   Result<void> Start();
+  // A shard: its clock offset to the server; with --start-at, the wait until just before it.
+  Result<void> PrepareStart();
   // The suites, then the speed profiles; results.json is rewritten after each.
   Result<void> RunSuitesAndProfiles();
   // Stops the server, adds the roofline, decides the status, the stop reason and the exit code,
@@ -546,6 +549,46 @@ Result<void> RunState::WriteResults(const char* status) {
   return dir_->WriteResults(results_);
 }
 
+Result<void> RunState::PrepareStart() {
+  const Plan& c = plan_;
+  if (!c.shard_spec && !c.start_at_time) {
+    return {};
+  }
+  ClockOffset offset;
+  if (c.shard_spec) {
+    // A client of its own: the probes are not part of the run (nor of its journal).
+    auto key = ResolveApiKey(c.target);
+    client::Client probe(
+        MakeClientOptions(c.target, target_.client->root(), key ? key.value() : std::string()));
+    offset = ProbeClockOffset(probe, "/v1/models");
+    std::fprintf(stderr, "shard %d/%d (%s): clock offset to the server %s\n", c.shard_spec->index,
+                 c.shard_spec->count, c.shard_spec->source.c_str(),
+                 offset.offset_s ? fmt::format("{:+.4f} s ± {:.4f} s ({})", *offset.offset_s,
+                                               offset.uncertainty_s, offset.method)
+                                       .c_str()
+                                 : ("unknown: " + offset.note).c_str());
+    if (!offset.offset_s) {
+      extra_warnings_.push_back("This shard's clock offset to the server is unknown (" +
+                                offset.note + "); merge cannot check the shards' clock spread.");
+    }
+    results_["shard"] = ShardJson(*c.shard_spec, HostName(), offset, c.start_at_time);
+  }
+  if (c.start_at_time && !c.resume_dir.empty()) {
+    extra_warnings_.push_back("--start-at was ignored: a resumed run starts at once.");
+  } else if (c.start_at_time) {
+    auto start = StartAtSteady(*c.start_at_time, std::chrono::system_clock::now(),
+                               std::chrono::steady_clock::now());
+    if (!start) {
+      return start.error();
+    }
+    std::fprintf(stderr, "waiting for --start-at %s\n", Rfc3339(*c.start_at_time).c_str());
+    if (WaitForStart(clock_, *start, kStartLead, stop_.get_token())) {
+      plan_.profile.rate.start_at_ns = ToNanos(*start);
+    }
+  }
+  return WriteResults("running");
+}
+
 Result<void> RunState::RunSuitesAndProfiles() {
   for (const suite::Suite& s : suites_) {
     if (stop_.stop_requested() || session_->Halted()) {
@@ -692,6 +735,9 @@ int ExecuteRun(Plan& plan, const std::string& command_line, std::stop_source& st
     return Fail(ok.error());
   }
   if (auto ok = run.Start(); !ok) {
+    return Fail(ok.error());
+  }
+  if (auto ok = run.PrepareStart(); !ok) {
     return Fail(ok.error());
   }
   if (auto ok = run.RunSuitesAndProfiles(); !ok) {

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
 
 #include "sim/engine.h"
 
@@ -316,6 +319,19 @@ std::string_view StatusText(int status) {
   }
 }
 
+std::string HttpDate(std::time_t t) {
+  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%s, %02d %s %04d %02d:%02d:%02d GMT", kDays[tm.tm_wday % 7],
+                tm.tm_mday, kMonths[tm.tm_mon % 12], tm.tm_year + 1900, tm.tm_hour, tm.tm_min,
+                tm.tm_sec);
+  return buf;
+}
+
 std::string ResponseHead(int status, std::string_view content_type, std::int64_t content_length,
                          bool keep_alive, std::string_view extra_headers) {
   std::string h;
@@ -326,6 +342,9 @@ std::string ResponseHead(int status, std::string_view content_type, std::int64_t
   h += StatusText(status);
   h += "\r\nServer: ";
   h += kServerName;
+  h += "\r\nDate: ";
+  // The precise clock: time() reads the coarse one, which lags by up to a scheduler tick.
+  h += HttpDate(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now()));
   h += "\r\n";
   if (!content_type.empty()) {
     h += "Content-Type: ";

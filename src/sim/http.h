@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <string>
 #include <string_view>
 
@@ -66,9 +67,13 @@ inline constexpr std::int64_t kChunkedBody = -1;     // Transfer-Encoding: chunk
 inline constexpr std::int64_t kUntilCloseBody = -2;  // HTTP/1.0 streaming: body ends at close
 
 // Response head. content_length >= 0, kChunkedBody or kUntilCloseBody. extra_headers is
-// zero or more complete "Name: value\r\n" lines. Always carries "Server: servebench-sim/0.1.0".
+// zero or more complete "Name: value\r\n" lines. Always carries "Server: servebench-sim/0.1.0"
+// and "Date: <now>" (HttpDate; `perf --shard` estimates its clock offset to the server from it).
 std::string ResponseHead(int status, std::string_view content_type, std::int64_t content_length,
                          bool keep_alive, std::string_view extra_headers = {});
+
+// RFC 9110 IMF-fixdate of a unix time: "Sun, 06 Nov 1994 08:49:37 GMT".
+std::string HttpDate(std::time_t t);
 
 // A whole response with a Content-Length body.
 std::string Response(int status, std::string_view content_type, std::string_view body,

@@ -164,6 +164,17 @@ TEST(CompareResourcesTest, ARunWithoutResourcesGivesOneWarningAndNoSection) {
   ASSERT_TRUE(md.has_value());
   EXPECT_NE(md->find("Resources were sampled in A but not in B"), std::string::npos);
   EXPECT_EQ(md->find("## Resources"), std::string::npos);
+  EXPECT_NE(md->find("not in B (a run from before the sampler)"), std::string::npos);
+
+  // A run merged from shards has none because sampling is per machine: said so.
+  json merged = MakeRun("b");
+  merged["shards"] = {{"count", 4}};
+  auto md2 = Compare(std::vector<json>{WithResources(MakeRun("a"), 40, 100.0), merged}, {"A", "B"},
+                     Format::kMarkdown);
+  ASSERT_TRUE(md2.has_value());
+  EXPECT_NE(md2->find("not in B (merged from shards: each shard's run keeps its own)"),
+            std::string::npos)
+      << *md2;
 }
 
 TEST(CompareResourcesTest, PeakMemoryOfDifferentSourcesIsFlagged) {

@@ -3,6 +3,7 @@
 #include "sim/engine.h"
 
 #include <cmath>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -489,7 +490,15 @@ TEST(SimHttpTest, ChunkFramingAndHead) {
   AppendChunk(out, std::string(300, 'x'));
   EXPECT_EQ(out.substr(0, 5), "12c\r\n");
   EXPECT_EQ(out.size(), 5U + 300U + 2U);
-  const std::string head = ResponseHead(429, "application/json", 7, true, "Retry-After: 1\r\n");
+  std::string head = ResponseHead(429, "application/json", 7, true, "Retry-After: 1\r\n");
+  // Every head carries the current time as an IMF-fixdate (perf --shard reads it).
+  static const std::regex kDate(
+      "\r\nDate: (Mon|Tue|Wed|Thu|Fri|Sat|Sun), \\d{2} [A-Z][a-z]{2} \\d{4} "
+      "\\d{2}:\\d{2}:\\d{2} GMT\r\n");
+  std::smatch date;
+  ASSERT_TRUE(std::regex_search(head, date, kDate)) << head;
+  head.erase(static_cast<std::size_t>(date.position(0)) + 2, date.length(0) - 2);
+  EXPECT_EQ(HttpDate(784111777), "Sun, 06 Nov 1994 08:49:37 GMT");
   EXPECT_EQ(head,
             "HTTP/1.1 429 Too Many Requests\r\nServer: servebench-sim/0.1.0\r\nContent-Type: "
             "application/json\r\nContent-Length: 7\r\nConnection: keep-alive\r\nRetry-After: "
