@@ -369,6 +369,11 @@ CLI::App* AddPerfCommand(CLI::App& app, run::Plan& c) {
                   "comma-separate)")
       ->delimiter(',')
       ->required();
+  cmd->add_option("--io-threads", c.target.io_threads,
+                  "Client I/O threads per batch of requests, each with its own connections "
+                  "(up to 64); 0 = automatic: 1 below 512 concurrent streams, else one per 256 "
+                  "streams, at most 16. Timings share one clock (docs/load.md)")
+      ->capture_default_str();
   cmd->add_option("--shard", c.shard,
                   "rate: run shard I of N (0-based) of one load: 1/N of every rate and of "
                   "--requests, its own arrival seed, written to DIR/shard-I under --out; join "

@@ -1,10 +1,12 @@
-// libcurl multi-socket driver. One thread (the caller's) runs an epoll loop over curl's sockets,
-// a timerfd (precise scheduled sends, curl timers, our own time limits) and an eventfd (stop
-// requests). The socket API processes only the sockets that are ready, so thousands of streams
-// cost per event, not per stream; curl_multi_perform would touch every transfer on each wakeup.
+// libcurl multi-socket driver. One thread runs an epoll loop over curl's sockets, a timerfd
+// (precise scheduled sends, curl timers, our own time limits) and an eventfd (stop requests).
+// The socket API processes only the sockets that are ready, so thousands of streams cost per
+// event, not per stream; curl_multi_perform would touch every transfer on each wakeup. A large
+// batch may be split over several such loops (Impl objects), one per I/O thread: io_workers.h.
 #include "client/http_client.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -12,6 +14,7 @@
 #include <fstream>
 #include <limits>
 #include <mutex>
+#include <thread>
 #include <utility>
 
 #include <curl/curl.h>
@@ -20,6 +23,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "client/io_workers.h"
 #include "client/sse_parser.h"
 
 namespace sb::client {
@@ -153,6 +157,10 @@ Result<void> ValidateOptions(const ClientOptions& o) {
   if (o.max_line_bytes == 0) {
     return bad("max_line_bytes must be > 0");
   }
+  if (o.io_threads < 0 || o.io_threads > io::kMaxIoThreads) {
+    return bad("io_threads must be between 0 (automatic) and " + std::to_string(io::kMaxIoThreads) +
+               ", got " + std::to_string(o.io_threads));
+  }
   if (!o.ca_cert.empty()) {
     std::ifstream in(o.ca_cert, std::ios::binary);
     if (!in) {
@@ -177,7 +185,7 @@ struct Client::Impl {
     std::int64_t waited_ns = 0;        // retry waits so far
     std::size_t max_answer_bytes = 0;  // 0 = no cap
     int status = 0;                    // HTTP status, read when the body starts
-    std::size_t index = 0;             // position in the caller's calls
+    std::size_t index = 0;             // position in the caller's calls (all of the batch's)
     std::size_t active_pos = 0;        // position in Impl::active_
     std::int64_t send_ns = 0;
     std::int64_t first_byte_ns = 0;
@@ -231,9 +239,13 @@ struct Client::Impl {
   // Transfers waiting to be sent again: (when, transfer), a min-heap on when.
   std::vector<std::pair<std::int64_t, Transfer*>> retry_queue;
   std::vector<SseEvent> scratch;    // events of the chunk being parsed
-  const RunHooks* hooks = nullptr;  // during RunChats
+  const RunHooks* hooks = nullptr;  // during RunChats: this worker's (io_workers.h)
   std::size_t max_connects = 64;    // idle connections the multi handle keeps
-  bool driving = false;             // inside Drive(): hooks must not re-enter the Client
+  // Inside RunChats (hooks must not re-enter the Client); read from the I/O threads' hooks.
+  std::atomic<bool> driving{false};
+  // The I/O workers besides this one (the Client's own), made when a batch first needs them
+  // and kept with their connections for later batches.
+  std::vector<std::unique_ptr<Impl>> helpers;
 
   explicit Impl(ClientOptions opts) : options(std::move(opts)) {
     root = NormalizeRoot(options.endpoint);
@@ -316,6 +328,13 @@ struct Client::Impl {
 
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
+
+  // One worker's part of a batch: calls first, first + stride, ... (all of them: 0, 1), each
+  // one's result in results[i] (id and scheduled_ns already set), hooks called as they finish.
+  // With a gate, waits there after preconnecting (so no worker sends before all have).
+  void RunShare(std::span<const ChatCall> calls, std::span<ChatResponse> results, std::size_t first,
+                std::size_t stride, const RunHooks& hooks, io::StartGate* preconnected,
+                std::stop_token stop);
 
   // n concurrent GET /v1/models through the multi handle, unmeasured (RunHooks::preconnect):
   // afterwards n connections wait in the connection cache. Returns how many got a response.
@@ -824,7 +843,6 @@ struct Client::Impl {
       const std::uint64_t one = 1;
       [[maybe_unused]] const ssize_t w = write(wake_fd, &one, sizeof one);
     });
-    driving = true;
     std::size_t next = 0;
     // Closed loop (RunHooks::max_in_flight, start_until).
     const std::size_t cap = hooks != nullptr ? hooks->max_in_flight : 0;
@@ -932,7 +950,6 @@ struct Client::Impl {
       Reap(finished);
     }
     DrainFd(wake_fd);
-    driving = false;
   }
 };
 
@@ -984,73 +1001,121 @@ std::vector<ChatResponse> Client::RunChatsLive(std::span<const ChatCall> calls,
                                                const RunHooks& hooks, std::stop_token stop) {
   Impl& impl = *impl_;
   std::vector<ChatResponse> results(calls.size());
-  std::vector<std::pair<std::int64_t, std::size_t>> order;
-  order.reserve(calls.size());
   for (std::size_t i = 0; i < calls.size(); ++i) {
     results[i].id = calls[i].id;
-    std::int64_t at = 0;
     if (calls[i].send_at) {
-      at = ToNanos(*calls[i].send_at);
-      results[i].scheduled_ns = at;
+      results[i].scheduled_ns = ToNanos(*calls[i].send_at);
     }
-    order.emplace_back(at, i);
   }
-  std::stable_sort(order.begin(), order.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-
-  const auto report = [&](ChatResponse& r) {
-    if (hooks.on_done) {
-      hooks.on_done(r);
-    }
-  };
   if (!impl.init_error.empty() || impl.driving) {
     for (ChatResponse& r : results) {
       r.outcome = Outcome::kTransport;
       r.reason =
           impl.driving ? "RunChats called from a hook of a running RunChats" : impl.init_error;
       r.done_ns = NowNs();
-      report(r);
+      if (hooks.on_done) {
+        hooks.on_done(r);
+      }
     }
     return results;
   }
-  // Keep enough idle connections for the next run to reuse them.
-  const std::size_t want = std::clamp<std::size_t>(calls.size(), 64, 8192);
-  if (want > impl.max_connects) {
-    impl.max_connects = want;
-    curl_multi_setopt(impl.multi, CURLMOPT_MAXCONNECTS, static_cast<long>(want));  // NOLINT
+
+  impl.driving = true;
+
+  struct ClearOnExit {
+    std::atomic<bool>& flag;
+
+    ~ClearOnExit() { flag = false; }
+  } clear_driving{impl.driving};
+
+  int workers = io::WorkerCount(impl.options.io_threads, calls.size(), hooks.max_in_flight);
+  while (impl.helpers.size() < static_cast<std::size_t>(workers - 1)) {
+    auto helper = std::make_unique<Impl>(impl.options);
+    if (!helper->init_error.empty()) {  // out of descriptors: fewer threads, as many as there are
+      workers = static_cast<int>(impl.helpers.size()) + 1;
+      break;
+    }
+    impl.helpers.push_back(std::move(helper));
   }
-  if (hooks.preconnect && !calls.empty() && !stop.stop_requested()) {
-    const std::size_t at_once =
-        hooks.max_in_flight > 0 ? std::min(hooks.max_in_flight, calls.size()) : calls.size();
-    impl.Preconnect(std::min(at_once, impl.max_connects), stop);
+  if (workers > 1) {
+    std::vector<std::int64_t> cpu;
+    const bool ran = io::RunWorkers(
+        workers, hooks, stop,
+        [&](const io::Share& s, std::stop_token worker_stop) {
+          Impl& w = s.worker == 0 ? impl : *impl.helpers[static_cast<std::size_t>(s.worker - 1)];
+          w.RunShare(calls, results, static_cast<std::size_t>(s.worker),
+                     static_cast<std::size_t>(s.workers), s.hooks, s.preconnected,
+                     std::move(worker_stop));
+        },
+        &cpu);
+    if (ran) {
+      io_cpu_ns_.assign(cpu.begin() + 1, cpu.end());
+      return results;
+    }
+    // No thread could be started: the batch (untouched) runs on this thread.
+  }
+  impl.RunShare(calls, results, 0, 1, hooks, nullptr, std::move(stop));
+  return results;
+}
+
+void Client::Impl::RunShare(std::span<const ChatCall> calls, std::span<ChatResponse> results,
+                            std::size_t first, std::size_t stride, const RunHooks& batch_hooks,
+                            io::StartGate* preconnected, std::stop_token stop) {
+  std::vector<std::pair<std::int64_t, std::size_t>> order;
+  order.reserve(io::CallShare(calls.size(), static_cast<int>(stride), static_cast<int>(first)));
+  for (std::size_t i = first; i < calls.size(); i += stride) {
+    order.emplace_back(results[i].scheduled_ns, i);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+
+  const auto report = [&](ChatResponse& r) {
+    if (batch_hooks.on_done) {
+      batch_hooks.on_done(r);
+    }
+  };
+  // Keep enough idle connections for the next run to reuse them.
+  const std::size_t want = std::clamp<std::size_t>(order.size(), 64, 8192);
+  if (want > max_connects) {
+    max_connects = want;
+    curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, static_cast<long>(want));  // NOLINT
+  }
+  if (batch_hooks.preconnect && !order.empty() && !stop.stop_requested()) {
+    const std::size_t at_once = batch_hooks.max_in_flight > 0
+                                    ? std::min(batch_hooks.max_in_flight, order.size())
+                                    : order.size();
+    Preconnect(std::min(at_once, max_connects), stop);
+  }
+  if (preconnected != nullptr) {
+    preconnected->ArriveAndWait(stop);
   }
 
-  std::vector<std::unique_ptr<Impl::Transfer>> transfers(calls.size());
-  impl.hooks = &hooks;
-  auto finished = [&](Impl::Transfer& t) {
+  // Indexed by i / stride: this worker's calls are first + j * stride, first < stride.
+  std::vector<std::unique_ptr<Transfer>> transfers(order.size());
+  hooks = &batch_hooks;
+  auto finished = [&](Transfer& t) {
     const std::size_t i = t.index;
-    impl.ReleaseEasy(t.easy);
+    ReleaseEasy(t.easy);
     report(results[i]);
-    transfers[i].reset();
+    transfers[i / stride].reset();
   };
-  auto start = [&](std::size_t i) -> Impl::Transfer* {
+  auto start = [&](std::size_t i) -> Transfer* {
     const ChatCall& call = calls[i];
-    auto t = std::make_unique<Impl::Transfer>();
-    t->impl = &impl;
+    auto t = std::make_unique<Transfer>();
+    t->impl = this;
     t->resp = &results[i];
     t->chat = true;
     t->stream = call.stream;
     t->index = i;
-    t->first_byte_limit_ns =
-        MsToNs(call.first_byte_timeout.count() > 0 ? call.first_byte_timeout
-                                                   : impl.options.first_byte_timeout);
-    t->idle_limit_ns = MsToNs(impl.options.idle_timeout);
+    t->first_byte_limit_ns = MsToNs(
+        call.first_byte_timeout.count() > 0 ? call.first_byte_timeout : options.first_byte_timeout);
+    t->idle_limit_ns = MsToNs(options.idle_timeout);
     t->total_limit_ns =
-        MsToNs(call.total_timeout.count() > 0 ? call.total_timeout : impl.options.total_timeout);
+        MsToNs(call.total_timeout.count() > 0 ? call.total_timeout : options.total_timeout);
     t->max_answer_bytes =
-        call.max_answer_bytes > 0 ? call.max_answer_bytes : impl.options.max_answer_bytes;
-    t->retries_left = impl.options.retries;
-    t->parser = SseParser(impl.options.max_line_bytes);
+        call.max_answer_bytes > 0 ? call.max_answer_bytes : options.max_answer_bytes;
+    t->retries_left = options.retries;
+    t->parser = SseParser(options.max_line_bytes);
     if (call.total_timeout.count() < 0) {
       results[i].outcome = Outcome::kTransport;
       results[i].reason =
@@ -1060,7 +1125,7 @@ std::vector<ChatResponse> Client::RunChatsLive(std::span<const ChatCall> calls,
       report(results[i]);
       return nullptr;
     }
-    t->easy = impl.AcquireEasy();
+    t->easy = AcquireEasy();
     if (t->easy == nullptr) {
       results[i].outcome = Outcome::kTransport;
       results[i].reason = "curl_easy_init failed";
@@ -1068,18 +1133,18 @@ std::vector<ChatResponse> Client::RunChatsLive(std::span<const ChatCall> calls,
       report(results[i]);
       return nullptr;
     }
-    impl.ConfigureEasy(*t, impl.chat_url);
+    ConfigureEasy(*t, chat_url);
     curl_easy_setopt(t->easy, CURLOPT_POST, 1L);
     curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, call.body.data());
     curl_easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE_LARGE,
                      static_cast<curl_off_t>(call.body.size()));
-    curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, impl.chat_headers);
-    Impl::Transfer* raw = t.get();
-    transfers[i] = std::move(t);
-    if (!impl.Launch(*raw)) {
-      impl.ReleaseEasy(raw->easy);
+    curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, chat_headers);
+    Transfer* raw = t.get();
+    transfers[i / stride] = std::move(t);
+    if (!Launch(*raw)) {
+      ReleaseEasy(raw->easy);
       report(results[i]);
-      transfers[i].reset();
+      transfers[i / stride].reset();
       return nullptr;
     }
     return raw;
@@ -1090,9 +1155,8 @@ std::vector<ChatResponse> Client::RunChatsLive(std::span<const ChatCall> calls,
     results[i].done_ns = NowNs();
     report(results[i]);
   };
-  impl.Drive(order, start, finished, unsent, stop);
-  impl.hooks = nullptr;
-  return results;
+  Drive(order, start, finished, unsent, std::move(stop));
+  hooks = nullptr;
 }
 
 std::size_t Client::Impl::Preconnect(std::size_t n, std::stop_token stop) {

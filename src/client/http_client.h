@@ -1,12 +1,14 @@
 // HTTP/1.1 client over libcurl's multi interface: many concurrent chat streams driven by one
-// thread (the caller's), keep-alive connection reuse, HTTPS. <curl/curl.h> appears only in
-// http_client.cpp. Every SSE event is timestamped in the write callback, before parsing.
+// thread (the caller's), or by several I/O threads for a large batch (ClientOptions::io_threads),
+// keep-alive connection reuse, HTTPS. <curl/curl.h> appears only in http_client.cpp. Every SSE
+// event is timestamped in the write callback, before parsing, from the one steady clock.
 // Every request asks for compression (Accept-Encoding: the encodings libcurl decodes: gzip,
 // deflate, ...); compressed bodies are decoded as they arrive, so a server that flushes its
 // compressor per event still gives per-event timestamps.
 // Thread safety: one Client per thread; not reentrant: RunHooks must not call into the same
 // Client (Get/Post from a hook fail with kInternal; use a second Client). The only cross-thread
-// entry is the stop_token passed to RunChats (request_stop() from any thread wakes the loop).
+// entry is the stop_token passed to RunChats (request_stop() from any thread wakes every loop).
+// The Client's I/O threads live only inside RunChats; RunHooks explains where hooks run.
 // Each stream holds one connection (one file descriptor): thousands of concurrent streams need
 // RLIMIT_NOFILE raised above the common 1024 soft limit (the caller's job).
 #pragma once
@@ -77,10 +79,24 @@ struct ClientOptions {
   std::chrono::milliseconds retry_backoff{500};
   std::chrono::milliseconds retry_wait_cap{30'000};
   std::chrono::milliseconds retry_wait_budget{60'000};
+
+  // I/O threads of a RunChats batch, 0 = automatic: one (the calling thread) below 512
+  // concurrent streams (RunHooks::max_in_flight if set, else the number of calls), else
+  // min(ceil(streams / 256), 16), whatever the number of cores (see Why below). Never more than
+  // the batch's streams; at most 64. With K > 1, call i goes to thread i % K, each thread running its own curl multi handle,
+  // connection cache and timers (the calling thread is one of them); max_in_flight is split over
+  // them (cap / K each, the remainder to the first ones; a thread's free slot is not lent to
+  // another), start_until and preconnect apply to each. Every timestamp comes from the same
+  // steady clock, so a response's timing does not depend on the thread that served it. Why:
+  // libcurl's cost of starting a transfer grows with its multi handle's connections, so K
+  // handles of n/K cost less in all (even on shared cores), and K threads can use K cores
+  // (docs/performance.md). Where a thread or its descriptors cannot be made, fewer run.
+  int io_threads = 0;
 };
 
 // kUsage error naming the field and value when an option is out of range: a negative time
-// limit, retry setting or max_line_bytes of 0, retries < 0, or a ca_cert that cannot be read.
+// limit, retry setting or max_line_bytes of 0, retries < 0, io_threads outside 0..64, or a
+// ca_cert that cannot be read.
 Result<void> ValidateOptions(const ClientOptions& options);
 
 struct ChatCall {
@@ -96,17 +112,25 @@ struct ChatCall {
   std::size_t max_answer_bytes = 0;
 };
 
+// Where hooks run: on the I/O thread that serves the call -- the calling thread when the batch
+// has one I/O thread (ClientOptions::io_threads), else any of the batch's threads. Never two at
+// once: with several I/O threads every hook call holds one mutex of the batch, so hooks may use
+// the caller's state without locking of their own, and everything they did is visible to the
+// caller when RunChats returns. A slow hook therefore delays every thread's events; keep them
+// quick.
 struct RunHooks {
-  // Called on the calling thread as each call finishes (success or not), in completion order,
-  // exactly once per call -- calls cancelled before they were sent included.
+  // Called as each call finishes (success or not), in completion order (per I/O thread; across
+  // threads in the order they took the hook mutex), exactly once per call -- calls cancelled
+  // before they were sent included.
   std::function<void(const ChatResponse&)> on_done;
-  // Called on the calling thread, from inside the I/O loop, after each token-bearing event
-  // (the response so far is passed). Returning false cancels that stream only: outcome
-  // kCancelled, reason "cancelled by caller", what arrived is kept. Must be quick and must not
-  // call back into the Client. Optional.
+  // Called from inside the I/O loop after each token-bearing event (the response so far is
+  // passed). Returning false cancels that stream only: outcome kCancelled, reason "cancelled by
+  // caller", what arrived is kept. Must be quick and must not call back into the Client.
+  // Optional.
   std::function<bool(const ChatResponse&)> on_event;
   // Closed-loop load: at most this many calls in flight (0 = no cap); a call whose send time
   // has come waits for a finished one, then leaves at once (send_ns is when it really left).
+  // With several I/O threads each has its share of the cap (ClientOptions::io_threads).
   std::size_t max_in_flight = 0;
   // No call starts at or after this time; those left end kCancelled with reason
   // kNotStartedReason and send_ns 0 (a --duration-s window that closed). None = no limit.
@@ -115,7 +139,9 @@ struct RunHooks {
   // (max_in_flight, else every call) with unmeasured concurrent GET /v1/models requests (any
   // HTTP status will do), so the calls' sends find open connections instead of racing that many
   // TCP/TLS handshakes at once (docs/metrics.md "Connections"). Best effort: a failure only
-  // leaves a call to connect itself. Live batches only: a journal replay sends nothing.
+  // leaves a call to connect itself. Live batches only: a journal replay sends nothing. With
+  // several I/O threads each opens its share in its own connection cache, and no call leaves
+  // before every thread is done.
   bool preconnect = false;
 };
 
@@ -154,6 +180,11 @@ class Client {
   std::vector<ChatResponse> RunChats(std::span<const ChatCall> calls, const RunHooks& hooks,
                                      std::stop_token stop);
 
+  // CPU time (CLOCK_THREAD_CPUTIME_ID) of each I/O thread the last RunChats ran besides the
+  // calling thread (whose time is the caller's to measure); empty when the batch ran on the
+  // calling thread alone or was replayed from a journal.
+  const std::vector<std::int64_t>& io_thread_cpu_ns() const { return io_cpu_ns_; }
+
   // Auxiliary requests, path relative to the root ("/v1/models", "/metrics", "/tokenize").
   // Transport failures are errors (kTransport/kTimeout); any HTTP status is a value.
   Result<HttpResponse> Get(std::string_view path,
@@ -183,6 +214,7 @@ class Client {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   Journal* journal_ = nullptr;
+  std::vector<std::int64_t> io_cpu_ns_;  // io_thread_cpu_ns()
 };
 
 // Brackets one unit of work (Client::BeginUnit / EndUnit) for the scope's lifetime.

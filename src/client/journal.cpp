@@ -12,6 +12,7 @@ using nlohmann::json;
 
 std::vector<ChatResponse> Client::RunChats(std::span<const ChatCall> calls, const RunHooks& hooks,
                                            std::stop_token stop) {
+  io_cpu_ns_.clear();  // set again by RunChatsLive when it runs I/O threads
   if (journal_ == nullptr) {
     return RunChatsLive(calls, hooks, std::move(stop));
   }

@@ -413,6 +413,11 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
     const std::int64_t cpu0 = ThreadCpuNs();
     results = client_.RunChats(calls, hooks, stop_);
     cpu_ns = busiest_cpu_ns = ThreadCpuNs() - cpu0;
+    for (const std::int64_t io_cpu : client_.io_thread_cpu_ns()) {  // ClientOptions::io_threads
+      cpu_ns += io_cpu;
+      busiest_cpu_ns = std::max(busiest_cpu_ns, io_cpu);
+      ++threads;
+    }
   } else {
     // max_concurrency slots, one thread and one Client each: a slot takes the next request in
     // schedule order when it is free and sends it at its scheduled time or at once if that has

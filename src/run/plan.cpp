@@ -167,6 +167,10 @@ Result<void> CheckPlan(Plan& c, const EnvLookup& env) {
   if (c.target.retries < 0 || c.target.retries > 10) {
     return usage(fmt::format("--retries must be between 0 and 10 (got {})", c.target.retries));
   }
+  if (c.target.io_threads < 0 || c.target.io_threads > 64) {
+    return usage(fmt::format("--io-threads must be between 0 (automatic) and 64 (got {})",
+                             c.target.io_threads));
+  }
   if (!c.target.ca_cert.empty() && c.target.insecure) {
     return usage("give either --ca-cert or --insecure, not both");
   }

@@ -45,6 +45,7 @@ client::ClientOptions MakeClientOptions(const TargetOptions& o, const std::strin
   co.retries = o.retries;
   co.ca_cert = o.ca_cert;
   co.insecure = o.insecure;
+  co.io_threads = o.io_threads;
   return co;
 }
 

@@ -31,6 +31,7 @@ struct TargetOptions {
   int retries = 0;
   std::string ca_cert;    // --ca-cert: trust this CA instead of the system's
   bool insecure = false;  // --insecure: no TLS certificate check
+  int io_threads = 0;     // perf --io-threads: the client's I/O threads per batch, 0 = automatic
 };
 
 // `seconds` rounded to whole milliseconds.

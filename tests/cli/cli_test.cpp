@@ -185,6 +185,46 @@ TEST(CliTest, PerfAgainstSimWritesTheRunDirectory) {
   EXPECT_EQ(r.err.find("sk-secret-123"), std::string::npos);
 }
 
+// --io-threads: a batch over two client I/O threads (the rate point counts them in its
+// self-check), a concurrency level over two; out of range is a usage error.
+TEST(CliTest, PerfIoThreadsSpreadsABatchOverThreads) {
+  TempDir dir;
+  fs::path out = dir.path() / "run";
+  ProcessResult r = RunProcess({kBin,
+                                "perf",
+                                "--profile",
+                                "rate,concurrency",
+                                "--rates",
+                                "200",
+                                "--requests",
+                                "20",
+                                "--rate-tokens",
+                                "4",
+                                "--levels",
+                                "6",
+                                "--tokens",
+                                "4",
+                                "--warmup",
+                                "0",
+                                "--io-threads",
+                                "2",
+                                "--out",
+                                out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json res = json::parse(ReadFile(out / "results.json"));
+  const json& point = res["perf"]["rate"]["rates"][0];
+  EXPECT_EQ(point["ok"], 20);
+  EXPECT_EQ(point["self_check"]["threads"], 2);
+  EXPECT_GT(point["self_check"]["client_cpu_s"].get<double>(), 0);
+  EXPECT_EQ(res["perf"]["concurrency"]["levels"].size(), 1u);
+  EXPECT_EQ(res["summary"]["failed_requests"], 0);
+
+  ProcessResult bad = RunProcess({kBin, "perf", "--profile", "decode", "--io-threads", "65"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--io-threads must be between 0 (automatic) and 64"), std::string::npos)
+      << bad.err;
+}
+
 TEST(CliTest, RunWithoutEndpointUsesTheBuiltInSimulatorAndSaysSo) {
   TempDir dir;
   fs::path out = dir.path() / "run";
