@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -100,12 +101,14 @@ std::string Figure(const chart::BarChart& c, const std::string& note) {
 }
 
 std::string TimeFigure(const chart::XYChart& c, const std::string& note) {
-  // Rows: every x (sample time) of any series, in increasing order; a NaN y (a sample that
+  // Rows: one per sample, in increasing x; the series' points at one x are matched in order (two
+  // samples can share a time at the table's precision: both are rows). A NaN y (a sample that
   // did not read this value) is a "—" cell, as it is a gap in the line.
-  std::map<double, std::vector<std::optional<double>>> rows;
+  std::map<std::pair<double, int>, std::vector<std::optional<double>>> rows;
   for (std::size_t k = 0; k < c.series.size(); ++k) {
+    std::map<double, int> seen;  // points of this series at each x so far
     for (const auto& p : c.series[k].points) {
-      auto& row = rows[p.x];
+      auto& row = rows[{p.x, seen[p.x]++}];
       row.resize(c.series.size());
       if (std::isfinite(p.y)) {
         row[k] = p.y;
@@ -121,9 +124,9 @@ std::string TimeFigure(const chart::XYChart& c, const std::string& note) {
          (c.y.unit.empty() ? "" : " (" + chart::XmlEscape(c.y.unit) + ")") + "</th>";
   }
   t += "</tr></thead>\n<tbody>\n";
-  for (auto& [x, ys] : rows) {
+  for (auto& [key, ys] : rows) {
     ys.resize(c.series.size());
-    t += "<tr><td>" + Value(c.x, x) + "</td>";
+    t += "<tr><td>" + Value(c.x, key.first) + "</td>";
     for (const auto& y : ys) {
       t += "<td>" + Value(c.y, y) + "</td>";
     }

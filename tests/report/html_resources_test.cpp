@@ -98,6 +98,20 @@ TEST(HtmlResourcesTest, OneVertexPerNonNullSampleAndAGapForEachNull) {
   EXPECT_EQ(html.find("nan"), std::string::npos);
 }
 
+// The sampler's last sample can come within a millisecond of the one before (t_s has ms
+// precision): both are rows of the samples table, which has one row per sample.
+TEST(HtmlResourcesTest, TwoSamplesAtOneTimeAreTwoRows) {
+  json doc = WithResources();
+  doc["resources"]["series"]["t_s"] = json::array({0.0, 0.25, 0.5, 0.75, 0.75});
+  doc["resources"]["series"]["server_rss_bytes"] =
+      json::array({10485760, 20971520, 20971520, 31457280, 32505856});
+  const std::string rss = FigureOf(RenderHtml(doc), "res-server-memory");
+  ASSERT_FALSE(rss.empty());
+  EXPECT_TRUE(Contains(rss, "The 5 samples"));
+  EXPECT_TRUE(Contains(rss, "<td>0.75</td><td>30.0</td></tr>\n<tr><td>0.75</td><td>31.0</td>"))
+      << rss;
+}
+
 TEST(HtmlResourcesTest, SourcesSayWhyNotAndTheFiguresTableLeavesOutWhatNoRowHas) {
   const std::string html = RenderHtml(WithResources());
   EXPECT_TRUE(Contains(html,
