@@ -372,7 +372,8 @@ CLI::App* AddPerfCommand(CLI::App& app, run::Plan& c) {
   cmd->add_option("--io-threads", c.target.io_threads,
                   "Client I/O threads per batch of requests, each with its own connections "
                   "(up to 64); 0 = automatic: 1 below 512 concurrent streams, else one per 256 "
-                  "streams, at most 16. Timings share one clock (docs/load.md)")
+                  "streams, at most 16; 1 for an uncapped rate point. Timings share one clock "
+                  "(docs/load.md)")
       ->capture_default_str();
   cmd->add_option("--shard", c.shard,
                   "rate: run shard I of N (0-based) of one load: 1/N of every rate and of "

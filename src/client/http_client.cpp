@@ -1028,7 +1028,10 @@ std::vector<ChatResponse> Client::RunChatsLive(std::span<const ChatCall> calls,
     ~ClearOnExit() { flag = false; }
   } clear_driving{impl.driving};
 
-  int workers = io::WorkerCount(impl.options.io_threads, calls.size(), hooks.max_in_flight);
+  const bool scheduled = std::any_of(calls.begin(), calls.end(),
+                                     [](const ChatCall& c) { return c.send_at.has_value(); });
+  int workers =
+      io::WorkerCount(impl.options.io_threads, calls.size(), hooks.max_in_flight, scheduled);
   while (impl.helpers.size() < static_cast<std::size_t>(workers - 1)) {
     auto helper = std::make_unique<Impl>(impl.options);
     if (!helper->init_error.empty()) {  // out of descriptors: fewer threads, as many as there are

@@ -82,15 +82,17 @@ struct ClientOptions {
 
   // I/O threads of a RunChats batch, 0 = automatic: one (the calling thread) below 512
   // concurrent streams (RunHooks::max_in_flight if set, else the number of calls), else
-  // min(ceil(streams / 256), 16), whatever the number of cores (see Why below). Never more than
-  // the batch's streams; at most 64. With K > 1, call i goes to thread i % K, each thread running its own curl multi handle,
-  // connection cache and timers (the calling thread is one of them); max_in_flight is split over
-  // them (cap / K each, the remainder to the first ones; a thread's free slot is not lent to
-  // another), start_until and preconnect apply to each. Every timestamp comes from the same
-  // steady clock, so a response's timing does not depend on the thread that served it. Why:
-  // libcurl's cost of starting a transfer grows with its multi handle's connections, so K
-  // handles of n/K cost less in all (even on shared cores), and K threads can use K cores
-  // (docs/performance.md). Where a thread or its descriptors cannot be made, fewer run.
+  // min(ceil(streams / 256), 16), whatever the number of cores (see Why below); one for an
+  // open-loop schedule without a cap (calls with send_at, no max_in_flight), whose concurrency
+  // is not its number of calls. Never more than the batch's streams; at most 64. With K > 1, call i
+  // goes to thread i % K, each thread running its own curl multi handle, connection cache and
+  // timers (the calling thread is one of them); max_in_flight is split over them (cap / K each, the
+  // remainder to the first ones; a thread's free slot is not lent to another), start_until and
+  // preconnect apply to each. Every timestamp comes from the same steady clock, so a response's
+  // timing does not depend on the thread that served it. Why: libcurl's cost of starting a transfer
+  // grows with its multi handle's connections, so K handles of n/K cost less in all (even on shared
+  // cores), and K threads can use K cores (docs/performance.md). Where a thread or its descriptors
+  // cannot be made, fewer run.
   int io_threads = 0;
 };
 

@@ -19,12 +19,12 @@ std::int64_t ThreadCpuNs() {
 
 }  // namespace
 
-int WorkerCount(int requested, std::size_t calls, std::size_t max_in_flight) {
+int WorkerCount(int requested, std::size_t calls, std::size_t max_in_flight, bool scheduled) {
   const std::size_t streams = max_in_flight > 0 ? std::min(max_in_flight, calls) : calls;
   std::size_t k = 1;
   if (requested > 0) {
     k = static_cast<std::size_t>(requested);
-  } else if (streams >= kFirstSplit) {
+  } else if (streams >= kFirstSplit && !(scheduled && max_in_flight == 0)) {
     k = (streams + kStreamsPerWorker - 1) / kStreamsPerWorker;
     k = std::min<std::size_t>(k, kMaxAutoWorkers);
   }

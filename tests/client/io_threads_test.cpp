@@ -84,26 +84,30 @@ ChatCall SimCall(std::uint64_t id, int tokens) {
 // ---- the partition rules (io_workers.h) --------------------------------------------------------
 
 TEST(IoWorkers, AutomaticCountFollowsTheStreams) {
-  EXPECT_EQ(io::WorkerCount(0, 0, 0), 1);
-  EXPECT_EQ(io::WorkerCount(0, 511, 0), 1);
-  EXPECT_EQ(io::WorkerCount(0, 512, 0), 2);  // from 512 on: ceil(streams / 256)
-  EXPECT_EQ(io::WorkerCount(0, 513, 0), 3);
-  EXPECT_EQ(io::WorkerCount(0, 1000, 0), 4);
-  EXPECT_EQ(io::WorkerCount(0, 4096, 0), 16);
-  EXPECT_EQ(io::WorkerCount(0, 10'000, 0), 16);   // at most 16
-  EXPECT_EQ(io::WorkerCount(0, 100'000, 0), 16);  // whatever the cores
+  EXPECT_EQ(io::WorkerCount(0, 0, 0, false), 1);
+  EXPECT_EQ(io::WorkerCount(0, 511, 0, false), 1);
+  EXPECT_EQ(io::WorkerCount(0, 512, 0, false), 2);  // from 512 on: ceil(streams / 256)
+  EXPECT_EQ(io::WorkerCount(0, 513, 0, false), 3);
+  EXPECT_EQ(io::WorkerCount(0, 1000, 0, false), 4);
+  EXPECT_EQ(io::WorkerCount(0, 4096, 0, false), 16);
+  EXPECT_EQ(io::WorkerCount(0, 10'000, 0, false), 16);   // at most 16
+  EXPECT_EQ(io::WorkerCount(0, 100'000, 0, false), 16);  // whatever the cores
   // max_in_flight, when set, is the number of streams.
-  EXPECT_EQ(io::WorkerCount(0, 10'000, 100), 1);
-  EXPECT_EQ(io::WorkerCount(0, 10'000, 1'000), 4);
-  EXPECT_EQ(io::WorkerCount(0, 600, 100'000), 3);  // a cap above the calls: the calls
+  EXPECT_EQ(io::WorkerCount(0, 10'000, 100, false), 1);
+  EXPECT_EQ(io::WorkerCount(0, 10'000, 1'000, false), 4);
+  EXPECT_EQ(io::WorkerCount(0, 600, 100'000, false), 3);  // a cap above the calls: the calls
+  // An open-loop schedule (send times, no cap): its concurrency is not its call count.
+  EXPECT_EQ(io::WorkerCount(0, 25'000, 0, true), 1);
+  EXPECT_EQ(io::WorkerCount(0, 25'000, 1'000, true), 4);  // capped: the cap is the streams
+  EXPECT_EQ(io::WorkerCount(4, 25'000, 0, true), 4);      // asked for: as asked
 }
 
 TEST(IoWorkers, RequestedCountIsKeptWithinTheStreams) {
-  EXPECT_EQ(io::WorkerCount(1, 10'000, 0), 1);
-  EXPECT_EQ(io::WorkerCount(40, 10'000, 0), 40);  // as asked, even above the automatic cap
-  EXPECT_EQ(io::WorkerCount(4, 3, 0), 3);         // never a worker without a call
-  EXPECT_EQ(io::WorkerCount(4, 100, 2), 2);       // nor without a slot of the cap
-  EXPECT_EQ(io::WorkerCount(4, 0, 0), 1);
+  EXPECT_EQ(io::WorkerCount(1, 10'000, 0, false), 1);
+  EXPECT_EQ(io::WorkerCount(40, 10'000, 0, false), 40);  // as asked, even above the automatic cap
+  EXPECT_EQ(io::WorkerCount(4, 3, 0, false), 3);         // never a worker without a call
+  EXPECT_EQ(io::WorkerCount(4, 100, 2, false), 2);       // nor without a slot of the cap
+  EXPECT_EQ(io::WorkerCount(4, 0, 0, false), 1);
 }
 
 TEST(IoWorkers, SharesOfCallsAndOfTheCap) {
