@@ -71,6 +71,21 @@ Result<void> ResolveShard(Plan& c, const EnvLookup& env) {
   }
   if (c.resume_dir.empty()) {
     c.out = (std::filesystem::path(c.out) / fmt::format("shard-{}", s.index)).string();
+    if (s.source != "--shard" && !c.args.empty()) {
+      // plan.json records the rank as --shard I/N: `--resume` runs without the launcher that
+      // gave it, and must run the same share (not the whole load) in the same directory.
+      std::vector<std::string> args;
+      for (std::size_t i = 0; i < c.args.size(); ++i) {
+        if (c.args[i] == "--shards") {
+          ++i;  // and its value
+        } else if (!c.args[i].starts_with("--shards=")) {
+          args.push_back(c.args[i]);
+        }
+      }
+      args.push_back("--shard");
+      args.push_back(fmt::format("{}/{}", s.index, s.count));
+      c.args = std::move(args);
+    }
   }
   c.shard_spec = s;
   return {};

@@ -291,6 +291,30 @@ TEST(ShardTest, PlanGetsItsShareAndDirectory) {
   EXPECT_NE(e.error().message.find("--out DIR"), std::string::npos);
   EXPECT_NE(e.error().message.find("rank 1 of 4 (OMPI_COMM_WORLD_RANK)"), std::string::npos);
 
+  // A launcher's rank is recorded as --shard I/N (plan.json's args): a resumed shard has no
+  // launcher, and --shards N would then contradict it.
+  Plan mpi;
+  mpi.profiles = {"rate"};
+  mpi.profile.rate.rates = {8};
+  mpi.out = "/tmp/z";
+  mpi.args = {"perf", "--profile", "rate", "--rates", "8", "--out", "/tmp/z"};
+  ASSERT_TRUE(CheckPlan(mpi, Env({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "4"}})));
+  EXPECT_EQ(mpi.args, (std::vector<std::string>{"perf", "--profile", "rate", "--rates", "8",
+                                                "--out", "/tmp/z", "--shard", "3/4"}));
+  Plan k8s;
+  k8s.profiles = {"rate"};
+  k8s.profile.rate.rates = {8};
+  k8s.out = "/results/run";
+  k8s.shards = 4;
+  k8s.args = {"perf", "--shards", "4", "--out", "/results/run", "--shards=4"};
+  ASSERT_TRUE(CheckPlan(k8s, Env({{"JOB_COMPLETION_INDEX", "2"}})));
+  EXPECT_EQ(k8s.args,
+            (std::vector<std::string>{"perf", "--out", "/results/run", "--shard", "2/4"}));
+  // The recorded args parse back to the same shard, whatever the environment then.
+  auto again = DetectShard("2/4", 0, Env({}));
+  ASSERT_TRUE(again && again.value());
+  EXPECT_EQ(again.value()->index, 2);
+
   Plan decode;
   decode.profiles = {"decode"};
   decode.out = "/tmp/y";
