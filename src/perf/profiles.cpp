@@ -280,7 +280,9 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
     if (event_hook_) {
       event_hook_(r);
     }
-    event_delay.Record(NowNs() - r.events.back().t_ns);
+    if (!r.replayed) {  // a replayed event was read by an earlier process: no delay here
+      event_delay.Record(NowNs() - r.events.back().t_ns);
+    }
     return true;
   };
   std::optional<SpecCounters> spec_before = warmup ? std::nullopt : ScrapeSpec();

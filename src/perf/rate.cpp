@@ -407,7 +407,9 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
       if (event_hook_) {
         event_hook_(r);
       }
-      st.event_delay.Record(NowNs() - r.events.back().t_ns);
+      if (!r.replayed) {  // a replayed event was read by an earlier process: no delay here
+        st.event_delay.Record(NowNs() - r.events.back().t_ns);
+      }
       return true;
     };
     const std::int64_t cpu0 = ThreadCpuNs();
@@ -455,7 +457,9 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
           }
           client::RunHooks hooks;
           hooks.on_event = [&](const client::ChatResponse& r) {
-            delays[w].Record(NowNs() - r.events.back().t_ns);
+            if (!r.replayed) {
+              delays[w].Record(NowNs() - r.events.back().t_ns);
+            }
             return true;
           };
           while (cl != nullptr && !stop_.stop_requested()) {

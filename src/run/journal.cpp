@@ -256,7 +256,7 @@ void FileJournal::EndUnit() {
   if (depth_ == 0 || --depth_ > 0) {
     return;
   }
-  if (!replaying_ && !failed_) {
+  if (!replaying_ && !failed_ && !cut_) {
     // The unit's answers are serialised now, after its measurement, never between its requests
     // (a rate point's workers send again as soon as an answer is in).
     for (const client::ChatResponse& r : pending_chats_) {
@@ -272,6 +272,7 @@ void FileJournal::EndUnit() {
   pending_chats_.clear();
   pending_aux_.clear();
   replaying_ = false;
+  cut_ = false;
 }
 
 std::vector<client::ChatResponse> FileJournal::RunChats(std::span<const client::ChatCall> calls,
@@ -318,8 +319,17 @@ std::vector<client::ChatResponse> FileJournal::RunChats(std::span<const client::
       return out;
     }
   }
+  const bool stopping_before = stop.stop_requested();
+  std::stop_token seen = stop;
   out = live(calls, hooks, std::move(stop));
   std::lock_guard<std::mutex> lock(mu_);
+  // Stopped while this batch ran, and some of it was cancelled for that: the unit is partial.
+  if (depth_ > 0 && (stopping_before || seen.stop_requested()) &&
+      std::any_of(out.begin(), out.end(), [](const client::ChatResponse& r) {
+        return r.outcome == client::Outcome::kCancelled;
+      })) {
+    cut_ = true;
+  }
   if (depth_ > 0 && !failed_) {
     pending_chats_.insert(pending_chats_.end(), out.begin(), out.end());
   }

@@ -100,6 +100,9 @@ class FileJournal final : public client::Journal {
   int unit_ = -1;           // the current outermost unit's index
   int next_unit_ = 0;       // the next outermost unit's index
   bool replaying_ = false;  // the current unit is replayed
+  // The current unit was cut short by the run's stop (Ctrl-C, --deadline): it gets no "end", so
+  // --resume measures it again instead of replaying a partial unit as finished.
+  bool cut_ = false;
   bool failed_ = false;
   int replayed_ = 0;
   Resumed resumed_;

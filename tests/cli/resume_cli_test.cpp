@@ -353,5 +353,56 @@ TEST(ResumeCli, LaunchMatrixKilledMidwayKeepsTheFinishedRecipe) {
   EXPECT_LE(slow_total, 1 + 1 + 2 + 4 + 4);
 }
 
+// Ctrl-C in the middle of a rate point: the run ends interrupted with what it measured, and the
+// point, being partial, is not journaled as finished: --resume measures it again whole (every
+// request sent, none left unsent), and the replayed units' self-checks stay those of the process
+// that read their events (no event "delayed" by the time between the two processes).
+TEST(ResumeCli, RatePointStoppedByCtrlCIsMeasuredAgainWhole) {
+  TempDir dir;
+  Sim sim(dir.path() / "sim.log");
+  ASSERT_FALSE(sim.url().empty());
+  const fs::path out = dir.path() / "rate";
+  Child perf({kBin, "perf", "--endpoint", sim.url(), "--profile", "rate", "--rates", "8,4",
+              "--requests", "12", "--rate-tokens", "8", "--warmup", "1", "--out", out.string()});
+  // Stop once the second point (4 req/s, 3 s of arrivals) has begun: the first is finished.
+  ASSERT_TRUE(WaitForFile(out / "journal.jsonl"));
+  bool second = false;
+  for (int i = 0; i < 5000 && !second; ++i) {
+    const std::string j = ReadFile(out / "journal.jsonl");
+    second = j.find("\"begin\":\"rate sweep 4\"") != std::string::npos;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_TRUE(second) << "the second rate point never began";
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  perf.Signal(SIGINT);
+  EXPECT_EQ(perf.Wait(), 130) << perf.Stderr();
+  const json cut = json::parse(ReadFile(out / "results.json"));
+  EXPECT_EQ(cut["status"], "interrupted");
+
+  ProcessResult r = RunProcess({kBin, "perf", "--resume", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json res = json::parse(ReadFile(out / "results.json"));
+  EXPECT_EQ(res["status"], "complete");
+  ASSERT_TRUE(res.contains("resumed"));
+  EXPECT_FALSE(res["resumed"][0]["unfinished_unit"].get<std::string>().empty())
+      << res["resumed"].dump();
+  const json& points = res["perf"]["rate"]["rates"];
+  ASSERT_EQ(points.size(), 2u);
+  for (const json& p : points) {
+    EXPECT_EQ(p["sent"], 12) << p.dump();
+    EXPECT_EQ(p["unsent"], 0) << p.dump();
+    // The bug this guards against: a replayed event's delay measured from the resumed process.
+    const json& d = p["self_check"]["event_delay_us"];
+    if (d.contains("p99")) {
+      EXPECT_LT(d["p99"].get<double>(), 500'000) << p.dump();
+    }
+  }
+  // The first point and the warm-up were not sent again: 1 + 12 + 12, plus the cut point's
+  // requests sent before the stop.
+  const int total = Total(RequestCounts(dir.path() / "sim.log"));
+  EXPECT_GE(total, 1 + 12 + 12);
+  EXPECT_LE(total, 1 + 12 + 12 + 12);
+}
+
 }  // namespace
 }  // namespace sb
