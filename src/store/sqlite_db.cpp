@@ -1,4 +1,6 @@
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -130,9 +132,23 @@ Result<std::unique_ptr<Db>> OpenSqlite(const std::string& path) {
   auto db = std::make_unique<SqliteDb>(raw, path);
   sqlite3_busy_timeout(raw, kBusyTimeoutMs);
   // WAL: readers never block the writer; FULL: a committed run survives a power cut too.
+  // Switching a new database to WAL needs its exclusive lock, and SQLite answers SQLITE_BUSY at
+  // once there, without the busy handler, when another process is opening it at the same
+  // moment (8 runs finishing together: seen): retried here for as long as the busy timeout.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
   for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL"}) {
-    if (sqlite3_exec(raw, pragma, nullptr, nullptr, nullptr) != SQLITE_OK) {
-      return db->Fail("cannot open");
+    for (int attempt = 0;; ++attempt) {
+      const int rc = sqlite3_exec(raw, pragma, nullptr, nullptr, nullptr);
+      if (rc == SQLITE_OK) {
+        break;
+      }
+      const int primary = rc & 0xff;
+      if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) ||
+          std::chrono::steady_clock::now() >= deadline) {
+        return db->Fail("cannot open");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5 + (attempt % 10)));
     }
   }
   return std::unique_ptr<Db>(std::move(db));
