@@ -36,18 +36,10 @@ std::string ReadFile(const fs::path& p) {
   return ss.str();
 }
 
-// A program on PATH (RunProcess does not search it); the bare name when not found, so the
-// failure names it.
+// A program on PATH; the bare name when not found, so the failure names it.
 std::string Which(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path == nullptr ? "/usr/bin:/bin" : path);
-  for (std::string d; std::getline(dirs, d, ':');) {
-    fs::path candidate = fs::path(d) / name;
-    if (!d.empty() && access(candidate.c_str(), X_OK) == 0) {
-      return candidate.string();
-    }
-  }
-  return name;
+  const std::string found = testing::FindOnPath(name);
+  return found.empty() ? name : found;
 }
 
 void WriteFile(const fs::path& p, const std::string& text) {

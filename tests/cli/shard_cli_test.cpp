@@ -10,13 +10,11 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include "perf/histogram.h"
@@ -50,19 +48,6 @@ std::vector<json> ReadLines(const fs::path& p) {
     }
   }
   return out;
-}
-
-// A program on PATH; "" when there is none.
-std::string Which(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path == nullptr ? "/usr/bin:/bin" : path);
-  for (std::string d; std::getline(dirs, d, ':');) {
-    const fs::path candidate = fs::path(d) / name;
-    if (!d.empty() && access(candidate.c_str(), X_OK) == 0) {
-      return candidate.string();
-    }
-  }
-  return "";
 }
 
 // --start-at a few seconds from now, as unix seconds (every shard gets the same text).
@@ -237,7 +222,7 @@ TEST_F(ShardCli, FourShardsMergeToTheUnionOfTheirSamples) {
 // The test: mpirun -np 4 --oversubscribe, merged, against one process running the same
 // total load. Skipped without mpirun, unless SERVEBENCH_REQUIRE_MPI=1 (CI) makes that a failure.
 TEST_F(ShardCli, MpirunFourRanksMatchOneProcessRunningTheWholeLoad) {
-  const std::string mpirun = Which("mpirun");
+  const std::string mpirun = testing::FindOnPath("mpirun");
   if (mpirun.empty()) {
     const char* require = std::getenv("SERVEBENCH_REQUIRE_MPI");
     if (require != nullptr && std::string(require) == "1") {

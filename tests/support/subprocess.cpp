@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <sstream>
 #include <stdexcept>
 #include <string_view>
 
@@ -246,6 +249,18 @@ std::string Child::Stderr() {
 
 std::string Child::RemainingStdout() {
   return out_buf_;
+}
+
+std::string FindOnPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path == nullptr ? "/usr/bin:/bin" : path);
+  for (std::string d; std::getline(dirs, d, ':');) {
+    const std::filesystem::path candidate = std::filesystem::path(d) / name;
+    if (!d.empty() && access(candidate.c_str(), X_OK) == 0) {
+      return candidate.string();
+    }
+  }
+  return "";
 }
 
 }  // namespace sb::testing

@@ -23,6 +23,9 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
                          std::chrono::milliseconds limit = std::chrono::seconds(120),
                          const std::vector<std::string>& extra_env = {});
 
+// The path of `name` on PATH (RunProcess does not search it); "" when there is none.
+std::string FindOnPath(const std::string& name);
+
 // A child left running (e.g. `servebench sim`): its stdout can be read line by line.
 class Child {
  public:
