@@ -179,7 +179,17 @@ Result<json> MergePoint(const std::vector<const json*>& points, std::size_t inde
   const json& first = *points.front();
   json out = json::object();
   out["phase"] = first.value("phase", "sweep");
-  long long sent = 0, ok = 0, good = 0, tokens = 0, unsent = 0, queued = 0, threads = 0;
+  // The counts every point has, summed.
+  for (const char* key : {"scheduled", "sent", "ok", "failed", "unsent", "late_sends"}) {
+    long long sum = 0;
+    for (const json* p : points) {
+      sum += Int(*p, key);
+    }
+    out[key] = sum;
+  }
+  const long long sent = out["sent"].get<long long>(), ok = out["ok"].get<long long>(),
+                  unsent = out["unsent"].get<long long>();
+  long long good = 0, tokens = 0, queued = 0, threads = 0;
   double rate = 0, window = 0, offered = 0, achieved = 0, cpu_s = 0;
   bool any_offered = false, any_achieved = false, any_window = false, has_goodput = false;
   bool client_bound = false, capped = false;
@@ -188,9 +198,6 @@ Result<json> MergePoint(const std::vector<const json*>& points, std::size_t inde
   for (std::size_t k = 0; k < points.size(); ++k) {
     const json& p = *points[k];
     rate += Num(p, "rate_rps");
-    sent += Int(p, "sent");
-    ok += Int(p, "ok");
-    unsent += Int(p, "unsent");
     tokens += Int(p, "output_tokens");
     if (p.contains("offered_rate_rps") && p["offered_rate_rps"].is_number()) {
       offered += p["offered_rate_rps"].get<double>();
@@ -224,13 +231,6 @@ Result<json> MergePoint(const std::vector<const json*>& points, std::size_t inde
       row["shard"] = k;
       requests.push_back(std::move(row));
     }
-  }
-  for (const char* key : {"scheduled", "sent", "ok", "failed", "unsent", "late_sends"}) {
-    long long sum = 0;
-    for (const json* p : points) {
-      sum += Int(*p, key);
-    }
-    out[key] = sum;
   }
   out["rate_rps"] = rate;
   out["offered_rate_rps"] = any_offered ? json(offered) : json(nullptr);
