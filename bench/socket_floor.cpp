@@ -7,8 +7,20 @@
 // The client (libcurl) pays this plus its own overhead; whatever a client does, it cannot go
 // below this on the same machine with one read per token.
 //
-//   build/bench/socket_floor [--streams 16] [--tokens 4000] [--itl-ms 0.5] [--repeats 3]
-//                            [--servebench PATH]
+// With --io-uring (built where Debian's liburing-dev is installed), the same reads go through
+// io_uring instead: one multishot receive per connection into a ring of provided buffers, and
+// io_uring_enter to wait, so a token costs a wake-up but no recv system call.
+//
+// With --burst it also prints, per pass, what a burst of N simultaneous requests costs in TTFT
+// with no HTTP library: the connections are opened first, the N requests are written in one
+// tight loop that starts at t0, and per request the client-added TTFT is (first token read − t0)
+// − the simulator's own TTFT (its "sim" object: request read → first token written), split into
+// the way there (t0 → the simulator has read the request) and the way back (first token
+// written → read here). The floor under bench/client_accuracy's burst figures.
+//
+//   build/bench/socket_floor [--streams 16] [--tokens 4000] [--itl-ms 0.5] [--ttft-ms 1]
+//                            [--repeats 3] [--io-uring] [--burst] [--servebench PATH]
+//   build/bench/socket_floor --burst --streams 1000 --tokens 8 --itl-ms 200 --ttft-ms 50
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
@@ -29,6 +41,13 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifdef SB_HAVE_LIBURING
+#include <liburing.h>
+#include <sys/mman.h>
+#endif
+
+#include <nlohmann/json.hpp>
 
 #include "client/chunk_scan.h"
 
@@ -55,7 +74,9 @@ struct Stream {
   bool head_done = false;
   bool done = false;
   long long tokens = 0;
-  std::int64_t last_ns = 0;
+  std::int64_t last_ns = 0;   // when the last read returned
+  std::int64_t first_ns = 0;  // when the read holding the first content token returned
+  std::int64_t sim_recv_ns = 0, sim_first_ns = 0;  // the simulator's "sim" object
 };
 
 // Consumes complete SSE "data: ..." lines from the (chunked) body in s.buf. Chunk-size lines
@@ -90,8 +111,18 @@ void Consume(Stream& s) {
       sb::client::detail::ChunkFields f;
       if (sb::client::detail::ScanChunk(data, f)) {
         ++s.tokens;  // one token per event from the simulator without usage counts
+        if (s.first_ns == 0 && f.content.present && !f.content.raw.empty()) {
+          s.first_ns = s.last_ns;
+        }
       } else {
         ++s.tokens;  // the full parser's case (the final usage chunk): counted the same
+        if (data.find("\"sim\"") != std::string_view::npos) {
+          const auto j = nlohmann::json::parse(data, nullptr, false);
+          if (j.is_object() && j.contains("sim") && j["sim"].is_object()) {
+            s.sim_recv_ns = j["sim"].value("recv_ns", std::int64_t{0});
+            s.sim_first_ns = j["sim"].value("first_token_ns", std::int64_t{0});
+          }
+        }
       }
     }
   }
@@ -113,8 +144,28 @@ int Connect(int port) {
   return fd;
 }
 
-// One pass: N streams of `tokens` tokens; returns µs of CPU per token.
-double Pass(int port, int streams, int tokens) {
+void ReadEpoll(int ep, std::vector<Stream>& ss);
+void ReadUring(std::vector<Stream>& ss);
+
+double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) {
+    return 0.0;
+  }
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
+}
+
+struct PassResult {
+  double us_per_token = 0.0;
+  // --burst, ms: client-added TTFT, the way there, the way back (p50, p99); streams without the
+  // simulator's "sim" object or a content token are left out and counted in `missing`.
+  double added_p50 = 0, added_p99 = 0, there_p50 = 0, there_p99 = 0, back_p50 = 0, back_p99 = 0;
+  double send_loop_ms = 0;  // t0 → the last request written
+  int missing = 0;
+};
+
+// One pass: N streams of `tokens` tokens.
+PassResult Pass(int port, int streams, int tokens, bool uring) {
   const std::string body =
       "{\"model\":\"sim-model\",\"stream\":true,\"max_tokens\":" + std::to_string(tokens) +
       ",\"min_tokens\":" + std::to_string(tokens) +
@@ -130,16 +181,54 @@ double Pass(int port, int streams, int tokens) {
     ss[i].fd = Connect(port);
   }
   const double cpu0 = CpuSeconds();
+  const std::int64_t t0 = NowNs();
   for (int i = 0; i < streams; ++i) {
     if (send(ss[i].fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
       std::perror("send");
       std::exit(1);
     }
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u32 = static_cast<std::uint32_t>(i);
-    epoll_ctl(ep, EPOLL_CTL_ADD, ss[i].fd, &ev);
+    if (!uring) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.u32 = static_cast<std::uint32_t>(i);
+      epoll_ctl(ep, EPOLL_CTL_ADD, ss[i].fd, &ev);
+    }
   }
+  const std::int64_t sent = NowNs();
+  if (uring) {
+    ReadUring(ss);
+  } else {
+    ReadEpoll(ep, ss);
+  }
+  const double cpu = CpuSeconds() - cpu0;
+  long long total = 0;
+  PassResult r;
+  std::vector<double> added, there, back;
+  for (Stream& s : ss) {
+    total += s.tokens;
+    close(s.fd);
+    if (s.first_ns == 0 || s.sim_recv_ns == 0 || s.sim_first_ns == 0) {
+      ++r.missing;
+      continue;
+    }
+    there.push_back(static_cast<double>(s.sim_recv_ns - t0) / 1e6);
+    back.push_back(static_cast<double>(s.first_ns - s.sim_first_ns) / 1e6);
+    added.push_back(there.back() + back.back());
+  }
+  close(ep);
+  r.us_per_token = cpu / static_cast<double>(total) * 1e6;
+  r.added_p50 = Percentile(added, 0.5);
+  r.added_p99 = Percentile(added, 0.99);
+  r.there_p50 = Percentile(there, 0.5);
+  r.there_p99 = Percentile(there, 0.99);
+  r.back_p50 = Percentile(back, 0.5);
+  r.back_p99 = Percentile(back, 0.99);
+  r.send_loop_ms = static_cast<double>(sent - t0) / 1e6;
+  return r;
+}
+
+void ReadEpoll(int ep, std::vector<Stream>& ss) {
+  const int streams = static_cast<int>(ss.size());
   int open = streams;
   char buf[65536];
   std::vector<epoll_event> evs(static_cast<std::size_t>(streams));
@@ -165,30 +254,131 @@ double Pass(int port, int streams, int tokens) {
       }
     }
   }
-  const double cpu = CpuSeconds() - cpu0;
-  long long total = 0;
-  for (Stream& s : ss) {
-    total += s.tokens;
-    close(s.fd);
-  }
-  close(ep);
-  return cpu / static_cast<double>(total) * 1e6;
 }
+
+#ifdef SB_HAVE_LIBURING
+// One multishot receive per connection, buffers picked by the kernel from a provided-buffer
+// ring; io_uring_submit_and_wait blocks until at least one completion. Per token: a wake-up,
+// one CQE, one timestamp, the same Consume as the epoll path.
+void ReadUring(std::vector<Stream>& ss) {
+  constexpr unsigned kBufs = 256;
+  constexpr unsigned kBufSize = 4096;
+  io_uring ring{};
+  io_uring_params params{};
+  params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+  if (const int e = io_uring_queue_init_params(256, &ring, &params); e < 0) {
+    std::fprintf(stderr, "socket_floor: io_uring_queue_init: %s\n", std::strerror(-e));
+    std::exit(1);
+  }
+  const std::size_t ring_bytes = kBufs * sizeof(io_uring_buf);
+  void* mem = mmap(nullptr, ring_bytes, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+  auto* br = static_cast<io_uring_buf_ring*>(mem);
+  io_uring_buf_ring_init(br);
+  io_uring_buf_reg reg{};
+  reg.ring_addr = reinterpret_cast<std::uint64_t>(br);
+  reg.ring_entries = kBufs;
+  reg.bgid = 0;
+  if (const int e = io_uring_register_buf_ring(&ring, &reg, 0); e < 0) {
+    std::fprintf(stderr, "socket_floor: io_uring_register_buf_ring: %s\n", std::strerror(-e));
+    std::exit(1);
+  }
+  std::vector<char> bufs(static_cast<std::size_t>(kBufs) * kBufSize);
+  const int mask = io_uring_buf_ring_mask(kBufs);
+  for (unsigned i = 0; i < kBufs; ++i) {
+    io_uring_buf_ring_add(br, bufs.data() + static_cast<std::size_t>(i) * kBufSize, kBufSize,
+                          static_cast<unsigned short>(i), mask, static_cast<int>(i));
+  }
+  io_uring_buf_ring_advance(br, static_cast<int>(kBufs));
+  auto arm = [&](std::size_t i) {
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring);
+    io_uring_prep_recv_multishot(sqe, ss[i].fd, nullptr, 0, 0);
+    sqe->flags |= IOSQE_BUFFER_SELECT;
+    sqe->buf_group = 0;
+    io_uring_sqe_set_data64(sqe, i);
+  };
+  for (std::size_t i = 0; i < ss.size(); ++i) {
+    arm(i);
+  }
+  std::size_t open = ss.size();
+  while (open > 0) {
+    if (const int e = io_uring_submit_and_wait(&ring, 1); e < 0 && e != -EINTR) {
+      std::fprintf(stderr, "socket_floor: io_uring_submit_and_wait: %s\n", std::strerror(-e));
+      std::exit(1);
+    }
+    io_uring_cqe* cqe = nullptr;
+    unsigned head = 0;
+    unsigned seen = 0;
+    io_uring_for_each_cqe(&ring, head, cqe) {
+      ++seen;
+      const std::size_t i = io_uring_cqe_get_data64(cqe);
+      Stream& s = ss[i];
+      if (cqe->res == -ENOBUFS) {
+        if (!s.done) {
+          arm(i);
+        }
+        continue;
+      }
+      if (cqe->res <= 0) {
+        if (s.done) {
+          continue;
+        }
+        std::fprintf(stderr, "socket_floor: stream closed early (%d)\n", cqe->res);
+        std::exit(1);
+      }
+      const unsigned bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
+      char* b = bufs.data() + static_cast<std::size_t>(bid) * kBufSize;
+      s.last_ns = NowNs();
+      s.buf.append(b, static_cast<std::size_t>(cqe->res));
+      io_uring_buf_ring_add(br, b, kBufSize, static_cast<unsigned short>(bid), mask, 0);
+      io_uring_buf_ring_advance(br, 1);
+      const bool was_done = s.done;
+      Consume(s);
+      if (s.done && !was_done) {
+        --open;
+      } else if (!s.done && (cqe->flags & IORING_CQE_F_MORE) == 0) {
+        arm(i);
+      }
+    }
+    io_uring_cq_advance(&ring, seen);
+  }
+  io_uring_queue_exit(&ring);
+  munmap(mem, ring_bytes);
+}
+#else
+void ReadUring(std::vector<Stream>&) {
+  std::fprintf(stderr, "socket_floor: built without liburing (install liburing-dev)\n");
+  std::exit(2);
+}
+#endif
 
 }  // namespace
 
 int main(int argc, char** argv) {
   int streams = 16, tokens = 4000, repeats = 3;
+  bool uring = false;
+  bool burst = false;
+  std::string ttft = "1";
   std::string itl = "0.5";
   std::string bin = SB_SERVEBENCH_PATH;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
     const std::string k = argv[i];
+    if (k == "--io-uring" || k == "--burst") {
+      (k == "--burst" ? burst : uring) = true;
+      --i;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "%s needs a value\n", argv[i]);
+      return 2;
+    }
     if (k == "--streams") {
       streams = std::atoi(argv[i + 1]);
     } else if (k == "--tokens") {
       tokens = std::atoi(argv[i + 1]);
     } else if (k == "--itl-ms") {
       itl = argv[i + 1];
+    } else if (k == "--ttft-ms") {
+      ttft = argv[i + 1];
     } else if (k == "--repeats") {
       repeats = std::atoi(argv[i + 1]);
     } else if (k == "--servebench") {
@@ -197,6 +387,11 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "unknown flag %s\n", argv[i]);
       return 2;
     }
+  }
+  rlimit nofile{};  // 10,000 connections need more descriptors than the usual soft limit
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+    nofile.rlim_cur = nofile.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &nofile);
   }
   int pipefd[2];
   if (pipe(pipefd) != 0) {
@@ -208,7 +403,7 @@ int main(int argc, char** argv) {
   posix_spawn_file_actions_addclose(&fa, pipefd[0]);
   const std::string batch = std::to_string(std::max(64, streams));
   std::vector<std::string> args = {bin,         "sim", "--port",     "0", "--itl-ms",    itl,
-                                   "--ttft-ms", "1",   "--slowdown", "0", "--max-batch", batch};
+                                   "--ttft-ms", ttft,  "--slowdown", "0", "--max-batch", batch};
   std::vector<char*> av;
   for (auto& a : args) {
     av.push_back(a.data());
@@ -231,16 +426,27 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "the simulator said: %s\n", line.c_str());
     return 1;
   }
-  Pass(port, streams, std::min(tokens, 200));  // warm-up: caches, the simulator's first runs
+  Pass(port, streams, std::min(tokens, 200), uring);  // warm-up: caches, the simulator's first runs
   std::vector<double> us;
   for (int r = 0; r < repeats; ++r) {
-    us.push_back(Pass(port, streams, tokens));
+    const PassResult p = Pass(port, streams, tokens, uring);
+    us.push_back(p.us_per_token);
     std::printf("streams %d × %d tokens, pass %d: %.2f µs CPU per token\n", streams, tokens, r + 1,
                 us.back());
+    if (burst) {
+      std::printf(
+          "  burst: client-added TTFT p50 %.3f / p99 %.3f ms = there (t0 → request read) p50 "
+          "%.3f / p99 %.3f ms + back (first token written → read) p50 %.3f / p99 %.3f ms; "
+          "send loop %.3f ms%s\n",
+          p.added_p50, p.added_p99, p.there_p50, p.there_p99, p.back_p50, p.back_p99,
+          p.send_loop_ms,
+          p.missing > 0 ? (", " + std::to_string(p.missing) + " streams without figures").c_str()
+                        : "");
+    }
   }
   std::sort(us.begin(), us.end());
-  std::printf("median %.2f µs CPU per token (no HTTP library; epoll + recv + chunk scan)\n",
-              us[us.size() / 2]);
+  std::printf("median %.2f µs CPU per token (no HTTP library; %s + chunk scan)\n",
+              us[us.size() / 2], uring ? "io_uring multishot recv" : "epoll + recv");
   kill(pid, SIGTERM);
   waitpid(pid, nullptr, 0);
   return 0;
