@@ -119,6 +119,9 @@ struct ChatResponse {
   std::int64_t written_ns = 0;
   std::int64_t first_byte_ns = 0;  // first response byte
   std::int64_t done_ns = 0;        // transfer finished (or failed)
+  // The answering attempt opened a connection of its own (none was idle in the client's cache:
+  // curl's CURLINFO_NUM_CONNECTS), so its TTFT includes a handshake.
+  bool new_connection = false;
 
   std::vector<TokenEvent> events;  // token-bearing events only, in arrival order
   std::string answer;

@@ -175,13 +175,15 @@ struct Client::Impl {
   struct Transfer {
     Impl* impl = nullptr;
     CURL* easy = nullptr;
-    ChatResponse* resp = nullptr;      // outcome, timestamps and (chat) parsed content
-    bool chat = false;                 // a chat call (parse the answer) vs. a plain Get/Post
-    bool stream = false;               // the call asked for SSE
-    bool mode_known = false;           // sse decided (at the first body byte)
-    bool sse = false;                  // body is parsed as an event stream
-    bool aborted = false;              // a callback stopped the transfer; resp->outcome is set
-    int retries_left = 0;              // further attempts allowed (chat calls)
+    ChatResponse* resp = nullptr;  // outcome, timestamps and (chat) parsed content
+    bool chat = false;             // a chat call (parse the answer) vs. a plain Get/Post
+    bool stream = false;           // the call asked for SSE
+    bool mode_known = false;       // sse decided (at the first body byte)
+    bool sse = false;              // body is parsed as an event stream
+    bool aborted = false;          // a callback stopped the transfer; resp->outcome is set
+    bool hold = false;     // a preconnect GET: pause at its first body byte (see Preconnect)
+    bool held = false;     // paused there, keeping its connection in use; counted in Impl::held
+    int retries_left = 0;  // further attempts allowed (chat calls)
     std::int64_t waited_ns = 0;        // retry waits so far
     std::size_t max_answer_bytes = 0;  // 0 = no cap
     int status = 0;                    // HTTP status, read when the body starts
@@ -241,6 +243,10 @@ struct Client::Impl {
   std::vector<SseEvent> scratch;    // events of the chunk being parsed
   const RunHooks* hooks = nullptr;  // during RunChats: this worker's (io_workers.h)
   std::size_t max_connects = 64;    // idle connections the multi handle keeps
+  // Preconnect's GETs pause at their first body byte while this is set; `held` of the active
+  // transfers are paused there. Drive lets them all finish once every active one is held.
+  bool holding = false;
+  std::size_t held = 0;
   // Inside RunChats (hooks must not re-enter the Client); read from the I/O threads' hooks.
   std::atomic<bool> driving{false};
   // The I/O workers besides this one (the Client's own), made when a batch first needs them
@@ -410,6 +416,12 @@ struct Client::Impl {
     t->last_rx_ns = t_ns;
     if (t->first_byte_ns == 0) {
       t->impl->NoteFirstByte(*t, t_ns);
+    }
+    if (t->hold && t->impl->holding) {  // keep the connection in use (Preconnect)
+      t->hold = false;
+      t->held = true;
+      ++t->impl->held;
+      return CURL_WRITEFUNC_PAUSE;  // curl keeps these bytes and hands them over again
     }
     if (!t->mode_known) {
       long status = 0;  // NOLINT(runtime/int)
@@ -585,6 +597,10 @@ struct Client::Impl {
   }
 
   void Deactivate(Transfer& t) {
+    if (t.held) {
+      t.held = false;
+      --held;
+    }
     curl_multi_remove_handle(multi, t.easy);
     Transfer* last = active.back();
     active[t.active_pos] = last;
@@ -618,6 +634,9 @@ struct Client::Impl {
     long status = 0;  // NOLINT(runtime/int)
     curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
     r.http_status = static_cast<int>(status);
+    long connects = 0;  // NOLINT(runtime/int)
+    curl_easy_getinfo(t.easy, CURLINFO_NUM_CONNECTS, &connects);
+    r.new_connection = connects > 0;
     if (t.aborted) {
       return;  // the write callback already decided (malformed, error event, cancelled)
     }
@@ -948,8 +967,27 @@ struct Client::Impl {
         SocketAction(fd, mask);
       }
       Reap(finished);
+      if (holding && next >= order.size() && held > 0 && held == active.size()) {
+        ReleaseHeld();
+        Reap(finished);
+      }
     }
+    holding = false;
     DrainFd(wake_fd);
+  }
+
+  // Every active transfer is a preconnect GET paused on its answer, each holding its own
+  // connection: let them finish (their connections go back to the cache, all idle at once).
+  void ReleaseHeld() {
+    holding = false;
+    const std::vector<Transfer*> now_active = active;  // unpausing may complete transfers
+    for (Transfer* t : now_active) {
+      if (t->held) {
+        t->held = false;
+        --held;
+        curl_easy_pause(t->easy, CURLPAUSE_CONT);
+      }
+    }
   }
 };
 
@@ -1181,6 +1219,7 @@ std::size_t Client::Impl::Preconnect(std::size_t n, std::stop_token stop) {
     t->resp = &status[i];
     t->index = i;
     t->total_limit_ns = limit_ns;
+    t->hold = true;
     t->easy = AcquireEasy();
     if (t->easy == nullptr) {
       return nullptr;
@@ -1206,6 +1245,12 @@ std::size_t Client::Impl::Preconnect(std::size_t n, std::stop_token stop) {
     transfers[t.index].reset();
   };
   auto unsent = [](std::size_t, const char*) {};
+  // A fast server answers a GET before curl has started the next one, which would then reuse
+  // that connection: 128 GETs went one after another over one connection, and the batch's
+  // calls opened the other 127 as they were sent. So each GET keeps its connection in use
+  // (paused at its answer) until every GET is answered or has failed.
+  holding = true;
+  held = 0;
   Drive(order, start, finished, unsent, std::move(stop));
   return answered;
 }

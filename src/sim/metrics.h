@@ -34,6 +34,7 @@ struct Counters {
   std::uint64_t faults[kFaultKinds] = {};
   std::uint64_t disconnects = 0;
   std::uint64_t compressed_responses = 0;  // responses sent gzip-compressed (SimOptions::gzip)
+  std::uint64_t connections = 0;           // TCP connections accepted
 };
 
 class Metrics {

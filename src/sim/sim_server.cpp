@@ -513,6 +513,7 @@ void SimServer::Impl::AcceptAll() {
       continue;
     }
     conns.emplace(c->id, std::move(c));
+    metrics.Update([](Counters& k) { ++k.connections; });
   }
 }
 
@@ -1363,6 +1364,7 @@ SimServer::Stats SimServer::stats() const {
   }
   s.disconnects = c.disconnects;
   s.compressed_responses = c.compressed_responses;
+  s.connections = c.connections;
   return s;
 }
 

@@ -104,6 +104,7 @@ class SimServer {
     std::uint64_t faults_injected = 0;
     std::uint64_t disconnects = 0;           // chat requests dropped because the client went away
     std::uint64_t compressed_responses = 0;  // sent gzip-compressed (SimOptions::gzip)
+    std::uint64_t connections = 0;           // TCP connections accepted
   };
 
   // Validates the options, binds, listens and starts the event-loop thread.

@@ -226,5 +226,44 @@ TEST(ClientSim, TotalTimeoutEndsAStalledStream) {
   EXPECT_EQ(gap[0].reason, "idle gap over 200 ms");
 }
 
+// Preconnect against a server that answers at once (the simulator answers GET /v1/models
+// within microseconds): each GET must keep its connection while the others start, or curl
+// reuses one connection for all of them one after another and the batch's calls then open
+// their connections as they are sent. A warm connection is idle in the cache first, as after
+// every perf level's warm-up. Before the fix: 1 connection after preconnect, 63 of the 64
+// calls opened their own.
+TEST(ClientSim, PreconnectOpensOneConnectionPerStreamBeforeTheCallsLeave) {
+  sim::SimOptions o = Fast();
+  o.ttft_ms = 20;
+  o.max_batch = 128;
+  auto sim = StartSim(o);
+  ASSERT_TRUE(sim);
+  Client client(Options(*sim));
+  ASSERT_EQ(RunAll(client, {Call(1000, "warm")}).at(0).outcome, Outcome::kOk);
+  ASSERT_EQ(sim->stats().connections, 1u);
+  std::vector<ChatCall> calls;
+  for (std::uint64_t i = 1; i <= 64; ++i) {
+    calls.push_back(Call(i, "hello " + std::to_string(i)));
+  }
+  RunHooks hooks;
+  hooks.preconnect = true;
+  const auto out = client.RunChats(calls, hooks, {});
+  int opened = 0;
+  for (const ChatResponse& r : out) {
+    EXPECT_EQ(r.outcome, Outcome::kOk) << r.reason;
+    opened += r.new_connection ? 1 : 0;
+  }
+  EXPECT_EQ(opened, 0) << "calls that connected while being sent";
+  EXPECT_EQ(sim->stats().connections, 64u);
+  EXPECT_EQ(sim->stats().requests, 1u + 64u + 64u);  // the warm call, 64 GETs, 64 calls
+
+  // Without preconnect the calls connect themselves (what new_connection reports).
+  Client cold(Options(*sim));
+  const auto cold_out = cold.RunChats({calls.begin(), calls.begin() + 4}, RunHooks{}, {});
+  for (const ChatResponse& r : cold_out) {
+    EXPECT_TRUE(r.new_connection);
+  }
+}
+
 }  // namespace
 }  // namespace sb::client

@@ -646,3 +646,50 @@ TEST(HttpClient, PreconnectOpensTheBatchsConnectionsFirst) {
 
 }  // namespace
 }  // namespace sb::client
+
+namespace sb::client {
+namespace {
+
+// The same with a connection already idle in the cache (a warm-up call before the batch, as
+// every perf level has): the GETs still go out together, one connection each, so the batch's
+// calls find one connection each and none is opened while they are being sent. Found with
+// strace on a 128-stream level: the 128 GETs went one after another over the warm-up's
+// connection, and the 128 calls then opened 127 connections as they were sent.
+TEST(HttpClient, PreconnectOpensTheBatchsConnectionsBesideAnIdleOne) {
+  ScriptServer server([](const ScriptRequest& req) {
+    if (req.method == "GET") {
+      return Script().Send(FullResponse(200, "application/json", R"({"data":[]})"));
+    }
+    return Script().Send(SseHead()).Send(Chunk(GoodStream({"ok"}))).Send(LastChunk());
+  });
+  Client client(Options(server));
+  ASSERT_EQ(RunCalls(client, {Call(100)}).at(0).outcome, Outcome::kOk);
+  ASSERT_EQ(server.connections(), 1);
+  std::vector<ChatCall> calls;
+  for (std::uint64_t i = 1; i <= 16; ++i) {
+    calls.push_back(Call(i));
+  }
+  RunHooks hooks;
+  hooks.preconnect = true;
+  hooks.max_in_flight = 16;
+  const auto out = RunCalls(client, calls, hooks);
+  for (const ChatResponse& r : out) {
+    EXPECT_EQ(r.outcome, Outcome::kOk) << r.reason;
+  }
+  const std::vector<ScriptRequest> reqs = server.requests();
+  ASSERT_EQ(reqs.size(), 1u + 16u + 16u);
+  std::set<int> get_connections;
+  for (std::size_t i = 1; i <= 16; ++i) {
+    EXPECT_EQ(reqs[i].method, "GET");
+    get_connections.insert(reqs[i].connection);
+  }
+  EXPECT_EQ(get_connections.size(), 16u) << "the GETs shared connections";
+  for (std::size_t i = 17; i < reqs.size(); ++i) {
+    EXPECT_EQ(reqs[i].method, "POST");
+    EXPECT_EQ(get_connections.count(reqs[i].connection), 1u) << "a call opened a new connection";
+  }
+  EXPECT_EQ(server.connections(), 16);
+}
+
+}  // namespace
+}  // namespace sb::client
