@@ -823,6 +823,10 @@ struct Client::Impl {
     std::int64_t next = kNever;
     for (std::size_t i = 0; i < active.size();) {
       Transfer& t = *active[i];
+      if (t.held) {  // answered: it keeps its connection until ReleaseHeld, whatever the time
+        ++i;
+        continue;
+      }
       const std::int64_t fb_idle = t.FirstByteOrIdleDeadline();
       const std::int64_t total = t.TotalDeadline();
       if (now < fb_idle && now < total) {
@@ -869,6 +873,13 @@ struct Client::Impl {
         hooks != nullptr && hooks->start_until ? ToNanos(*hooks->start_until) : kNever;
     const auto room = [&] { return cap == 0 || active.size() + retry_queue.size() < cap; };
     next_check_ns = kNever;
+    // Preconnect: once every active transfer is a GET held at its answer, let them all finish.
+    const auto release_held = [&] {
+      if (holding && next >= order.size() && held > 0 && held == active.size()) {
+        ReleaseHeld();
+        Reap(finished);
+      }
+    };
     epoll_event events[kMaxEvents];
     while (next < order.size() || !active.empty() || !retry_queue.empty()) {
       if (stop.stop_requested()) {
@@ -921,6 +932,7 @@ struct Client::Impl {
       now = NowNs();
       if (now >= next_check_ns) {
         next_check_ns = ExpireLimits(now, finished);
+        release_held();  // the last unanswered GET may just have timed out
       }
       if (next >= order.size() && active.empty() && retry_queue.empty()) {
         break;
@@ -967,10 +979,7 @@ struct Client::Impl {
         SocketAction(fd, mask);
       }
       Reap(finished);
-      if (holding && next >= order.size() && held > 0 && held == active.size()) {
-        ReleaseHeld();
-        Reap(finished);
-      }
+      release_held();
     }
     holding = false;
     DrainFd(wake_fd);
@@ -985,6 +994,7 @@ struct Client::Impl {
       if (t->held) {
         t->held = false;
         --held;
+        next_check_ns = std::min(next_check_ns, t->NextDeadline());
         curl_easy_pause(t->easy, CURLPAUSE_CONT);
       }
     }
@@ -1248,7 +1258,9 @@ std::size_t Client::Impl::Preconnect(std::size_t n, std::stop_token stop) {
   // A fast server answers a GET before curl has started the next one, which would then reuse
   // that connection: 128 GETs went one after another over one connection, and the batch's
   // calls opened the other 127 as they were sent. So each GET keeps its connection in use
-  // (paused at its answer) until every GET is answered or has failed.
+  // (paused at its answer) until every GET is answered or has failed. A GET never answered (a
+  // server with fewer connection threads than n) ends at the 5 s limit; the answered ones are
+  // not timed out while they wait, so their connections are kept, as before.
   holding = true;
   held = 0;
   Drive(order, start, finished, unsent, std::move(stop));

@@ -691,5 +691,39 @@ TEST(HttpClient, PreconnectOpensTheBatchsConnectionsBesideAnIdleOne) {
   EXPECT_EQ(server.connections(), 16);
 }
 
+// A server with fewer connection threads than streams leaves some GETs unanswered: those end at
+// preconnect's 5 s limit, and the answered ones, waiting for them with their connections held,
+// are not timed out with them: their connections are kept for the calls. (When they were timed
+// out too, every call connected itself.) Takes about 5 s.
+TEST(HttpClient, PreconnectKeepsTheAnsweredConnectionsWhenOneGetIsNeverAnswered) {
+  ScriptServer server([](const ScriptRequest& req) {
+    if (req.method == "GET") {
+      Script s;
+      if (req.connection == 0) {
+        s.Pause(6'000);  // past the 5 s limit: the client gives up on this one
+      }
+      return s.Send(FullResponse(200, "application/json", R"({"data":[]})"));
+    }
+    // Answered after 200 ms: the 4 calls are in flight together, none frees a connection for
+    // another.
+    return Script().Pause(200).Send(SseHead()).Send(Chunk(GoodStream({"ok"}))).Send(LastChunk());
+  });
+  Client client(Options(server));
+  std::vector<ChatCall> calls;
+  for (std::uint64_t i = 1; i <= 4; ++i) {
+    calls.push_back(Call(i));
+  }
+  RunHooks hooks;
+  hooks.preconnect = true;
+  const auto out = RunCalls(client, calls, hooks);
+  int opened = 0;
+  for (const ChatResponse& r : out) {
+    EXPECT_EQ(r.outcome, Outcome::kOk) << r.reason;
+    opened += r.new_connection ? 1 : 0;
+  }
+  EXPECT_EQ(opened, 1) << "calls that connected themselves";
+  EXPECT_EQ(server.connections(), 5);  // 4 for the GETs, 1 for the call without one
+}
+
 }  // namespace
 }  // namespace sb::client
