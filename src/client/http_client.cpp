@@ -932,8 +932,10 @@ struct Client::Impl {
       now = NowNs();
       if (now >= next_check_ns) {
         next_check_ns = ExpireLimits(now, finished);
-        release_held();  // the last unanswered GET may just have timed out
       }
+      // Before sleeping: the last GET may have been answered inside the SocketAction above
+      // (curl reads right after sending), or the last unanswered one just timed out.
+      release_held();
       if (next >= order.size() && active.empty() && retry_queue.empty()) {
         break;
       }
