@@ -596,16 +596,19 @@ TEST(HttpClientUrl, Validate) {
 namespace sb::client {
 namespace {
 
+// GET /v1/models answered with an empty list, a chat call with a one-token stream.
+Script ModelsOrStream(const ScriptRequest& req) {
+  if (req.method == "GET") {
+    return Script().Send(FullResponse(200, "application/json", R"({"data":[]})"));
+  }
+  return Script().Send(SseHead()).Send(Chunk(GoodStream({"ok"}))).Send(LastChunk());
+}
+
 // RunHooks::preconnect: one unmeasured GET /v1/models per stream the batch holds at once, each
 // on its own connection, before any call leaves; the calls then use those connections (no new
 // connection is opened for them).
 TEST(HttpClient, PreconnectOpensTheBatchsConnectionsFirst) {
-  ScriptServer server([](const ScriptRequest& req) {
-    if (req.method == "GET") {
-      return Script().Send(FullResponse(200, "application/json", R"({"data":[]})"));
-    }
-    return Script().Send(SseHead()).Send(Chunk(GoodStream({"ok"}))).Send(LastChunk());
-  });
+  ScriptServer server(ModelsOrStream);
   Client client(Options(server));
   std::vector<ChatCall> calls;
   for (std::uint64_t i = 1; i <= 6; ++i) {
@@ -644,24 +647,15 @@ TEST(HttpClient, PreconnectOpensTheBatchsConnectionsFirst) {
   }
 }
 
-}  // namespace
-}  // namespace sb::client
-
-namespace sb::client {
-namespace {
-
 // The same with a connection already idle in the cache (a warm-up call before the batch, as
-// every perf level has): the GETs still go out together, one connection each, so the batch's
-// calls find one connection each and none is opened while they are being sent. Found with
-// strace on a 128-stream level: the 128 GETs went one after another over the warm-up's
-// connection, and the 128 calls then opened 127 connections as they were sent.
+// every perf level has): one GET per connection, and the calls reuse exactly those. This server
+// (a thread per connection) answers too slowly to show the bug strace found on a 128-stream
+// level (the GETs running one after another over the idle connection): this test passed before
+// that fix.
+// ClientSim.PreconnectOpensOneConnectionPerStreamBeforeTheCallsLeave, against the simulator,
+// is the one that fails without it.
 TEST(HttpClient, PreconnectOpensTheBatchsConnectionsBesideAnIdleOne) {
-  ScriptServer server([](const ScriptRequest& req) {
-    if (req.method == "GET") {
-      return Script().Send(FullResponse(200, "application/json", R"({"data":[]})"));
-    }
-    return Script().Send(SseHead()).Send(Chunk(GoodStream({"ok"}))).Send(LastChunk());
-  });
+  ScriptServer server(ModelsOrStream);
   Client client(Options(server));
   ASSERT_EQ(RunCalls(client, {Call(100)}).at(0).outcome, Outcome::kOk);
   ASSERT_EQ(server.connections(), 1);
