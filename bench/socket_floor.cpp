@@ -50,6 +50,7 @@
 #include <nlohmann/json.hpp>
 
 #include "client/chunk_scan.h"
+#include "core/stats.h"
 
 extern char** environ;
 
@@ -147,14 +148,6 @@ int Connect(int port) {
 void ReadEpoll(int ep, std::vector<Stream>& ss);
 void ReadUring(std::vector<Stream>& ss);
 
-double Percentile(std::vector<double> v, double q) {
-  if (v.empty()) {
-    return 0.0;
-  }
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
-}
-
 struct PassResult {
   double us_per_token = 0.0;
   // --burst, ms: client-added TTFT, the way there, the way back (p50, p99); streams without the
@@ -217,12 +210,13 @@ PassResult Pass(int port, int streams, int tokens, bool uring) {
   }
   close(ep);
   r.us_per_token = cpu / static_cast<double>(total) * 1e6;
-  r.added_p50 = Percentile(added, 0.5);
-  r.added_p99 = Percentile(added, 0.99);
-  r.there_p50 = Percentile(there, 0.5);
-  r.there_p99 = Percentile(there, 0.99);
-  r.back_p50 = Percentile(back, 0.5);
-  r.back_p99 = Percentile(back, 0.99);
+  const sb::Summary a = sb::Summarize(added), th = sb::Summarize(there), b = sb::Summarize(back);
+  r.added_p50 = a.p50;
+  r.added_p99 = a.p99;
+  r.there_p50 = th.p50;
+  r.there_p99 = th.p99;
+  r.back_p50 = b.p50;
+  r.back_p99 = b.p99;
   r.send_loop_ms = static_cast<double>(sent - t0) / 1e6;
   return r;
 }
