@@ -1,4 +1,4 @@
-// The command-line surface (DESIGN.md §2): run, perf, launch, compare, roofline, suites, assets,
+// The command-line surface (docs/architecture.md): run, perf, launch, compare, roofline, suites, assets,
 // sim, doctor. Flag parsing only: what `run`, `perf` and `launch` do is in run/run.h.
 #pragma once
 
@@ -6,7 +6,7 @@
 
 namespace sb::cli {
 
-// Exit codes (DESIGN.md §2), from run/exit_codes.h.
+// Exit codes (docs/architecture.md), from run/exit_codes.h.
 using run::kExitGate;
 using run::kExitInterrupted;
 using run::kExitOk;

@@ -9,7 +9,7 @@
 
 namespace sb {
 
-// What kind of failure; cli maps these to exit codes (DESIGN.md §2).
+// What kind of failure; cli maps these to exit codes (docs/architecture.md).
 enum class ErrorCode {
   kUsage,      // bad flags or arguments (exit 2)
   kSetup,      // unreachable endpoint, unknown model, unreadable file (exit 3)

@@ -1,5 +1,6 @@
 // Prometheus text exposition parsing, and the speculative-decoding counters of the servers we
-// know (names in shared/reference/perf-tools-survey.md §c): vLLM v1 and v0, llama.cpp, SGLang.
+// know (the names are listed in docs/metrics.md, "Speculative decoding"): vLLM v1 and v0,
+// llama.cpp, SGLang.
 // Pure functions; the scraping (GET /metrics) is done by the caller.
 #pragma once
 

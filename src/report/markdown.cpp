@@ -27,7 +27,7 @@ using md::RenderOtherProfiles;
 using md::RenderSpeed;
 using nlohmann::json;
 
-// The order statuses are listed in wherever a breakdown is printed (DESIGN.md §5).
+// The order statuses are listed in wherever a breakdown is printed (docs/suites.md "Statuses").
 constexpr std::array<std::string_view, 6> kNonPassStatuses = {"FAIL",        "EMPTY", "LOOP",
                                                               "UNSUPPORTED", "ERROR", "TIMEOUT"};
 

@@ -1,4 +1,4 @@
-// The run directory (DESIGN.md §3): results.json, samples.jsonl, report.md.
+// The run directory (docs/architecture.md, docs/results-schema.md): results.json, samples.jsonl, report.md.
 // samples.jsonl is appended one line per finished request and flushed at once, so a crash or
 // Ctrl-C loses nothing already appended. results.json and the text reports are replaced
 // atomically (temp file in the same directory, fsync, rename), so an interrupted write leaves

@@ -1,4 +1,4 @@
-// Exit codes (DESIGN.md §2) and the one way an error ends a command: a line on stderr, then the
+// Exit codes (docs/architecture.md) and the one way an error ends a command: a line on stderr, then the
 // code its kind maps to. Used by the run module and the command line alike.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Executing a plan (DESIGN.md §2): open the target (an --endpoint, a launched server or the
+// Executing a plan (docs/architecture.md): open the target (an --endpoint, a launched server or the
 // built-in simulator), run the suites and the speed profiles into a run directory, write
 // results.json, report.md and the console summary, and decide the exit code; or do that for
 // every recipe of a matrix and compare them. The composition root: the only place where

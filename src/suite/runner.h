@@ -1,4 +1,4 @@
-// Runs quality suites against a server and gives every test one status (DESIGN.md §5):
+// Runs quality suites against a server and gives every test one status (docs/suites.md "Statuses"):
 // PASS / FAIL from the checker, EMPTY (finish_reason length with no answer), LOOP (the stream
 // repeated itself and was cancelled), UNSUPPORTED (the server refused a modality or feature),
 // ERROR (transport, 5xx, malformed stream), TIMEOUT (no answer within the test's time limit).
