@@ -25,6 +25,7 @@
 #include "cli/signals.h"
 #include "cli/sim_command.h"
 #include "cli/store_command.h"
+#include "cli/suggest.h"
 #include "cli/suite_command.h"
 #include "core/result.h"
 #include "media/media.h"
@@ -463,6 +464,9 @@ std::optional<int> Parse(CLI::App& app, int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
+    if (std::string hint = SuggestFlag(app, e.what()); !hint.empty()) {
+      std::fprintf(stderr, "%s\n", hint.c_str());
+    }
     return kExitUsage;
   }
   return std::nullopt;

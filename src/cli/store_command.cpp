@@ -193,6 +193,12 @@ int RunHistoryOrLeaderboard(const StoreCommands& c, bool leaderboard) {
   if (!all) {
     return Fail(all.error());
   }
+  if (c.list_metrics) {
+    return Print(store::ListMetrics(all.value()), c.out);
+  }
+  if (auto known = store::CheckMetric(all.value(), spec.value()); !known) {
+    return Fail(known.error());
+  }
   const auto runs = store::Select(all.value(), filter.value());
   const std::string text = leaderboard ? store::RenderLeaderboard(runs, spec.value(), *by, *format)
                                        : store::RenderHistory(runs, spec.value(), *format);
@@ -212,6 +218,8 @@ void AddFilterFlags(CLI::App* cmd, StoreCommands& c) {
                   "PROFILE.METRIC[@POINT]: decode.decode_tok_s, decode.ttft_ms, "
                   "concurrency.throughput_tok_s@8, suite.pass_rate, resources.j_per_token, ...")
       ->capture_default_str();
+  cmd->add_flag("--list-metrics", c.list_metrics,
+                "List every metric the stored runs measured, with its unit and points");
   cmd->add_option("--out", c.out, "Write to this file instead of stdout");
 }
 

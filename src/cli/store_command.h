@@ -26,6 +26,7 @@ struct StoreCommands {
   std::string run;
   // history / leaderboard
   std::string model, metric = "decode.decode_tok_s", since, format = "md", by = "model", out;
+  bool list_metrics = false;
   CLI::App *store_app = nullptr, *import_app = nullptr, *ls_app = nullptr, *rm_app = nullptr,
            *history_app = nullptr, *leaderboard_app = nullptr;
 };

@@ -43,6 +43,18 @@ std::string RatioText(double r) {
   return FormatRatio(r);
 }
 
+// A ratio and its interval are printed with the same two decimals, so the point never shows
+// outside its own bracket through rounding ("1.3× (95% CI 1.34–1.45×)").
+double Round2(double x) {
+  return std::round(x * 100.0) / 100.0;
+}
+
+// An interval "holds 1" as it is printed: 0.996–1.004 reads 1.00–1.00, and a row that reads
+// so is within noise, never "1.00× faster".
+bool HoldsOne(const stats::RatioInterval& ci) {
+  return Round2(ci.lo) <= 1.0 && 1.0 <= Round2(ci.hi);
+}
+
 // The bootstrap interval of the ratio of `best` over `other` (as RatioOf orients it).
 std::optional<stats::RatioInterval> Interval(const CompareRow& row, std::size_t best,
                                              std::size_t other) {
@@ -140,12 +152,12 @@ Judgement Judge(const CompareRow& row, const std::vector<std::string>& labels) {
     j.ci_low = ci->lo;
     j.ci_high = ci->hi;
   }
-  if (ci && ci->lo <= 1.0 && 1.0 <= ci->hi) {
+  if (ci && HoldsOne(*ci)) {
     j.verdict = Verdict::kWithinNoise;
     j.within_noise.push_back(best);
     for (std::size_t k = 1; k < idx.size(); ++k) {
       auto other = Interval(row, best, idx[k]);
-      if (other && other->lo <= 1.0 && 1.0 <= other->hi) {
+      if (other && HoldsOne(*other)) {
         j.within_noise.push_back(idx[k]);
       }
     }
@@ -179,8 +191,8 @@ Judgement Judge(const CompareRow& row, const std::vector<std::string>& labels) {
   j.winner = best;
   if (ci) {
     j.verdict = Verdict::kBetter;
-    j.text = fmt::format("{} {} {} (95% CI {:.2f}–{:.2f}×)", who, RatioText(ratio), row.word,
-                         ci->lo, ci->hi);
+    j.text =
+        fmt::format("{} {:.2f}× {} (95% CI {:.2f}–{:.2f}×)", who, ratio, row.word, ci->lo, ci->hi);
   } else {
     j.verdict = Verdict::kNoInterval;
     j.text = fmt::format("{} {} {} (n=1, no CI)", who, RatioText(ratio), row.word);

@@ -302,7 +302,7 @@ void AddTotalRows(RowBuilder& b) {
           auto v = NumberAt(r.results, {"summary", "completion_tokens"});
           return v ? Cell(v, FormatCount(v)) : Missing();
         });
-  b.Add(Spec("Total wall time", "summary.wall_time_s", "s", Better::kLower, "faster"),
+  b.Add(Spec("Total wall time", "summary.wall_time_s", "s", Better::kLower, "shorter"),
         [](const CompareRun& r) {
           auto v = NumberAt(r.results, {"summary", "wall_time_s"});
           return v ? Cell(v, FormatSeconds(v) + "s") : Missing();

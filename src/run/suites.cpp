@@ -160,7 +160,6 @@ sim::SimOptions DemoSimOptions(const std::vector<suite::Suite>& suites,
   o.spec_accept = {0.86, 0.67, 0.55};  // seed 001's MTP acceptance
   o.thinking_tokens = 200;
   o.reject = {"audio"};
-  o.max_model_len = 131072 + 1024;
   o.stall_ms = 10'000;
   AnswerTweaks tweaks = DemoTweaks();
   o.answers = SimAnswers(suites, tweaks);

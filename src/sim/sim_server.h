@@ -58,8 +58,10 @@ struct SimOptions {
   // Name of the streamed/non-streamed reasoning field: "reasoning_content" (SGLang, llama.cpp,
   // older vLLM) or "reasoning" (vLLM >= 0.12, Ollama).
   std::string reasoning_field = "reasoning_content";
-  int max_model_len = 32768;  // context window: prompt + max_tokens above it is a 400
-  double stall_ms = 5000.0;   // how long the "stall" fault stops emitting
+  // Context window: prompt + max_tokens above it is a 400. 128K + 1K, the same for `servebench
+  // sim` and the built-in simulator, so `--profile context --sizes ...,128000` fits both.
+  int max_model_len = 131072 + 1024;
+  double stall_ms = 5000.0;  // how long the "stall" fault stops emitting
   // Retry-After of the 429 and 503 faults, in seconds, in [0, 86400]. A fraction is sent as a
   // decimal ("0.05"; not RFC 9110, but servebench's client and many others accept it): tests
   // stay fast.

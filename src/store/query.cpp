@@ -184,6 +184,7 @@ Result<MetricSpec> ParseMetric(const std::string& text) {
                                  text));
   }
   s.profile = rest.substr(0, dot);
+  std::replace(s.profile.begin(), s.profile.end(), '-', '_');  // max-tokens -> max_tokens
   s.metric = rest.substr(dot + 1);
   return s;
 }

@@ -22,7 +22,19 @@ struct MetricSpec {
   std::string Name() const;
 };
 
+// A profile may be spelled as on the command line ("max-tokens.tok_s@64" names the stored
+// profile max_tokens).
 Result<MetricSpec> ParseMetric(const std::string& text);
+
+// Checks `spec` against what `runs` measured (metric_names.cpp): a usage error when no run has
+// the metric (naming the stored metrics of that profile, or of every profile), when the metric
+// is swept and no @POINT is given, or when no run has that point (naming the points there
+// are). A store with no runs passes: there is nothing to check against.
+Result<void> CheckMetric(const std::vector<RunRecord>& runs, const MetricSpec& spec);
+
+// Every metric the runs measured, one line each: "PROFILE.METRIC  UNIT  [@P1, @P2, ...]",
+// sorted (`history/leaderboard --list-metrics`).
+std::string ListMetrics(const std::vector<RunRecord>& runs);
 
 // The row of `run` that `spec` names: with a point, that row; without one, the row without a
 // point, else the one at the highest numeric point. nullptr when the run did not measure it.

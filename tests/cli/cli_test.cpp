@@ -98,6 +98,20 @@ TEST(CliTest, HelpListsTheCommands) {
 TEST(CliTest, UnknownFlagIsAUsageError) {
   ProcessResult r = RunProcess({kBin, "perf", "--profile", "decode", "--no-such-flag"});
   EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;  // nothing close to it
+}
+
+// `run` takes --profiles; --profile (perf's spelling) got only CLI11's "not expected".
+TEST(CliTest, AFlagCloseToOneTheCommandTakesGetsADidYouMean) {
+  ProcessResult r = RunProcess({kBin, "run", "--profile", "decode"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("servebench run: --profile is not a flag of this command; did you mean "
+                       "--profiles?"),
+            std::string::npos)
+      << r.err;
+  ProcessResult typo = RunProcess({kBin, "perf", "--profile", "decode", "--request-timout-s", "4"});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.err.find("did you mean --request-timeout-s?"), std::string::npos) << typo.err;
 }
 
 TEST(CliTest, UnknownProfileIsAUsageErrorNamingTheChoices) {

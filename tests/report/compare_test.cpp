@@ -1,6 +1,7 @@
 #include "report/compare.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -259,6 +260,41 @@ TEST(CompareTest, MissingOnOneSideIsDash) {
   EXPECT_EQ(row["advantage"]["winner"], nullptr);
 }
 
+// "1.3× faster (95% CI 1.34–1.45×)" put the point outside its own bracket by rounding alone.
+TEST(CompareTest, RatioPrintsInsideItsOwnInterval) {
+  std::vector<json> runs = {WithDecode(MakeRun("a"), {213, 214, 214, 214, 215}),
+                            WithDecode(MakeRun("b"), {100, 100, 100, 100, 100})};
+  json row = RowByKey(CompareJson(runs), "decode_tok_s");
+  std::string text = row["advantage"]["text"];
+  double ratio = 0;
+  double lo = 0;
+  double hi = 0;
+  ASSERT_EQ(std::sscanf(text.c_str(), "A %lf× faster (95%% CI %lf–%lf×)", &ratio, &lo, &hi), 3)
+      << text;
+  EXPECT_EQ(text, "A 2.14× faster (95% CI 2.13–2.15×)");
+  EXPECT_LE(lo, ratio);
+  EXPECT_LE(ratio, hi);
+}
+
+// Two runs 0.2% apart with no spread: the interval 1.002–1.002 prints as 1.00–1.00, which is
+// within noise, not "1.00× faster" (the same figures were shown both ways).
+TEST(CompareTest, AnIntervalThatPrintsAsOneIsWithinNoise) {
+  std::vector<json> runs = {WithDecode(MakeRun("a"), {1002, 1002, 1002, 1002, 1002}),
+                            WithDecode(MakeRun("b"), {1000, 1000, 1000, 1000, 1000})};
+  json row = RowByKey(CompareJson(runs), "decode_tok_s");
+  EXPECT_EQ(row["advantage"]["verdict"], "within_noise");
+  EXPECT_EQ(row["advantage"]["text"], "≈ within noise (95% CI 1.00–1.00×)");
+}
+
+TEST(CompareTest, WallTimeIsShorterNotFaster) {
+  json a = MakeRun("a");
+  json b = MakeRun("b");
+  a["summary"] = {{"wall_time_s", 100.0}};
+  b["summary"] = {{"wall_time_s", 200.0}};
+  json row = RowByKey(CompareJson({a, b}), "summary.wall_time_s");
+  EXPECT_EQ(row["advantage"]["text"], "A 2.0× shorter (n=1, no CI)");
+}
+
 TEST(CompareTest, RowMissingEverywhereIsLeftOut) {
   json doc = CompareJson({WithDecode(MakeRun("a"), {90}), WithDecode(MakeRun("b"), {20})});
   EXPECT_TRUE(RowByKey(doc, "ttft_ms.short").is_null());
@@ -282,7 +318,7 @@ TEST(CompareTest, ThreeRunsBestAgainstRunnerUp) {
                             WithDecode(MakeRun("b"), around(200)),
                             WithDecode(MakeRun("c"), around(300))};
   std::vector<std::string> labels = {"A", "B", "C"};
-  EXPECT_TRUE(Advantage(runs, "decode_tok_s", labels).starts_with("C 1.5× faster (95% CI"));
+  EXPECT_TRUE(Advantage(runs, "decode_tok_s", labels).starts_with("C 1.50× faster (95% CI"));
   runs[2] = WithDecode(MakeRun("c"), around(200.5));
   EXPECT_TRUE(Advantage(runs, "decode_tok_s", labels).starts_with("≈ within noise: B, C (95% CI"))
       << Advantage(runs, "decode_tok_s", labels);

@@ -961,7 +961,7 @@ TEST(SimServerTest, TokenizeCountsMatchTheChatUsage) {
       PostJson(port, "/tokenize", {{"model", "sim-model"}, {"prompt", "Hello, world!"}}, &status);
   EXPECT_EQ(status, 200);
   EXPECT_EQ(j["count"], 4);
-  EXPECT_EQ(j["max_model_len"], 32768);
+  EXPECT_EQ(j["max_model_len"], 132096);  // 128K + 1K: `sim` and the built-in demo alike
   ASSERT_EQ(j["tokens"].size(), 4U);
   EXPECT_EQ(j["tokens"][0], TokenId("Hello"));
   EXPECT_EQ(j["tokens"][1], TokenId(","));

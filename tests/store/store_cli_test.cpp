@@ -51,6 +51,14 @@ TEST(StoreCli, TwoSimulatorsLeaderboardHistoryImportAndSchema) {
   EXPECT_GT(b["entries"][0]["value"].get<double>(), 1.5 * b["entries"][1]["value"].get<double>());
   auto md = Sb({"leaderboard", "--store", db});
   EXPECT_NE(md.out.find("| 1 | fast-model | hw=box |"), std::string::npos) << md.out;
+  // A metric no stored run measured is a usage error naming what there is, not "0 entries".
+  auto bogus = Sb({"leaderboard", "--store", db, "--metric", "bogus.metric"});
+  EXPECT_EQ(bogus.exit_code, 2) << bogus.out;
+  EXPECT_NE(bogus.err.find("--metric bogus.metric: no stored run measured it"), std::string::npos)
+      << bogus.err;
+  auto metrics = Sb({"history", "--store", db, "--list-metrics"});
+  ASSERT_EQ(metrics.exit_code, 0) << metrics.err;
+  EXPECT_NE(metrics.out.find("decode.decode_tok_s"), std::string::npos) << metrics.out;
 
   auto hist = Sb({"history", "--store", db, "--format", "json"});
   ASSERT_EQ(hist.exit_code, 0) << hist.err;

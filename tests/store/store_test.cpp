@@ -496,6 +496,46 @@ TEST(StoreQuery, ParsesMetricsFormatsAndFilters) {
   EXPECT_EQ(Select(runs, {"", {{"hw", "spark"}}, ""}).at(0).id, "b");
 }
 
+// A misspelt metric printed "0 entries" and exited 0; a swept one without @POINT silently took
+// one point; the CLI's "max-tokens" found nothing because the store says "max_tokens".
+TEST(StoreQuery, AMetricTheStoreDoesNotHaveIsAUsageErrorNamingWhatItHas) {
+  RunRecord r;
+  r.id = "r";
+  r.metrics = MetricRows(SampleResults("2026-12-01T00:00:00Z", 100));
+  r.metrics.push_back({"max_tokens", "max_tokens", "64", "tok_s", 90, "tok/s", 3, {}, {}});
+  const std::vector<RunRecord> runs = {r};
+  EXPECT_TRUE(CheckMetric(runs, ParseMetric("decode.decode_tok_s").value()));
+  EXPECT_TRUE(CheckMetric(runs, ParseMetric("concurrency.throughput_tok_s@4").value()));
+  EXPECT_TRUE(CheckMetric(runs, ParseMetric("max-tokens.tok_s@64").value()));
+  EXPECT_TRUE(CheckMetric({}, ParseMetric("bogus.metric").value()));  // an empty store
+
+  auto bogus = CheckMetric(runs, ParseMetric("bogus.metric").value());
+  ASSERT_FALSE(bogus);
+  EXPECT_EQ(bogus.error().code, ErrorCode::kUsage);
+  EXPECT_NE(bogus.error().message.find("no stored run has a bogus profile"), std::string::npos)
+      << bogus.error().message;
+  EXPECT_NE(bogus.error().message.find("--list-metrics"), std::string::npos);
+
+  auto typo = CheckMetric(runs, ParseMetric("decode.decode_toks").value());
+  ASSERT_FALSE(typo);
+  EXPECT_NE(typo.error().message.find("decode has: decode.decode_tok_s"), std::string::npos)
+      << typo.error().message;
+
+  auto swept = CheckMetric(runs, ParseMetric("concurrency.throughput_tok_s").value());
+  ASSERT_FALSE(swept);
+  EXPECT_NE(swept.error().message.find("name one with @POINT (stored: @1, @4)"), std::string::npos)
+      << swept.error().message;
+  auto point = CheckMetric(runs, ParseMetric("rate.goodput.goodput_rps@3").value());
+  ASSERT_FALSE(point);
+  EXPECT_NE(point.error().message.find("at @3 (stored: @2)"), std::string::npos)
+      << point.error().message;
+
+  const std::string list = ListMetrics(runs);
+  EXPECT_NE(list.find("concurrency.throughput_tok_s"), std::string::npos) << list;
+  EXPECT_NE(list.find("@1, @4"), std::string::npos) << list;
+  EXPECT_NE(list.find("max_tokens.tok_s"), std::string::npos) << list;
+}
+
 TEST(StoreLocation, FlagThenEnvironmentThenXdgThenHome) {
   StoreOptions o;
   o.store = "/x/runs.sqlite";
