@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <span>
 #include <stop_token>
 
@@ -15,6 +16,7 @@
 #include "client/http_client.h"
 #include "client/server_info.h"
 #include "media/media.h"
+#include "perf/profiles.h"
 #include "perf/prometheus.h"
 #include "sandbox/host.h"
 #include "sandbox/sandbox.h"
@@ -254,8 +256,9 @@ Check CheckOpenFiles(int concurrency, std::uint64_t soft, std::uint64_t hard) {
   const std::string limits = fmt::format("RLIMIT_NOFILE soft {}, hard {}", show(soft), show(hard));
   if (hard < needed) {
     return Make("limits.open_files", Status::kFail,
-                fmt::format("{}: --concurrency {} needs about {} descriptors (one connection "
-                            "per stream + 64); streams beyond the limit fail to connect",
+                fmt::format("{}: {} concurrent streams (doctor --concurrency) need about {} "
+                            "descriptors (one connection per stream + 64); streams beyond the "
+                            "limit fail to connect",
                             limits, concurrency, needed),
                 fmt::format("raise the hard limit: ulimit -Hn {0} (as root), LimitNOFILE={0} "
                             "(systemd), docker run --ulimit nofile={0}:{0}; or lower the "
@@ -264,7 +267,7 @@ Check CheckOpenFiles(int concurrency, std::uint64_t soft, std::uint64_t hard) {
   }
   return Make(
       "limits.open_files", Status::kOk,
-      fmt::format("{}: enough for --concurrency {} (about {} needed{})", limits, concurrency,
+      fmt::format("{}: enough for {} concurrent streams (about {} needed{})", limits, concurrency,
                   needed,
                   soft < needed ? "; servebench raises the soft limit to the hard one" : ""));
 }
@@ -407,7 +410,9 @@ Check CheckTokenize(client::Client& c, const std::string& model) {
     json j = json::parse(r->body, nullptr, false);
     if (j.is_object() && j.contains("count") && j["count"].is_number_integer()) {
       return Make("endpoint.tokenize", Status::kOk,
-                  "/tokenize counts chat messages (template included): prompt sizes are exact");
+                  "/tokenize counts chat messages (template included): prompt sizes are fitted "
+                  "to the server's count, to the nearest filler word (a size no word count "
+                  "hits is named in a warning)");
     }
   }
   json content = {{"content", "Hello there"}, {"add_special", false}};
@@ -416,8 +421,10 @@ Check CheckTokenize(client::Client& c, const std::string& model) {
     json j = json::parse(r->body, nullptr, false);
     if (j.is_object() && j.contains("tokens") && j["tokens"].is_array()) {
       return Make("endpoint.tokenize", Status::kOk,
-                  "/tokenize counts plain text: prompt sizes are exact (+ the template's "
-                  "overhead, measured once)");
+                  "/tokenize counts plain text: prompt sizes are fitted to its count plus the "
+                  "chat template's overhead (measured once), to the nearest filler word; the "
+                  "overhead can be off by a token or two, and each record keeps the count the "
+                  "server billed");
     }
   }
   return Make("endpoint.tokenize", Status::kWarn,
@@ -428,7 +435,40 @@ Check CheckTokenize(client::Client& c, const std::string& model) {
               "/tokenize through");
 }
 
-std::vector<Check> CheckMetrics(client::Client& c) {
+// llama.cpp reports drafting per response (timings.draft_n), not in /metrics: one short chat.
+// The drafted and accepted counts of that response; nullopt when it has none.
+std::optional<perf::SpecWindow> ProbeTimingsDrafts(client::Client& c, const std::string& model,
+                                                   client::ServerKind kind,
+                                                   std::chrono::milliseconds timeout) {
+  client::ChatParams params;
+  params.model = model;
+  params.messages.push_back({"user", "Count to five.", ""});
+  params.max_tokens = 8;
+  client::ChatCall call;
+  call.id = 1;
+  call.body = client::BuildChatBody(params, kind);
+  call.total_timeout = timeout;
+  auto rs = c.RunChats(std::span(&call, 1), {}, std::stop_token());
+  perf::SpecWindow window;
+  if (rs.front().outcome != client::Outcome::kOk ||
+      !perf::AddTimingsDrafts(rs.front().timings_json, window)) {
+    return std::nullopt;
+  }
+  return window;
+}
+
+Check SpecFromTimings(const std::optional<perf::SpecWindow>& drafts, const std::string& without) {
+  if (!drafts) {
+    return Make("endpoint.spec_decoding", Status::kOk, without);
+  }
+  return Make("endpoint.spec_decoding", Status::kOk,
+              fmt::format("the server drafts: its responses report timings.draft_n ({:.0f} "
+                          "drafted, {:.0f} accepted in a probe); acceptance is measured per run",
+                          drafts->draft_tokens, drafts->accepted_tokens));
+}
+
+std::vector<Check> CheckMetrics(client::Client& c, const std::string& model,
+                                client::ServerKind kind, std::chrono::milliseconds timeout) {
   std::vector<Check> out;
   auto r = c.Get("/metrics");
   if (!r || r->status != 200) {
@@ -439,9 +479,13 @@ std::vector<Check> CheckMetrics(client::Client& c) {
                                    why),
                        "vLLM/SGLang: enabled by default (SGLang: --enable-metrics); llama.cpp: "
                        "--metrics"));
-    out.push_back(Make("endpoint.spec_decoding", Status::kWarn,
-                       "unknown: speculative-decoding counters are read from /metrics",
-                       "enable /metrics (above)"));
+    if (auto drafts = ProbeTimingsDrafts(c, model, kind, timeout)) {
+      out.push_back(SpecFromTimings(drafts, ""));
+    } else {
+      out.push_back(Make("endpoint.spec_decoding", Status::kWarn,
+                         "unknown: no /metrics counters and no per-response draft counts",
+                         "enable /metrics (above)"));
+    }
     return out;
   }
   auto samples = perf::ParsePrometheus(r->body);
@@ -462,9 +506,10 @@ std::vector<Check> CheckMetrics(client::Client& c) {
                                    "measured per run",
                                    spec->source)));
   } else {
-    out.push_back(Make("endpoint.spec_decoding", Status::kOk,
-                       "no speculative-decoding counters: the server does not draft (or does "
-                       "not report it)"));
+    out.push_back(SpecFromTimings(ProbeTimingsDrafts(c, model, kind, timeout),
+                                  "no speculative-decoding counters in /metrics and no draft "
+                                  "counts in its responses: the server does not draft (or does "
+                                  "not report it)"));
   }
   return out;
 }
@@ -551,7 +596,7 @@ std::vector<Check> CheckEndpoint(const Options& options) {
     }
   }
   out.push_back(CheckTokenize(c, *model));
-  for (Check& ch : CheckMetrics(c)) {
+  for (Check& ch : CheckMetrics(c, *model, info->kind, timeout)) {
     out.push_back(std::move(ch));
   }
   return out;

@@ -757,6 +757,26 @@ json Session::Ttft(const ProfileOptions& options) {
     }
     std::string text = tp.filler_words > 0 ? FillerText(tp.filler_words, 42) + "\n\n" + tp.question
                                            : std::string(tp.question);
+    // A prompt the server's context cannot hold is not sent (it would only be refused with a
+    // 400): counted with the server's tokenizer, as the context profile counts.
+    if (const std::int64_t limit = target_.max_model_len; limit > 0 && tp.filler_words > 0) {
+      if (auto n = CountPromptTokens(text); n && *n + options.ttft_max_tokens > limit) {
+        std::string why = fmt::format(
+            "over the server's max model length ({} tokens): the prompt is {} tokens, plus {} "
+            "for the answer",
+            limit, *n, options.ttft_max_tokens);
+        if (on_progress_) {
+          on_progress_(fmt::format("ttft {}: skipped ({})", tp.name, why));
+        }
+        prompts.push_back(json{{"name", tp.name},
+                               {"prompt_tokens", *n},
+                               {"runs", json::array()},
+                               {"ttft_ms", StatsJson({})},
+                               {"errors", 0},
+                               {"skipped", why}});
+        continue;
+      }
+    }
     json runs = json::array();
     std::vector<double> ttft;
     int errors = 0;

@@ -211,6 +211,16 @@ void RenderTtft(const json& tt, std::string& out) {
     t.AddRow(std::move(row));
   }
   out += t.Render() + "\n";
+  for (const json* p : prompts) {
+    if (auto why = StringAt(*p, {"skipped"})) {
+      out += fmt::format("- {}: not sent, {}.\n",
+                         Cell(StringAt(*p, {"name"}).value_or(std::string(kMissing))), Cell(*why));
+    }
+  }
+  if (std::any_of(prompts.begin(), prompts.end(),
+                  [](const json* p) { return StringAt(*p, {"skipped"}).has_value(); })) {
+    out += "\n";
+  }
 }
 
 void RenderContext(const json& ctx, std::string& out) {

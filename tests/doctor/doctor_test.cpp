@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "sim/sim_server.h"
+#include "support/script_server.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 #include "support/tls_server.h"
@@ -104,7 +105,9 @@ TEST(DoctorTest, OpenFilesEnoughForSmallConcurrency) {
 TEST(DoctorTest, OpenFilesTooFewForHugeConcurrencyFails) {
   Check c = sb::doctor::CheckOpenFiles(100'000, 1024, 4096);
   EXPECT_EQ(c.status, Status::kFail) << c.detail;
-  EXPECT_NE(c.detail.find("--concurrency 100000"), std::string::npos) << c.detail;
+  // The count and the doctor flag that gave it; run and perf have no --concurrency flag.
+  EXPECT_NE(c.detail.find("100000 concurrent streams (doctor --concurrency)"), std::string::npos)
+      << c.detail;
   EXPECT_NE(c.fix.find("ulimit -Hn"), std::string::npos) << c.fix;
   EXPECT_EQ(sb::doctor::ExitCode({c}), 1);
 }
@@ -237,6 +240,66 @@ TEST(DoctorTest, SimulatorWithoutSpeculativeDecodingHasNoCounters) {
   ASSERT_NE(spec, nullptr);
   EXPECT_NE(spec->detail.find("no speculative-decoding counters"), std::string::npos)
       << spec->detail;
+}
+
+// A drafting llama.cpp server (b9821 with a draft model, its captured answers replayed): its
+// /metrics has no speculative-decoding counters, but every response carries timings.draft_n.
+// doctor said "the server does not draft".
+TEST(DoctorTest, LlamaCppDraftingIsSeenInItsResponsesTimings) {
+  const std::string dir = std::string(SB_FIXTURES_DIR) + "/llama.cpp/b9821-spec/";
+  auto body = [&](const std::string& name) {
+    return sb::testing::ReadFile(dir + "resp_" + name + ".txt");
+  };
+  const std::string models = body("models");
+  const std::string props = body("props");
+  const std::string metrics = body("metrics_before");
+  const std::string stream = body("chat_stream_usage");
+  const std::string tokenize_body = body("tokenize");
+  ASSERT_NE(stream.find("\"draft_n\":8"), std::string::npos);
+  ASSERT_EQ(metrics.find("draft"), std::string::npos);  // no counters to find
+  sb::testing::ScriptServer server([&](const sb::testing::ScriptRequest& r) {
+    sb::testing::Script s;
+    auto json_body = [&](const std::string& b) {
+      s.Send(sb::testing::FullResponse(200, "application/json; charset=utf-8", b));
+    };
+    if (r.path == "/v1/models") {
+      json_body(models);
+    } else if (r.path == "/props") {
+      json_body(props);
+    } else if (r.path == "/tokenize" && r.body.find("\"content\"") != std::string::npos) {
+      json_body(tokenize_body);
+    } else if (r.path == "/metrics") {
+      s.Send(sb::testing::FullResponse(200, "text/plain; version=0.0.4", metrics));
+    } else if (r.path == "/v1/chat/completions" &&
+               r.body.find("\"image_url\"") == std::string::npos &&
+               r.body.find("\"video_url\"") == std::string::npos &&
+               r.body.find("\"input_audio\"") == std::string::npos) {
+      s.Send(sb::testing::SseHead())
+          .Send(sb::testing::Chunk(stream))
+          .Send(sb::testing::LastChunk());
+    } else {
+      s.Send(sb::testing::FullResponse(404, "application/json",
+                                       R"({"error":{"code":404,"message":"File Not Found"}})"));
+    }
+    return s;
+  });
+  sb::doctor::Options o;
+  o.endpoint = server.url() + "/v1";
+  std::vector<Check> checks = sb::doctor::CheckEndpoint(o);
+  const Check* spec = Find(checks, "endpoint.spec_decoding");
+  ASSERT_NE(spec, nullptr);
+  EXPECT_EQ(spec->status, Status::kOk);
+  EXPECT_NE(spec->detail.find("the server drafts: its responses report timings.draft_n (8 "
+                              "drafted, 5 accepted in a probe)"),
+            std::string::npos)
+      << spec->detail;
+  const Check* tokenize = Find(checks, "endpoint.tokenize");
+  ASSERT_NE(tokenize, nullptr);
+  // Sizes are fitted to the word, and the template's overhead is an estimate: not "exact".
+  EXPECT_EQ(tokenize->status, Status::kOk) << tokenize->detail;
+  EXPECT_NE(tokenize->detail.find("fitted to its count plus the chat template's overhead"),
+            std::string::npos)
+      << tokenize->detail;
 }
 
 TEST(DoctorTest, VideoRefusedWithImagesRefusedTooIsUnsupported) {

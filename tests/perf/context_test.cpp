@@ -26,6 +26,45 @@ json RunContext(sim::SimOptions so, ProfileOptions po, std::int64_t max_model_le
   return s.Context(po);
 }
 
+// The ttft profile's long prompt (~1,500 filler words) against a server whose context the run
+// already read was sent anyway and refused with a 400 on every run; it is now counted with the
+// server's tokenizer and skipped with the reason, as the context profile skips.
+TEST(ContextTest, TtftSkipsAPromptTheServersContextCannotHold) {
+  sim::SimOptions so;
+  so.ttft_ms = 2;
+  so.itl_ms = 0.2;
+  so.prefill_us_per_token = 0;
+  so.max_model_len = 1200;
+  auto sim = std::move(sim::SimServer::Start(so).value());
+  client::ClientOptions co;
+  co.endpoint = sim->base_url();
+  client::Client client(co);
+  Session s(client, {"sim-model", client::ServerKind::kSim, 1200}, nullptr, nullptr,
+            std::stop_token(), ToNanos(std::chrono::steady_clock::now()));
+  ProfileOptions po;
+  po.warmup = 0;
+  po.runs = 2;
+  json t = s.Run("ttft", po);
+  const json& prompts = t["prompts"];
+  ASSERT_EQ(prompts.size(), 3u) << t.dump();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_FALSE(prompts[i].contains("skipped")) << prompts[i].dump();
+    EXPECT_EQ(prompts[i]["ttft_ms"]["n"], 2) << prompts[i].dump();
+    EXPECT_EQ(prompts[i]["errors"], 0);
+  }
+  const json& long_prompt = prompts[2];
+  EXPECT_EQ(long_prompt["name"], "long");
+  ASSERT_TRUE(long_prompt.contains("skipped")) << long_prompt.dump();
+  const int tokens = long_prompt["prompt_tokens"];
+  EXPECT_GT(tokens + 16, 1200);
+  EXPECT_EQ(long_prompt["skipped"],
+            "over the server's max model length (1200 tokens): the prompt is " +
+                std::to_string(tokens) + " tokens, plus 16 for the answer");
+  EXPECT_EQ(long_prompt["ttft_ms"]["n"], 0);
+  EXPECT_EQ(long_prompt["runs"].size(), 0u);
+  EXPECT_EQ(sim->stats().chat_requests, 4u);  // short and medium, twice each
+}
+
 TEST(ContextTest, PromptSizesAreExactAndTheBuriedQuestionIsAnswered) {
   sim::SimOptions so;
   so.ttft_ms = 5;
