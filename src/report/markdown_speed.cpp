@@ -292,12 +292,16 @@ void RenderContext(const json& ctx, std::string& out) {
 }
 
 void RenderRatePoints(const std::vector<const json*>& points, bool slo, std::string& out) {
-  std::vector<Column> cols = {
-      {"Rate (req/s)", Align::kRight}, {"Achieved", Align::kRight},
-      {"OK", Align::kRight},           {"Failed", Align::kRight},
-      {"Late sends", Align::kRight},   {"TTFT p50 / p99 (ms)", Align::kRight},
-      {"E2E p99 (ms)", Align::kRight}, {"E2E p99 from send (ms)", Align::kRight},
-      {"Output tok/s", Align::kRight}};
+  std::vector<Column> cols = {{"Rate (req/s)", Align::kRight},
+                              {"Achieved", Align::kRight},
+                              {"OK", Align::kRight},
+                              {"Failed", Align::kRight},
+                              {"Late sends", Align::kRight},
+                              {"TTFT p50 / p99 (ms)", Align::kRight},
+                              {"E2E p99 (ms)", Align::kRight},
+                              {"E2E p99 from send (ms)", Align::kRight},
+                              {"TPOT p50 / p99 (ms)", Align::kRight},
+                              {"Output tok/s", Align::kRight}};
   if (slo) {
     cols.push_back({"Good", Align::kRight});
     cols.push_back({"Meets SLO"});
@@ -314,6 +318,8 @@ void RenderRatePoints(const std::vector<const json*>& points, bool slo, std::str
             FormatMs(NumberAt(*p, {"from_scheduled", "ttft_ms", "p99"})),
         FormatMs(NumberAt(*p, {"from_scheduled", "e2e_ms", "p99"})),
         FormatMs(NumberAt(*p, {"from_send", "e2e_ms", "p99"})),
+        FormatMs(NumberAt(*p, {"tpot_ms", "p50"})) + " / " +
+            FormatMs(NumberAt(*p, {"tpot_ms", "p99"})),
         FormatFixed1(NumberAt(*p, {"output_tok_s"}))};
     if (slo) {
       auto frac = NumberAt(*p, {"goodput", "fraction"});

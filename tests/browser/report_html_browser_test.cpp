@@ -136,6 +136,8 @@ std::map<std::string, std::vector<Mark>> Expected(const json& r) {
       for (const char* pct : {"p50", "p90", "p99"}) {
         add("rate-ttft", pct, x, NumberAt(*p, {"from_scheduled", "ttft_ms", pct}));
         add("rate-itl", pct, x, NumberAt(*p, {"itl_ms", pct}));
+        add("rate-tpot", pct, x, NumberAt(*p, {"tpot_ms", pct}));
+        add("rate-e2e", pct, x, NumberAt(*p, {"from_scheduled", "e2e_ms", pct}));
       }
       add("rate-goodput", "throughput", x, NumberAt(*p, {"throughput_rps"}));
       add("rate-goodput", "goodput", x, NumberAt(*p, {"goodput", "goodput_rps"}));
@@ -361,14 +363,21 @@ TEST(ReportHtmlBrowserTest, ContextRateAndSpecDecodingChartsMatchResults) {
   for (const json& c : dom["charts"]) {
     ids.insert(c["id"].get<std::string>());
   }
-  for (const char* id :
-       {"context-ttft", "context-prefill", "rate-ttft", "rate-itl", "rate-goodput"}) {
+  for (const char* id : {"context-ttft", "context-prefill", "rate-ttft", "rate-e2e", "rate-itl",
+                         "rate-tpot", "rate-goodput"}) {
     EXPECT_TRUE(ids.count(id)) << id;
   }
   for (const json& c : dom["charts"]) {
     if (c["id"] == "rate-ttft") {
       ASSERT_EQ(c["refs"].size(), 1u);
       EXPECT_EQ(c["refs"][0]["y"], "200");  // the SLO line
+    }
+    if (c["id"] == "rate-tpot") {
+      ASSERT_EQ(c["refs"].size(), 1u);
+      EXPECT_EQ(c["refs"][0]["y"], "20");  // the TPOT objective, on the TPOT chart
+    }
+    if (c["id"] == "rate-itl") {
+      EXPECT_EQ(c["refs"].size(), 0u);  // ITL is not TPOT
     }
   }
 }

@@ -164,6 +164,36 @@ TEST(HtmlReportTest, ContextAndRateChartsUseLogSizeAndTheSloLine) {
   EXPECT_TRUE(Contains(html, "data-ref=\"slo\" data-y=\"500\""));
   EXPECT_TRUE(Contains(html, "data-series=\"goodput\" data-x=\"3.96\" data-y=\"3.79\""));
   EXPECT_TRUE(Contains(html, "TTFT objective 500 ms"));
+  // Goodput was plotted, so the caption says what it is (it said "No --slo was given").
+  EXPECT_TRUE(Contains(html, "Goodput: requests per second that met every objective."));
+  EXPECT_FALSE(Contains(html, "No --slo was given"));
+}
+
+// A TPOT objective was drawn on the ITL chart (a per-gap figure), and an E2E objective nowhere.
+TEST(HtmlReportTest, EachObjectiveIsDrawnOnTheChartOfItsOwnFigure) {
+  json doc = LoadData("perf_sim.json");
+  doc["perf"]["rate"] = json::parse(R"({"slo": {"tpot_ms": 20, "e2e_ms": 900}, "rates": [
+      {"offered_rate_rps": 4, "throughput_rps": 3.9,
+       "from_scheduled": {"ttft_ms": {"p50": 40.1, "p90": 55.2, "p99": 90.7},
+                          "e2e_ms": {"p50": 400, "p90": 500, "p99": 800}},
+       "itl_ms": {"p50": 5.0, "p90": 5.5, "p99": 7.25},
+       "tpot_ms": {"p50": 6.5, "p90": 7.5, "p99": 9.5}}]})");
+  const std::string html = RenderHtml(doc);
+  auto chart = [&](const std::string& id) {
+    auto at = html.find("data-chart=\"" + id + "\"");
+    EXPECT_NE(at, std::string::npos) << id;
+    auto end = html.find("</svg>", at);
+    return at == std::string::npos ? std::string() : html.substr(at, end - at);
+  };
+  const std::string itl = chart("rate-itl");
+  const std::string tpot = chart("rate-tpot");
+  const std::string e2e = chart("rate-e2e");
+  EXPECT_FALSE(Contains(itl, "data-ref=\"slo\"")) << itl;
+  EXPECT_TRUE(Contains(tpot, "data-ref=\"slo\" data-y=\"20\"")) << tpot;
+  EXPECT_TRUE(Contains(tpot, "data-series=\"p99\" data-x=\"4\" data-y=\"9.5\"")) << tpot;
+  EXPECT_TRUE(Contains(e2e, "data-ref=\"slo\" data-y=\"900\"")) << e2e;
+  EXPECT_TRUE(Contains(e2e, "data-series=\"p50\" data-x=\"4\" data-y=\"400\"")) << e2e;
+  EXPECT_TRUE(Contains(html, "No --slo was given: no goodput."));  // no goodput in this doc
 }
 
 TEST(ReportHtmlTest, LabelAndTagsUnderTheTitleEscaped) {
