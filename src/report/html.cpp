@@ -13,6 +13,7 @@
 
 #include "chart/chart.h"
 #include "chart/svg.h"
+#include "report/failed_requests.h"
 #include "report/format.h"
 #include "report/html_figure.h"
 
@@ -78,6 +79,88 @@ std::string Header(const json& r) {
       }
     }
     out += "</ul>\n";
+  }
+  return out;
+}
+
+// The first screen: the run's key figures as cards, as the "At a glance" tables of hand-written
+// reports open with them. Only figures the run measured; none: no cards.
+std::string Glance(const json& r) {
+  struct Card {
+    std::string key, label, value, detail;
+  };
+
+  std::vector<Card> cards;
+  if (auto v = NumberAt(r, {"perf", "decode", "decode_tok_s", "median"})) {
+    cards.push_back(
+        {"decode", "Decode speed", FormatFixed1(v) + " tok/s", "median, TTFT excluded"});
+  }
+  if (auto v = NumberAt(r, {"perf", "decode", "ttft_ms", "median"})) {
+    cards.push_back({"ttft", "TTFT", FormatMs(v) + " ms", "median, decode prompt"});
+  }
+  std::optional<double> peak;
+  std::optional<double> peak_at;
+  for (const json* l : ArrayAt(r, {"perf", "concurrency", "levels"})) {
+    auto v = NumberAt(*l, {"throughput_tok_s"});
+    if (v && (!peak || *v > *peak)) {
+      peak = v;
+      peak_at = NumberAt(*l, {"concurrency"});
+    }
+  }
+  if (peak) {
+    cards.push_back({"peak_throughput", "Peak throughput", FormatFixed1(peak) + " tok/s",
+                     peak_at ? FormatCount(peak_at) + " streams" : std::string()});
+  }
+  if (auto v = NumberAt(r, {"perf", "rate", "search", "best_rps"})) {
+    cards.push_back(
+        {"best_rate", "Highest rate meeting the SLOs", FormatFixed1(v) + " req/s", "rate search"});
+  }
+  if (NumberAt(r, {"summary", "total"}).value_or(0) > 0) {
+    cards.push_back({"pass_rate", "Pass rate", FormatPercent(NumberAt(r, {"summary", "pass_rate"})),
+                     fmt::format("{} of {} tests; {} excl. unsupported",
+                                 FormatCount(NumberAt(r, {"summary", "pass"})),
+                                 FormatCount(NumberAt(r, {"summary", "total"})),
+                                 FormatPercent(NumberAt(r, {"summary", "effective_pass_rate"})))});
+  }
+  if (cards.empty()) {
+    return "";
+  }
+  std::string out = "<section class=\"glance\" aria-label=\"At a glance\">\n";
+  for (const Card& c : cards) {
+    out += fmt::format(
+        "<div class=\"card\" data-key=\"{}\"><span class=\"label\">{}</span><span "
+        "class=\"value\">{}</span><span class=\"detail\">{}</span></div>\n",
+        c.key, XmlEscape(c.label), XmlEscape(c.value), XmlEscape(c.detail));
+  }
+  return out + "</section>\n";
+}
+
+// The speed profiles' failed requests, as report.md lists them (the warnings point here).
+std::string Errors(const json& r) {
+  const std::vector<FailedRequest> failed = FailedRequests(r);
+  if (failed.empty()) {
+    return "";
+  }
+  std::string out =
+      "<h2 id=\"errors\">Errors</h2>\n<table class=\"errors\">\n<thead><tr><th>Profile</th>"
+      "<th>Request</th><th>Status</th><th>HTTP</th><th>Reason</th></tr></thead>\n<tbody>\n";
+  for (const FailedRequest& f : failed) {
+    out += fmt::format(
+        "<tr data-profile=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td>"
+        "<td>{}</td></tr>\n",
+        XmlEscape(f.profile), XmlEscape(f.profile), XmlEscape(f.request),
+        XmlEscape(StringAt(*f.record, {"status"}).value_or("")),
+        FormatCount(NumberAt(*f.record, {"http_status"})),
+        XmlEscape(StringAt(*f.record, {"reason"}).value_or(std::string(kMissing))));
+  }
+  out += "</tbody>\n</table>\n";
+  auto total = NumberAt(r, {"summary", "failed_requests"});
+  if (total && *total > static_cast<double>(failed.size())) {
+    out += fmt::format(
+        "<p class=\"note\">These are the speed profiles' failed requests, {} of the {} in the "
+        "summary; failed tests are in the Quality table, and samples.jsonl holds every "
+        "request.</p>\n",
+        failed.size(), FormatCount(total));
   }
   return out;
 }
@@ -186,7 +269,7 @@ std::string Quality(const json& r, int& charts) {
 
 std::string RenderHtml(const json& r) {
   const std::string model = StringAt(r, {"target", "model"}).value_or("unknown model");
-  std::string body = Header(r) + Summary(r);
+  std::string body = Header(r) + Glance(r) + Summary(r);
   int charts = 0;
   body += Quality(r, charts);
   const std::string speed = html::SpeedSections(r, charts);
@@ -194,6 +277,7 @@ std::string RenderHtml(const json& r) {
     body += "<h2>Speed</h2>\n" + speed;
   }
   body += html::ResourcesSection(r, charts);
+  body += Errors(r);
   body +=
       "<footer class=\"note\"><p>Every figure is defined in servebench's docs/metrics.md; "
       "report.md in this directory has the full tables, results.json every raw "

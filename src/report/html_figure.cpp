@@ -154,6 +154,13 @@ body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans",
 h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid var(--border); }
 .meta, figcaption, .note { color: var(--muted); }
 .banner { padding: .5em 1em; border-left: 4px solid var(--fail); font-weight: bold; }
+.glance { display: flex; flex-wrap: wrap; gap: 1em; margin: 1em 0; }
+.glance .card { border: 1px solid var(--border); border-radius: 6px; padding: .6em 1em;
+  min-width: 11em; }
+.glance .label { display: block; color: var(--muted); font-size: .9em; }
+.glance .value { display: block; font-size: 1.6em; font-weight: bold;
+  font-variant-numeric: tabular-nums; }
+.glance .detail { display: block; color: var(--muted); font-size: .85em; }
 table { border-collapse: collapse; margin: .5em 0 1em; }
 th, td { border: 1px solid var(--border); padding: 3px 8px; vertical-align: top; }
 th { text-align: left; } td.num { text-align: right; font-variant-numeric: tabular-nums; }

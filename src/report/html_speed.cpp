@@ -293,10 +293,21 @@ std::string Rate(const json& rate, int& charts) {
     return "";
   }
   charts += 5;
+  // The rate search's answer, as report.md gives it, above its charts.
+  std::string search;
+  if (Find(rate, {"search", "points"}) != nullptr) {
+    auto best = NumberAt(rate, {"search", "best_rps"});
+    search = fmt::format(
+        "<p class=\"search\" data-best-rps=\"{}\">Highest rate meeting the SLOs: "
+        "<strong>{}</strong> req/s ({}).</p>\n",
+        best ? fmt::format("{}", *best) : "", best ? FormatFixed1(*best) : std::string(kMissing),
+        chart::XmlEscape(StringAt(rate, {"search", "result"}).value_or("?")));
+  }
   return Section("Open-loop load",
-                 Figure(t,
-                        "Latency counted from the scheduled send (no coordinated omission); "
-                        "percentiles over successful requests.") +
+                 search +
+                     Figure(t,
+                            "Latency counted from the scheduled send (no coordinated omission); "
+                            "percentiles over successful requests.") +
                      Figure(e2e) + Figure(i) + Figure(tpot) +
                      Figure(g, has_goodput ? "Goodput: requests per second that met every "
                                              "objective."

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "report/failed_requests.h"
 #include "report/format.h"
 #include "report/markdown_speed.h"
 #include "report/suite_sections.h"
@@ -433,57 +434,8 @@ void RenderTests(const std::vector<Category>& cats, std::string& out) {
   }
 }
 
-// ---- Failed requests -------------------------------------------------------------------------
-
-struct Failed {
-  std::string profile;
-  std::string request;
-  const json* record;
-};
-
-void CollectFailed(std::string_view profile, std::string_view where,
-                   const std::vector<const json*>& records, std::vector<Failed>& out) {
-  for (const json* rec : records) {
-    auto status = StringAt(*rec, {"status"});
-    if (!status || *status == "ok") {
-      continue;
-    }
-    std::string label;
-    if (auto l = StringAt(*rec, {"label"})) {
-      label = *l;
-    } else if (auto id = NumberAt(*rec, {"id"})) {
-      label = fmt::format("{}request {}", where.empty() ? "" : std::string(where) + ", ",
-                          FormatCount(id));
-    } else {
-      label = where.empty() ? std::string(kMissing) : std::string(where);
-    }
-    out.push_back(Failed{std::string(profile), label, rec});
-  }
-}
-
-std::vector<Failed> FailedRequests(const json& r) {
-  std::vector<Failed> failed;
-  const json* perf = Find(r, {"perf"});
-  if (perf == nullptr) {
-    return failed;
-  }
-  CollectFailed("decode", "", ArrayAt(*perf, {"decode", "runs"}), failed);
-  for (const json* l : ArrayAt(*perf, {"concurrency", "levels"})) {
-    std::string where = fmt::format("{} streams", FormatCount(NumberAt(*l, {"concurrency"})));
-    CollectFailed("concurrency", where, ArrayAt(*l, {"requests"}), failed);
-  }
-  for (const json* l : ArrayAt(*perf, {"max_tokens", "lengths"})) {
-    std::string where = fmt::format("max_tokens {}", FormatCount(NumberAt(*l, {"max_tokens"})));
-    CollectFailed("max_tokens", where, ArrayAt(*l, {"runs"}), failed);
-  }
-  for (const json* p : ArrayAt(*perf, {"ttft", "prompts"})) {
-    CollectFailed("ttft", StringAt(*p, {"name"}).value_or(""), ArrayAt(*p, {"runs"}), failed);
-  }
-  return failed;
-}
-
 void RenderErrors(const json& r, bool has_tests, std::string& out) {
-  std::vector<Failed> failed = FailedRequests(r);
+  std::vector<FailedRequest> failed = FailedRequests(r);
   auto total_failed = NumberAt(r, {"summary", "failed_requests"});
   bool unlisted = total_failed && *total_failed > static_cast<double>(failed.size());
   // With tests, failures outside the speed profiles are the tests' own, shown in their tables.
@@ -493,7 +445,7 @@ void RenderErrors(const json& r, bool has_tests, std::string& out) {
   out += "## Errors\n\n";
   if (!failed.empty()) {
     MarkdownTable t({{"Profile"}, {"Request"}, {"Status"}, {"HTTP", Align::kRight}, {"Reason"}});
-    for (const Failed& f : failed) {
+    for (const FailedRequest& f : failed) {
       t.AddRow({f.profile, Cell(f.request), Cell(StringAt(*f.record, {"status"}).value_or("")),
                 FormatCount(NumberAt(*f.record, {"http_status"})),
                 Cell(StringAt(*f.record, {"reason"}).value_or(std::string(kMissing)))});

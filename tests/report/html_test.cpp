@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/compare_charts.h"
+#include "report/failed_requests.h"
 #include "report/golden.h"
 
 namespace sb::report {
@@ -194,6 +195,53 @@ TEST(HtmlReportTest, EachObjectiveIsDrawnOnTheChartOfItsOwnFigure) {
   EXPECT_TRUE(Contains(e2e, "data-ref=\"slo\" data-y=\"900\"")) << e2e;
   EXPECT_TRUE(Contains(e2e, "data-series=\"p50\" data-x=\"4\" data-y=\"400\"")) << e2e;
   EXPECT_TRUE(Contains(html, "No --slo was given: no goodput."));  // no goodput in this doc
+}
+
+// report.md said which rate the search found; report.html did not.
+TEST(HtmlReportTest, TheRateSearchsAnswerIsInThePage) {
+  json doc = LoadData("perf_sim.json");
+  doc["perf"]["rate"] = json::parse(R"({"slo": {"ttft_ms": 500}, "rates": [],
+      "search": {"result": "found", "best_rps": 11.3, "points": [
+        {"offered_rate_rps": 11.3, "throughput_rps": 11.1,
+         "from_scheduled": {"ttft_ms": {"p50": 40.1, "p90": 55.2, "p99": 90.7}}}]}})");
+  const std::string html = RenderHtml(doc);
+  EXPECT_TRUE(Contains(html, "Highest rate meeting the SLOs: <strong>11.3</strong> req/s (found)."))
+      << html.substr(0, 200);
+}
+
+// The first screen says the run's key figures (the hand-written reports' "At a glance").
+TEST(HtmlReportTest, TheFirstScreenHasTheKeyFiguresAsCards) {
+  const std::string html = RenderHtml(LoadData("perf_sim.json"));
+  const auto glance = html.find("<section class=\"glance\"");
+  ASSERT_NE(glance, std::string::npos);
+  EXPECT_LT(glance, html.find("<h2>Results summary</h2>"));  // before any table
+  EXPECT_TRUE(Contains(html,
+                       "data-key=\"decode\"><span class=\"label\">Decode speed</span><span "
+                       "class=\"value\">198.7 tok/s</span>"));
+  EXPECT_TRUE(Contains(html,
+                       "data-key=\"ttft\"><span class=\"label\">TTFT</span><span "
+                       "class=\"value\">41.2 ms</span>"));
+  EXPECT_TRUE(Contains(html,
+                       "<span class=\"value\">1,119.8 tok/s</span><span "
+                       "class=\"detail\">8 streams</span>"));
+  EXPECT_FALSE(Contains(html, "data-key=\"pass_rate\""));  // no tests in this run
+  json suite = LoadData("suite_statuses.json");
+  EXPECT_TRUE(Contains(RenderHtml(suite), "data-key=\"pass_rate\""));
+}
+
+// A warning pointed to an Errors section that only report.md had.
+TEST(HtmlReportTest, FailedRequestsAreListedUnderErrors) {
+  const json doc = LoadData("failed_requests.json");
+  const std::string html = RenderHtml(doc);
+  ASSERT_TRUE(Contains(html, "<h2 id=\"errors\">Errors</h2>"));
+  std::size_t rows = 0;
+  for (auto at = html.find("<tr data-profile="); at != std::string::npos;
+       at = html.find("<tr data-profile=", at + 1)) {
+    ++rows;
+  }
+  EXPECT_EQ(rows, FailedRequests(doc).size());
+  EXPECT_GT(rows, 0u);
+  EXPECT_FALSE(Contains(RenderHtml(LoadData("perf_sim.json")), "<h2 id=\"errors\">"));
 }
 
 TEST(ReportHtmlTest, LabelAndTagsUnderTheTitleEscaped) {
