@@ -267,9 +267,13 @@ std::string Sparkline(const std::vector<double>& values) {
     return "";
   }
   const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  // The height spans the values' range, but never less than 10% of their size, centred on them:
+  // a -0.1% change moves a bar by at most one step instead of from the bottom to the top.
+  const double span = std::max(*hi - *lo, 0.1 * std::max(std::fabs(*hi), std::fabs(*lo)));
+  const double base = (*hi + *lo) / 2 - span / 2;
   std::string s;
   for (double v : values) {
-    const int i = *hi > *lo ? static_cast<int>(std::lround((v - *lo) / (*hi - *lo) * 7)) : 3;
+    const int i = span > 0 ? static_cast<int>(std::lround((v - base) / span * 7)) : 3;
     s += kBars[std::clamp(i, 0, 7)];
   }
   return s;

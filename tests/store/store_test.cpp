@@ -452,6 +452,27 @@ TEST(StoreQuery, LeaderboardShowsPeakMemoryAndJPerTokenOnlyWhenAnEntryHasThem) {
   EXPECT_EQ(by_energy["entries"][1]["model"], "fast");
 }
 
+// A -0.1% change drew a full-height jump (the scale was min..max, however close they were).
+TEST(StoreQuery, TheSparklineIsScaledToTheSizeOfTheChange) {
+  EXPECT_EQ(Sparkline({100, 50}), "█▁");
+  const std::string small = Sparkline({100, 99.9, 100});
+  EXPECT_NE(small, "█▁█") << small;
+  // At most one step between any two bars (each bar is 3 bytes of UTF-8).
+  std::vector<std::string> bars = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  std::vector<int> level;
+  for (std::size_t i = 0; i + 3 <= small.size(); i += 3) {
+    level.push_back(
+        static_cast<int>(std::find(bars.begin(), bars.end(), small.substr(i, 3)) - bars.begin()));
+  }
+  ASSERT_EQ(level.size(), 3u) << small;
+  EXPECT_LE(
+      *std::max_element(level.begin(), level.end()) - *std::min_element(level.begin(), level.end()),
+      1)
+      << small;
+  const std::string flat = Sparkline({5, 5});
+  EXPECT_EQ(flat.substr(0, 3), flat.substr(3, 3)) << flat;
+}
+
 TEST(StoreQuery, HistoryShowsChangeSparklineAndTheBridge) {
   std::vector<RunRecord> runs = {
       Synthetic("r1", "m", "0.10.0", 100, 98, 102, "2026-12-01T00:00:00Z"),
