@@ -51,6 +51,11 @@ std::string ShortLabel(const std::string& key, const std::string& metric) {
   if (key.starts_with("ttft_ms.")) {
     return after("ttft_ms.");
   }
+  if (key.starts_with("rate.")) {  // rate.4.00.output_tok_s -> "4.00 req/s"
+    const std::string rest = after("rate.");
+    const auto dot = rest.find('.', rest.find('.') + 1);
+    return rest.substr(0, dot) + " req/s";
+  }
   if (key == "score.total") {
     return "total";
   }
@@ -94,6 +99,28 @@ bool SpeedKey(const std::string& k) {
          k.starts_with("tok_s.max_tokens_") || k == "summary.avg_tok_s";
 }
 
+// One panel per kind of figure, so no run's bars vanish beside a larger kind's (single-stream
+// decode beside the combined throughput of 64 streams).
+bool DecodeKey(const std::string& k) {
+  return k == "decode_tok_s" || k == "summary.avg_tok_s";
+}
+
+bool ConcurrencyKey(const std::string& k) {
+  return k.starts_with("throughput_tok_s.c");
+}
+
+bool MaxTokensKey(const std::string& k) {
+  return k.starts_with("tok_s.max_tokens_");
+}
+
+bool RateOutputKey(const std::string& k) {
+  return k.starts_with("rate.") && k.ends_with(".output_tok_s");
+}
+
+bool RateTtftKey(const std::string& k) {
+  return k.starts_with("rate.") && k.ends_with(".ttft_ms.p99");
+}
+
 bool TtftKey(const std::string& k) {
   return k.starts_with("ttft_ms.");
 }
@@ -129,6 +156,32 @@ chart::BarChart Grouped(const char* id, const char* title, const char* x_label, 
   return c;
 }
 
+// What else differs between the bare and the speculative run: the uplift chart credits the
+// whole gap to speculative decoding, which holds only for the same model on the same server.
+std::string OtherDifferences(const json& doc, std::size_t bare, std::size_t with) {
+  auto runs = ArrayAt(doc, {"runs"});
+  if (bare >= runs.size() || with >= runs.size()) {
+    return "";
+  }
+  std::vector<std::string> diffs;
+  for (const char* field : {"model", "server_kind", "server_version", "endpoint"}) {
+    auto a = StringAt(*runs[bare], {field}).value_or("?");
+    auto b = StringAt(*runs[with], {field}).value_or("?");
+    if (a != b) {
+      std::string name = field;
+      std::replace(name.begin(), name.end(), '_', ' ');
+      diffs.push_back(fmt::format("{} {} vs {}", name, a, b));
+    }
+  }
+  if (diffs.empty()) {
+    return "";
+  }
+  return fmt::format(
+      " Caution: the two runs differ in more than speculative decoding ({}), so part of the "
+      "gap may come from that.",
+      fmt::join(diffs, "; "));
+}
+
 }  // namespace
 
 std::string CompareCharts(const json& doc, int& charts) {
@@ -141,14 +194,27 @@ std::string CompareCharts(const json& doc, int& charts) {
   }
   std::string out;
   const auto speed = Rows(doc, labels.size(), SpeedKey);
-  if (!speed.empty()) {
-    out +=
-        html::Figure(Grouped("compare-speed", "Speed per metric and run", "Metric",
-                             chart::Axis{"Speed", "tok/s", false, true, false, 1}, speed, labels),
-                     "decode: single-stream decode (median); cN: combined throughput at N "
-                     "streams; len N: tok/s at max_tokens N; average: the run's average.");
-    ++charts;
-  }
+  const chart::Axis tok_s{"Speed", "tok/s", false, true, false, 1};
+  auto panel = [&](const char* id, const char* title, const char* x_label, chart::Axis y,
+                   bool (*want)(const std::string&), const char* note) {
+    const auto rows = Rows(doc, labels.size(), want);
+    if (!rows.empty()) {
+      out += html::Figure(Grouped(id, title, x_label, std::move(y), rows, labels), note);
+      ++charts;
+    }
+  };
+  panel("compare-decode", "Decode speed per run", "Metric", tok_s, DecodeKey,
+        "decode: single-stream decode, TTFT excluded (median); average: the run's suite "
+        "average.");
+  panel("compare-concurrency", "Combined throughput per concurrency and run", "Streams", tok_s,
+        ConcurrencyKey, "cN: the combined output tok/s of N concurrent streams.");
+  panel("compare-max-tokens", "Speed per output length and run", "Output length", tok_s,
+        MaxTokensKey, "len N: tok/s (TTFT included) at max_tokens N.");
+  panel("compare-rate", "Output throughput per offered rate and run", "Offered rate", tok_s,
+        RateOutputKey, "Output tok/s of the successful requests at each offered rate.");
+  panel("compare-rate-ttft", "TTFT p99 per offered rate and run", "Offered rate",
+        chart::Axis{"TTFT p99", "ms", false, true, false, 1}, RateTtftKey,
+        "From the scheduled send; lower is better.");
   const auto ttft = Rows(doc, labels.size(), TtftKey);
   if (!ttft.empty()) {
     out += html::Figure(Grouped("compare-ttft", "Time to first token per prompt and run", "Prompt",
@@ -194,7 +260,8 @@ std::string CompareCharts(const json& doc, int& charts) {
       out += html::Figure(c,
                           "Each column is the speculative run's speed: the bare run's value, "
                           "and on top of it what speculative decoding added. No top segment: "
-                          "the speculative run was not faster there.");
+                          "the speculative run was not faster there." +
+                              OtherDifferences(doc, bare, *with));
       ++charts;
     }
   }

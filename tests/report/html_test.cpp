@@ -267,8 +267,13 @@ TEST(CompareChartsTest, GroupedBarsHoldEveryRunsValuePerMetric) {
   const json doc = CompareDoc();
   int charts = 0;
   const std::string html = CompareCharts(doc, charts);
-  EXPECT_EQ(charts, 3);  // speed, TTFT, score; both runs measured spec decoding: no uplift chart
-  EXPECT_TRUE(Contains(html, "data-chart=\"compare-speed\""));
+  // decode, concurrency, max-tokens (a panel each: "Speed per metric" put them on one axis), TTFT,
+  // score; both runs measured spec decoding: no uplift chart.
+  EXPECT_EQ(charts, 5);
+  EXPECT_FALSE(Contains(html, "data-chart=\"compare-speed\""));
+  for (const char* id : {"compare-decode", "compare-concurrency", "compare-max-tokens"}) {
+    EXPECT_TRUE(Contains(html, std::string("data-chart=\"") + id + "\"")) << id;
+  }
   EXPECT_TRUE(Contains(html, "data-chart=\"compare-ttft\""));
   EXPECT_TRUE(Contains(html, "data-chart=\"compare-score\""));
   EXPECT_FALSE(Contains(html, "data-chart=\"compare-spec\""));
@@ -291,7 +296,7 @@ TEST(CompareChartsTest, BareAndSpeculativeUpliftWhenOnlyOneRunSpeculates) {
   }
   int charts = 0;
   const std::string html = CompareCharts(doc, charts);
-  EXPECT_EQ(charts, 4);
+  EXPECT_EQ(charts, 6);
   // decode: bare 23.6, speculative 92.8: the uplift segment is 92.8 - 23.6.
   char shortest[64];
   const auto end = std::to_chars(shortest, shortest + sizeof shortest, 92.8 - 23.6).ptr;
@@ -300,6 +305,32 @@ TEST(CompareChartsTest, BareAndSpeculativeUpliftWhenOnlyOneRunSpeculates) {
       std::string(shortest, end) + "\"";
   EXPECT_TRUE(Contains(html, "data-series=\"bare (27B-NVFP4)\" data-x=\"decode\" data-y=\"23.6\""));
   EXPECT_TRUE(Contains(html, uplift)) << uplift;
+  // Two different models: the chart says the gap is not only speculative decoding.
+  EXPECT_TRUE(Contains(html, "Caution: the two runs differ in more than speculative decoding"))
+      << html;
+  for (auto& run : doc["runs"]) {
+    run["model"] = "same";
+    run["server_kind"] = "vllm";
+    run["server_version"] = "0.11.0";
+    run["endpoint"] = "http://h:8000/v1";
+  }
+  EXPECT_FALSE(Contains(CompareCharts(doc, charts), "Caution:"));
+}
+
+// Two rate runs got no rate chart, and a caption about decode, cN and len.
+TEST(CompareChartsTest, RateRunsGetRateChartsAndNoOtherCaption) {
+  json doc = json::parse(R"({"runs": [{"label": "a"}, {"label": "b"}], "sections": [
+      {"id": "rate", "rows": [
+        {"key": "rate.2.00.output_tok_s", "values": [120.5, 98.0]},
+        {"key": "rate.4.00.output_tok_s", "values": [230.0, 150.25]},
+        {"key": "rate.2.00.ttft_ms.p99", "values": [90.0, 140.0]}]}]})");
+  int charts = 0;
+  const std::string html = CompareCharts(doc, charts);
+  EXPECT_EQ(charts, 2);
+  EXPECT_TRUE(Contains(html, "data-series=\"b\" data-x=\"4.00 req/s\" data-y=\"150.25\""));
+  EXPECT_TRUE(Contains(html, "data-chart=\"compare-rate-ttft\""));
+  EXPECT_TRUE(Contains(html, "data-series=\"a\" data-x=\"2.00 req/s\" data-y=\"90\""));
+  EXPECT_FALSE(Contains(html, "cN:"));
 }
 
 TEST(CompareChartsTest, NothingToDrawGivesNoSection) {
