@@ -95,6 +95,15 @@ std::vector<double> RateTtfts(const json& point) {
 
 std::vector<CompareRow> RateRows(const std::vector<CompareRun>& runs) {
   RowBuilder b(runs);
+  // --search-rate: the answer of each run's search, compared as a rate.
+  b.Add(Spec("Highest rate meeting the SLOs", "rate.search.best_rps", "req/s", Better::kHigher,
+             "better"),
+        [](const CompareRun& r) {
+          auto v = NumberAt(r.results, {"perf", "rate", "search", "best_rps"});
+          auto result = StringAt(r.results, {"perf", "rate", "search", "result"});
+          return v ? Cell(v, fmt::format("{} req/s ({})", FormatFixed2(v), result.value_or("?")))
+                   : Missing();
+        });
   for (double rate : NumbersOver(runs, {"perf", "rate", "rates"}, "rate_rps")) {
     std::string at = fmt::format("{} req/s", FormatFixed2(rate));
     std::string key = fmt::format("rate.{}", FormatFixed2(rate));
@@ -445,7 +454,21 @@ std::vector<std::string> Warnings(const std::vector<CompareRun>& runs,
   Differ(w, "Output lengths (max-tokens)",
          PerRun(runs, ListField({"perf", "max_tokens", "lengths"}, "max_tokens")), labels);
   Differ(w, "Context sizes", PerRun(runs, ListField({"perf", "context", "rows"}, "size")), labels);
-  Differ(w, "Offered rates", PerRun(runs, ListField({"perf", "rate", "rates"}, "rate_rps")),
+  Differ(w, "Offered rates",
+         PerRun(runs,
+                [rates = ListField({"perf", "rate", "rates"}, "rate_rps")](
+                    const json& r) -> std::optional<std::string> {
+                  auto listed = rates(r);
+                  // A --search-rate run has no fixed rates: it probed its own.
+                  if (const json* s = Find(r, {"perf", "rate", "search"});
+                      s != nullptr && s->is_object() && (!listed || *listed == "none")) {
+                    auto best = NumberAt(*s, {"best_rps"});
+                    return fmt::format("a rate search ({}{})",
+                                       StringAt(*s, {"result"}).value_or("?"),
+                                       best ? ", best " + FormatFixed2(best) + " req/s" : "");
+                  }
+                  return listed;
+                }),
          labels);
   Differ(w, "Thinking settings",
          PerRun(runs,

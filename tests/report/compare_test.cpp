@@ -295,6 +295,38 @@ TEST(CompareTest, WallTimeIsShorterNotFaster) {
   EXPECT_EQ(row["advantage"]["text"], "A 2.0× shorter (n=1, no CI)");
 }
 
+// Against --search-rate runs compare said offered rates "none" and dropped the Rate section.
+TEST(CompareTest, RateSearchRunsCompareTheirAnswers) {
+  auto search = [](const std::string& model, double best) {
+    json r = MakeRun(model);
+    r["perf"]["rate"] = {
+        {"rates", json::array()},
+        {"search",
+         {{"result", "found"},
+          {"best_rps", best},
+          {"points", json::array({{{"rate_rps", best}, {"offered_rate_rps", best}}})}}}};
+    return r;
+  };
+  json doc = CompareJson({search("a", 11.3), search("b", 8.0)});
+  json row = RowByKey(doc, "rate.search.best_rps");
+  ASSERT_FALSE(row.is_null()) << doc.dump();
+  EXPECT_EQ(row["display"], json({"11.30 req/s (found)", "8.00 req/s (found)"}));
+  EXPECT_EQ(row["advantage"]["winner"], "A");
+  for (const json& w : doc["warnings"]) {
+    EXPECT_EQ(w.get<std::string>().find("none"), std::string::npos) << w;
+  }
+  // One search run against one with fixed rates: the warning says which is which.
+  json fixed = MakeRun("c");
+  fixed["perf"]["rate"] = {{"rates", json::array({{{"rate_rps", 4}}})}};
+  json mixed = CompareJson({search("a", 11.3), fixed});
+  bool said = false;
+  for (const json& w : mixed["warnings"]) {
+    said = said || w.get<std::string>().find("a rate search (found, best 11.30 req/s)") !=
+                       std::string::npos;
+  }
+  EXPECT_TRUE(said) << mixed["warnings"].dump();
+}
+
 TEST(CompareTest, RowMissingEverywhereIsLeftOut) {
   json doc = CompareJson({WithDecode(MakeRun("a"), {90}), WithDecode(MakeRun("b"), {20})});
   EXPECT_TRUE(RowByKey(doc, "ttft_ms.short").is_null());
