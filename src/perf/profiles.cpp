@@ -4,6 +4,7 @@
 #include <array>
 #include <map>
 #include <random>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -295,18 +296,12 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
   last_self_check_.reset();
   if (!warmup && !event_delay.empty()) {
     const ClientCheck check = CheckClient(out, event_delay, client_bound_ms_);
-    if (!check.reasons.empty()) {
-      // "c64" of a level's "c64 stream 1", "c64 stream 2", ...; a lone request's whole label.
-      std::string what = labels.empty() ? "" : labels.front();
-      if (labels.size() > 1) {
-        what = what.substr(0, what.find(' '));
-      }
-      Warn(fmt::format(
-          "{} {}: the client, not the server, may be the bottleneck ({}): the client's own "
-          "delays are inside the measured latencies. Run the client on its own cores or lower "
-          "the load.",
-          profile, what, fmt::join(check.reasons, "; ")));
+    // "c64" of a level's "c64 stream 1", "c64 stream 2", ...; a lone request's whole label.
+    std::string what = labels.empty() ? "" : labels.front();
+    if (labels.size() > 1) {
+      what = what.substr(0, what.find(' '));
     }
+    NoteClientBound(what, check.reasons);
     last_self_check_ = std::make_shared<const json>(check.json);
   }
   last_window_ = SpecWindow{};
@@ -811,25 +806,60 @@ json Session::Ttft(const ProfileOptions& options) {
   return json{{"max_tokens", options.ttft_max_tokens}, {"prompts", prompts}};
 }
 
+void Session::NoteClientBound(const std::string& what, const std::vector<std::string>& reasons) {
+  ++client_bound_.checked;
+  if (!reasons.empty()) {
+    client_bound_.flagged.push_back(what);
+    if (client_bound_.first_reasons.empty()) {
+      client_bound_.first_reasons = reasons;
+    }
+  }
+}
+
+void Session::WarnClientBound(const std::string& profile) {
+  ClientBoundNotes notes = std::exchange(client_bound_, ClientBoundNotes{});
+  if (notes.flagged.empty()) {
+    return;
+  }
+  std::vector<std::string> shown(
+      notes.flagged.begin(),
+      notes.flagged.begin() + static_cast<long>(std::min<std::size_t>(notes.flagged.size(), 8)));
+  if (notes.flagged.size() > shown.size()) {
+    shown.push_back(fmt::format("+{} more", notes.flagged.size() - shown.size()));
+  }
+  Warn(fmt::format(
+      "{}: the client, not the server, may be the bottleneck in {} of {} measured batch{} ({}; "
+      "{}: {}): the client's own delays are a material share of the measured figures. Run the "
+      "client on its own cores or lower the load.",
+      profile, notes.flagged.size(), notes.checked, notes.checked == 1 ? "" : "es",
+      fmt::join(shown, ", "), notes.flagged.front(), fmt::join(notes.first_reasons, "; ")));
+}
+
 json Session::Run(const std::string& name, const ProfileOptions& options) {
   request_timeout_ = options.request_timeout;
   client_bound_ms_ = options.client_bound_ms;
-  if (name == "decode") {
-    return Decode(options);
-  }
-  if (name == "concurrency") {
-    return Concurrency(options);
-  }
-  if (name == "max-tokens") {
-    return MaxTokens(options);
-  }
-  if (name == "rate") {
-    return Rate(options);
-  }
-  if (name == "context") {
-    return Context(options);
-  }
-  return Ttft(options);
+  client_bound_ = ClientBoundNotes{};
+  auto run = [&]() -> json {
+    if (name == "decode") {
+      return Decode(options);
+    }
+    if (name == "concurrency") {
+      return Concurrency(options);
+    }
+    if (name == "max-tokens") {
+      return MaxTokens(options);
+    }
+    if (name == "rate") {
+      return Rate(options);
+    }
+    if (name == "context") {
+      return Context(options);
+    }
+    return Ttft(options);
+  };
+  json out = run();
+  WarnClientBound(name);  // once per profile, naming the rows, not once per row
+  return out;
 }
 
 json Session::Summary() const {

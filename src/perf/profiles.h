@@ -217,6 +217,9 @@ class Session {
   nlohmann::json Record(const client::ChatResponse& r, const std::string& profile,
                         const std::string& label, bool warmup) const;
   void Warn(const std::string& text);
+  // The client-bound self-check of each measured batch, said once per profile by Run().
+  void NoteClientBound(const std::string& what, const std::vector<std::string>& reasons);
+  void WarnClientBound(const std::string& profile);
   // GET /metrics and read the speculative-decoding counters; nullopt when the server has none
   // (after the first miss, scraping stops for the session).
   std::optional<SpecCounters> ScrapeSpec();
@@ -249,6 +252,14 @@ class Session {
   std::function<void(const client::ChatResponse&)> event_hook_;
   double client_bound_ms_ = 1.0;  // ProfileOptions::client_bound_ms of Run()
   std::shared_ptr<const nlohmann::json> last_self_check_;  // the latest batch's
+
+  struct ClientBoundNotes {
+    int checked = 0;                         // measured batches checked in this profile
+    std::vector<std::string> flagged;        // their labels ("c64", "rate 4 req/s")
+    std::vector<std::string> first_reasons;  // the first flagged batch's reasons
+  };
+
+  ClientBoundNotes client_bound_;
   // The token counter (context.cpp): -1 until chosen.
   int count_mode_ = -1;
   int template_overhead_ = 0;

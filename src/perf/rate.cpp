@@ -579,12 +579,12 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
                     "processed",
                     Ms(st.event_delay.ValueAtPercentile(99))));
   }
-  if (!reasons.empty()) {
-    Warn(
-        fmt::format("At {}, the client, not the server, may be the bottleneck ({}): the "
-                    "client's own delays are inside the measured latencies. Run the client on "
-                    "its own cores or lower the rate.",
-                    RateLabel(rate_rps), reasons.front().get<std::string>()));
+  {
+    std::vector<std::string> why;
+    for (const json& r : reasons) {
+      why.push_back(r.get<std::string>());
+    }
+    NoteClientBound(RateLabel(rate_rps), why);  // said once for the profile (Session::Run)
   }
   const json self_check = {
       {"schedule_lag_us", PercentilesJson(st.lag, 1e3)},

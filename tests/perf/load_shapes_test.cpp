@@ -160,11 +160,11 @@ TEST(LoadShapesTest, ClientBoundFlagAppearsOnlyWhenTheClientIsTheBottleneck) {
     while (std::chrono::steady_clock::now() < until) {
     }
   });
-  json hard = s.Concurrency(po);
+  json hard = s.Run("concurrency", po);
   const json& check = hard["levels"][0]["self_check"];
   EXPECT_TRUE(check["client_bound"].get<bool>()) << check.dump();
   EXPECT_GT(check["event_delay_us"]["p99"].get<double>(), 1000.0);
-  json decode_hard = s.Decode(po);
+  json decode_hard = s.Run("decode", po);
   EXPECT_TRUE(decode_hard["runs"][0]["self_check"]["client_bound"].get<bool>());
   bool warned = false;
   for (const auto& w : s.warnings()) {
