@@ -1,9 +1,11 @@
 // The launched server's process tree from /proc: RSS and CPU time per process.
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -168,20 +170,25 @@ class ProcessTreeSource final : public Source {
     }
     out[kServerRss] = rss;
     out[kServerProcesses] = static_cast<double>(tree.size());
-    // CPU as a rate between two reads, over the processes present in both (one that exited
-    // took its time with it; one that appeared counts from its next read).
-    if (last_ns_ != 0 && now_ns > last_ns_) {
+    // CPU as a rate since the latest read at least kMinCpuIntervalNs old, over the processes
+    // present in both (one that exited took its time with it; one that appeared counts from its
+    // next read). /proc counts whole clock ticks (10 ms): over 5 ms one tick reads as 200% of a
+    // core, so a shorter interval gives no figure (null), never a wrong one.
+    while (history_.size() >= 2 && history_[1].first <= now_ns - kMinCpuIntervalNs) {
+      history_.pop_front();
+    }
+    if (!history_.empty() && history_.front().first <= now_ns - kMinCpuIntervalNs) {
+      const auto& [base_ns, base_ticks] = history_.front();
       double delta = 0;
       for (const auto& [pid, t] : ticks) {
-        if (auto it = last_ticks_.find(pid); it != last_ticks_.end() && t >= it->second) {
+        if (auto it = base_ticks.find(pid); it != base_ticks.end() && t >= it->second) {
           delta += t - it->second;
         }
       }
       out[kServerCpu] =
-          100.0 * (delta / ticks_per_s_) / (static_cast<double>(now_ns - last_ns_) / 1e9);
+          100.0 * (delta / ticks_per_s_) / (static_cast<double>(now_ns - base_ns) / 1e9);
     }
-    last_ticks_ = std::move(ticks);
-    last_ns_ = now_ns;
+    history_.emplace_back(now_ns, std::move(ticks));
     return {};
   }
 
@@ -189,8 +196,10 @@ class ProcessTreeSource final : public Source {
   pid_t leader_;
   std::string proc_root_;
   double page_bytes_, ticks_per_s_;
-  std::map<pid_t, double> last_ticks_;
-  std::int64_t last_ns_ = 0;
+  // Earlier reads (time, CPU ticks per process), oldest first; the front is the base of the
+  // next CPU figure once it is kMinCpuIntervalNs old.
+  std::deque<std::pair<std::int64_t, std::map<pid_t, double>>> history_;
+  static constexpr std::int64_t kMinCpuIntervalNs = 200'000'000;
   static constexpr int kRescanEvery = 8;
   std::vector<pid_t> tree_;  // as found by the latest scan
   int reads_since_scan_ = 0;
