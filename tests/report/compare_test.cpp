@@ -199,7 +199,8 @@ TEST(CompareTest, SeparatedSamplesGiveARatioWithItsInterval) {
   EXPECT_LE(hi, 202.0 / 98.0 + 1e-9);
   EXPECT_LE(lo, 2.0);
   EXPECT_GE(hi, 2.0);
-  EXPECT_EQ(row["advantage"]["text"], fmt::format("B 2.0× faster (95% CI {:.2f}–{:.2f}×)", lo, hi));
+  EXPECT_EQ(row["advantage"]["text"],
+            fmt::format("B 2.00× faster (95% CI {:.2f}–{:.2f}×)", lo, hi));
   // Lower is better: the ratio is the slower run's TTFT over the faster one's.
   std::vector<json> t = {WithTtft(MakeRun("a"), {50, 51, 49, 52}),
                          WithTtft(MakeRun("b"), {100, 99, 101, 102})};

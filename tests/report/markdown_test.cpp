@@ -191,6 +191,7 @@ TEST(MarkdownTest, RateRowsShowScheduledAndFromSendLatency) {
                 {"late_sends", 1},
                 {"from_scheduled", {{"ttft_ms", pct_s}, {"e2e_ms", pct_e}}},
                 {"from_send", {{"ttft_ms", pct_s}, {"e2e_ms", pct_e_send}}},
+                {"tpot_ms", {{"n", 10}, {"p50", 6.5}, {"p99", 12.0}}},
                 {"output_tok_s", 512.0},
                 {"goodput", {{"fraction", 0.9}, {"meets_slo", false}}}};
   json rate = json::object();
@@ -201,8 +202,8 @@ TEST(MarkdownTest, RateRowsShowScheduledAndFromSendLatency) {
   doc["perf"]["rate"] = rate;
   std::string md = RenderMarkdown(doc);
   EXPECT_TRUE(Contains(md, "### Open-loop load")) << md;
-  EXPECT_TRUE(
-      Contains(md, "| 8.0 | 7.9 | 10 | 0 | 1 | 41 / 900 | 1,500 | 420 | 512.0 | 90.0% | no |"))
+  EXPECT_TRUE(Contains(
+      md, "| 8.0 | 7.9 | 10 | 0 | 1 | 41 / 900 | 1,500 | 420 | 6.5 / 12 | 512.0 | 90.0% | no |"))
       << md;
   EXPECT_FALSE(Contains(md, "`perf.rate`")) << md;
 }
