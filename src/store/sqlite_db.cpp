@@ -139,11 +139,11 @@ Result<std::unique_ptr<Db>> OpenSqlite(const std::string& path) {
       std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
   for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL"}) {
     for (int attempt = 0;; ++attempt) {
-      const int rc = sqlite3_exec(raw, pragma, nullptr, nullptr, nullptr);
-      if (rc == SQLITE_OK) {
+      const int step = sqlite3_exec(raw, pragma, nullptr, nullptr, nullptr);
+      if (step == SQLITE_OK) {
         break;
       }
-      const int primary = rc & 0xff;
+      const int primary = step & 0xff;
       if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) ||
           std::chrono::steady_clock::now() >= deadline) {
         return db->Fail("cannot open");
