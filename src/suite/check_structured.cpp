@@ -380,7 +380,7 @@ bool ToolValueEqual(const json& have, const json& want) {
 }
 
 std::string CallText(const client::ToolCall& c) {
-  return fmt::format("{}({})", c.name, OneLine(c.arguments, 80));
+  return fmt::format("{}({})", OneLine(c.name, 80), OneLine(c.arguments, 80));
 }
 
 std::string ValuesText(const json& values) {
@@ -394,8 +394,8 @@ std::string ValuesText(const json& values) {
 // "" when call matches e, else why not.
 std::string CallProblem(const client::ToolCall& call, const ExpectedCall& e) {
   if (call.name != e.name) {
-    return fmt::format("called {}, expected {}", call.name.empty() ? "(no name)" : call.name,
-                       e.name);
+    return fmt::format("called {}, expected {}",
+                       call.name.empty() ? "(no name)" : OneLine(call.name, 80), e.name);
   }
   json args = Trim(call.arguments).empty() ? json::object() : ParseAnswerJson(call.arguments);
   if (args.is_string()) {  // arguments double-encoded as a JSON string
@@ -421,15 +421,15 @@ std::string CallProblem(const client::ToolCall& call, const ExpectedCall& e) {
     const bool ok = std::any_of(it->begin(), it->end(),
                                 [&](const json& want) { return ToolValueEqual(have, want); });
     if (!ok) {
-      return fmt::format("{}: argument '{}' is {}, expected {}", e.name, it.key(), have.dump(),
-                         ValuesText(*it));
+      return fmt::format("{}: argument '{}' is {}, expected {}", e.name, it.key(),
+                         OneLine(have.dump(), 80), ValuesText(*it));
     }
   }
   if (e.strict) {
     for (auto it = args.begin(); it != args.end(); ++it) {
       if (!e.arguments.contains(it.key()) &&
           std::find(e.optional.begin(), e.optional.end(), it.key()) == e.optional.end()) {
-        return fmt::format("{}: unexpected argument '{}'", e.name, it.key());
+        return fmt::format("{}: unexpected argument '{}'", e.name, OneLine(it.key(), 80));
       }
     }
   }
