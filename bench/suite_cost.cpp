@@ -2,15 +2,18 @@
 // the streaming loop detector (runs on every event), reasoning separation and number
 // extraction, the checkers, loading a suite, generating the media, and running code in the
 // sandbox. Figures and the command are in docs/performance.md.
-//   build/bench/suite_cost [--reps N]
+//   build/bench/suite_cost [--reps N] [--hostile-only]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
+
+#include <time.h>
 
 #include "media/internal.h"
 #include "media/media.h"
@@ -19,6 +22,7 @@
 #include "suite/loop.h"
 #include "suite/suite.h"
 #include "suite/text.h"
+#include "support/hostile_answers.h"
 
 namespace {
 
@@ -57,16 +61,91 @@ sb::suite::Check MakeCheck(const std::string& type, const std::string& args) {
   return c;
 }
 
+void Leaves(const sb::suite::Check& c, std::vector<const sb::suite::Check*>& out) {
+  if (c.children.empty()) {
+    out.push_back(&c);
+  }
+  for (const sb::suite::Check& child : c.children) {
+    Leaves(child, out);
+  }
+}
+
+double ThreadCpuUs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+}
+
+// Every distinct leaf checker of the built-in suites (code checks included: the sandbox runs
+// them) against each 1 MiB hostile answer (tests/support/hostile_answers.h): the slowest pairs
+// and the total, as the thread's CPU time (wall time on a shared machine measures the others).
+void HostileAnswers() {
+  struct Timed {
+    double ms;
+    std::string what;
+  };
+
+  std::vector<Timed> timed;
+  double total_ms = 0;
+  std::vector<sb::suite::Suite> suites;
+  for (const auto& b : sb::suite::BuiltinSuites()) {
+    auto s = sb::suite::LoadSuite(b.name);
+    if (!s) {
+      std::fprintf(stderr, "%s\n", s.error().message.c_str());
+      std::exit(1);
+    }
+    suites.push_back(std::move(*s));
+  }
+  const sb::suite::CheckEnv env;
+  std::set<std::string> seen;
+  for (const auto& a : sb::testing::HostileAnswers(1 << 20)) {
+    const sb::suite::Reply reply{a.text, {}, "stop"};
+    for (const auto& suite : suites) {
+      for (const auto& t : suite.tests) {
+        if (!t.check) {
+          continue;
+        }
+        std::vector<const sb::suite::Check*> leaves;
+        Leaves(*t.check, leaves);
+        for (const sb::suite::Check* c : leaves) {
+          if (!seen.insert(a.name + c->type + c->args_json).second) {
+            continue;
+          }
+          const double t0 = ThreadCpuUs();
+          (void)sb::suite::RunCheck(*c, reply, env);
+          const double us = ThreadCpuUs() - t0;
+          total_ms += us / 1000;
+          timed.push_back({us / 1000, suite.name + "/" + t.id + " " + c->type + " on " + a.name});
+        }
+      }
+    }
+  }
+  std::sort(timed.begin(), timed.end(), [](const Timed& x, const Timed& y) { return x.ms > y.ms; });
+  std::printf(
+      "| %zu (checker, 1 MiB hostile answer) pairs, every built-in suite | %.0f ms CPU in all "
+      "| slowest: %.0f ms (%s) |\n",
+      timed.size(), total_ms, timed.front().ms, timed.front().what.c_str());
+  for (std::size_t i = 0; i < std::min<std::size_t>(5, timed.size()); ++i) {
+    std::printf("|   %s | %.1f ms CPU | one check |\n", timed[i].what.c_str(), timed[i].ms);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int reps = 20;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], "--reps") == 0) {
+  bool hostile_only = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[i + 1]));
     }
+    hostile_only = hostile_only || std::strcmp(argv[i], "--hostile-only") == 0;
   }
   std::printf("| what | median | per |\n|---|---:|---|\n");
+  HostileAnswers();
+  if (hostile_only) {
+    return 0;
+  }
 
   const std::string answer = LongAnswer(128 * 1024);
   {

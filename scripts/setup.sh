@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake g++ ninja-build pkg-config libcurl4-openssl-dev libssl-dev zlib1g-dev nlohmann-json3-dev
-          libcli11-dev libfmt-dev libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
+          libcli11-dev libfmt-dev libyaml-cpp-dev libre2-dev libgtest-dev libgmock-dev libbenchmark-dev
           # quality suites: generated media (images, MP4, speech), the code sandbox
           libcairo2-dev libpango1.0-dev fonts-dejavu-core libavcodec-dev libavformat-dev
           libavutil-dev libswscale-dev libespeak-ng-dev libseccomp-dev python3

@@ -1,7 +1,6 @@
 #include "run/scale_out.h"
 
 #include <algorithm>
-#include <regex>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -88,8 +87,12 @@ Result<std::string> K8sManifest(const K8sOptions& o) {
   if (o.image.empty()) {
     return Usage("--image: the container image that holds servebench");
   }
-  static const std::regex kName("[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?");
-  if (!std::regex_match(o.name, kName)) {
+  // [a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?
+  auto alnum = [](char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9'); };
+  const bool name_ok =
+      !o.name.empty() && o.name.size() <= 42 && alnum(o.name.front()) && alnum(o.name.back()) &&
+      std::all_of(o.name.begin(), o.name.end(), [&](char ch) { return alnum(ch) || ch == '-'; });
+  if (!name_ok) {
     return Usage(
         fmt::format("--name {}: a Kubernetes name (lower-case letters, digits and '-', "
                     "at most 42 characters)",

@@ -40,6 +40,7 @@ const HostCaps& Host();
 std::vector<sock_filter> BuildSeccompFilter();
 
 // Run with an explicit (possibly weakened) HostCaps; Run(p, l) is RunWith(p, l, Host()).
-Result<RunResult> RunWith(const Program& program, const Limits& limits, const HostCaps& host);
+Result<RunResult> RunWith(const Program& program, const Limits& limits, const HostCaps& host,
+                          std::stop_token stop = {});
 
 }  // namespace sb::sandbox

@@ -87,7 +87,7 @@ Result<RunResult> RunCode(Language language, std::string_view source, std::strin
     program.argv = {python, "-I", "-B", "main.py"};
     program.stdin_data = std::string(stdin_data);
     program.files.push_back(File{"main.py", std::string(source), false});
-    return Run(program, options.run);
+    return Run(program, options.run, options.stop);
   }
 
   std::string cxx = ResolveTool(options.cxx, "/usr/bin/g++", "g++");
@@ -100,11 +100,14 @@ Result<RunResult> RunCode(Language language, std::string_view source, std::strin
   compile.argv = {cxx, "-std=c++17", "-O1", "-pipe", "-o", "prog", "main.cpp"};
   compile.files.push_back(File{"main.cpp", std::string(source), false});
   compile.collect = {"prog"};
-  auto built = Run(compile, options.compile);
+  auto built = Run(compile, options.compile, options.stop);
   if (!built) {
     return built.error().WithContext("compiling");
   }
   RunResult& c = built.value();
+  if (c.verdict == Verdict::kStopped) {
+    return built;
+  }
   if (c.verdict != Verdict::kExited) {
     // The compiler hit a limit (a template bomb, a huge constexpr loop): the source's fault.
     c.reason = "compile: " + c.reason;
@@ -121,7 +124,7 @@ Result<RunResult> RunCode(Language language, std::string_view source, std::strin
   run.argv = {"./prog"};
   run.stdin_data = std::string(stdin_data);
   run.files.push_back(File{"prog", std::move(c.collected.front().second), true});
-  return Run(run, options.run);
+  return Run(run, options.run, options.stop);
 }
 
 }  // namespace sb::sandbox

@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -47,6 +48,8 @@ std::string_view VerdictName(Verdict verdict) {
       return "memory_limit";
     case Verdict::kCompileError:
       return "compile_error";
+    case Verdict::kStopped:
+      return "stopped";
   }
   return "unknown";
 }
@@ -108,6 +111,8 @@ void Classify(const Ending& ending, const Limits& limits, RunResult& result) {
     result.verdict = *ending.killed;
     if (*ending.killed == Verdict::kOutputLimit) {
       result.reason = fmt::format("wrote over {} of output", FormatBytes(limits.output_bytes));
+    } else if (*ending.killed == Verdict::kStopped) {
+      result.reason = "stopped: the run is ending (Ctrl-C or --deadline), the program was killed";
     } else {
       result.verdict = Verdict::kWallTimeout;
       result.reason = fmt::format("killed after {:g} s wall time", limits.wall_s);
@@ -318,7 +323,8 @@ bool ReadReport(int fd, std::string& pending, std::vector<Message>& out) {
 
 }  // namespace
 
-Result<RunResult> RunWith(const Program& program, const Limits& limits, const HostCaps& host) {
+Result<RunResult> RunWith(const Program& program, const Limits& limits, const HostCaps& host,
+                          std::stop_token stop) {
   if (auto ok = CheckLimits(limits); !ok) {
     return ok.error();
   }
@@ -513,10 +519,22 @@ Result<RunResult> RunWith(const Program& program, const Limits& limits, const Ho
     }
   };
 
+  // A stop request wakes the poll below through this eventfd and kills the tree at once.
+  UniqueFd stop_fd(stop.stop_possible() ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1);
+  std::stop_callback on_stop(stop, [&stop_fd] {
+    if (stop_fd.valid()) {
+      const std::uint64_t one = 1;
+      [[maybe_unused]] const ssize_t w = write(stop_fd.get(), &one, sizeof one);
+    }
+  });
+
   const auto kill_grace =
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kKillGraceS));
   while (!reaped) {
     const auto now = Clock::now();
+    if (!ending.killed && stop.stop_requested()) {
+      kill_tree(Verdict::kStopped);
+    }
     if (!ending.killed && now >= deadline) {
       kill_tree(Verdict::kWallTimeout);
     }
@@ -524,9 +542,9 @@ Result<RunResult> RunWith(const Program& program, const Limits& limits, const Ho
       kill(pid, SIGKILL);
       hard_killed = true;
     }
-    pollfd fds[5];
+    pollfd fds[6];
     nfds_t n = 0;
-    int i_out = -1, i_err = -1, i_in = -1, i_rep = -1, i_pid = -1;
+    int i_out = -1, i_err = -1, i_in = -1, i_rep = -1, i_pid = -1, i_stop = -1;
     auto add = [&](const UniqueFd& fd, short events, int& index) {
       if (fd.valid()) {
         index = static_cast<int>(n);
@@ -538,6 +556,9 @@ Result<RunResult> RunWith(const Program& program, const Limits& limits, const Ho
     add(report_r, POLLIN, i_rep);
     add(in_w, POLLOUT, i_in);
     add(pidfd, POLLIN, i_pid);
+    if (!ending.killed) {
+      add(stop_fd, POLLIN, i_stop);
+    }
     auto until = !ending.killed ? deadline
                  : hard_killed  ? Clock::now() + std::chrono::milliseconds(50)
                                 : killed_at + kill_grace;
@@ -553,6 +574,9 @@ Result<RunResult> RunWith(const Program& program, const Limits& limits, const Ho
     auto readable = [&](int index) {
       return ready > 0 && index >= 0 && (fds[index].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
     };
+    if (readable(i_stop)) {
+      kill_tree(Verdict::kStopped);
+    }
     if (readable(i_out) && ReadChunk(out_r.get(), out, limits.output_bytes) == ReadState::kEof) {
       out_r.Reset();
     }
@@ -663,8 +687,8 @@ Result<RunResult> RunWith(const Program& program, const Limits& limits, const Ho
   return result;
 }
 
-Result<RunResult> Run(const Program& program, const Limits& limits) {
-  return RunWith(program, limits, Host());
+Result<RunResult> Run(const Program& program, const Limits& limits, std::stop_token stop) {
+  return RunWith(program, limits, Host(), std::move(stop));
 }
 
 }  // namespace sb::sandbox

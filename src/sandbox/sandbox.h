@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -54,10 +55,11 @@ enum class Verdict {
   kFileSizeLimit,  // tried to write a file larger than file_bytes (SIGXFSZ; Python: EFBIG)
   kMemoryLimit,    // ran out of address space (detected from the exit: MemoryError, bad_alloc..)
   kCompileError,   // RunCode only: the compiler rejected the source (stderr holds its message)
+  kStopped,        // the caller's stop request (Ctrl-C, --deadline): we killed it at once
 };
 
 // "exited", "signaled", "cpu_limit", "wall_timeout", "output_limit", "file_size_limit",
-// "memory_limit", "compile_error".
+// "memory_limit", "compile_error", "stopped".
 std::string_view VerdictName(Verdict verdict);
 
 struct RunResult {
@@ -89,8 +91,10 @@ Isolation Probe();
 
 // Runs program under limits in a fresh temporary directory (removed afterwards).
 // Errors are harness problems only (kSetup: cannot create the directory, fork failed, the
-// executable does not exist); whatever the program does is a RunResult.
-Result<RunResult> Run(const Program& program, const Limits& limits);
+// executable does not exist); whatever the program does is a RunResult. A stop request on
+// `stop` kills the program's whole tree at once and returns verdict kStopped (within about a
+// second however the program behaves), so Ctrl-C never waits for the wall limit.
+Result<RunResult> Run(const Program& program, const Limits& limits, std::stop_token stop = {});
 
 // ---- Model-written source code ------------------------------------------------------------
 
@@ -102,6 +106,7 @@ struct CodeOptions {
   Limits run;          // the program's run
   // The compile step (C++ only): more time and memory, same other protections.
   Limits compile{30.0, 60.0, 2ull << 30, 32, 256ull << 20, 1ull << 20, 256};
+  std::stop_token stop;  // a stop request ends the compile or the run at once (kStopped)
 };
 
 // Runs source as a program: Python as main.py under the interpreter; C++ compiled with

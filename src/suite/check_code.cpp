@@ -225,6 +225,11 @@ CheckOutcome RunCode(const CodeArgs& a, const Reply& r, const CheckEnv& env) {
     }
     const sandbox::RunResult& res = *run;
     const std::string detail = SandboxDetail(res);
+    if (res.verdict == sandbox::Verdict::kStopped) {
+      CheckOutcome stopped = FailWith(res.reason, detail);
+      stopped.stopped = true;
+      return stopped;
+    }
     const std::string which = a.cases.empty() ? "" : fmt::format("case {}: ", i + 1);
     if (res.verdict == sandbox::Verdict::kCompileError) {
       return FailWith(res.reason, detail);

@@ -55,14 +55,50 @@ Result<JsonArgs> ParseJsonCheck(const Check& c) {
   return a;
 }
 
-// The first balanced {...} or [...] starting at or after `from` that parses as JSON.
+// JSON nested deeper than this in a model's answer or arguments is not read: no real answer
+// comes near it, and building (then freeing) a million nested arrays would cost seconds.
+constexpr int kMaxJsonDepth = 512;
+
+// json::parse, discarded (not JSON) when nested deeper than kMaxJsonDepth.
+json ParseAnswerJson(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (in_string) {
+      if (ch == '\\') {
+        ++i;
+      } else if (ch == '"') {
+        in_string = false;
+      }
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '[' || ch == '{') {
+      if (++depth > kMaxJsonDepth) {
+        return json(json::value_t::discarded);
+      }
+    } else if (ch == ']' || ch == '}') {
+      --depth;
+    }
+  }
+  return json::parse(text, nullptr, false);
+}
+
+// The first balanced {...} or [...] that parses as JSON. Each candidate start scans forward
+// (and parses what balances), so a hostile answer ("[[[[..." of 1 MiB) would cost the square of
+// its length: the bytes scanned and parsed are capped at 16 times the text (at least 1 MiB),
+// after which no JSON is found. Ordinary answers stay far below it.
 std::optional<json> FirstJson(std::string_view text, char open) {
   const char close = open == '{' ? '}' : ']';
+  std::size_t budget = std::max<std::size_t>(1 << 20, 16 * text.size());
   for (std::size_t start = text.find(open); start != std::string_view::npos;
        start = text.find(open, start + 1)) {
     int depth = 0;
     bool in_string = false;
     for (std::size_t i = start; i < text.size(); ++i) {
+      if (budget-- == 0) {
+        return std::nullopt;
+      }
       const char ch = text[i];
       if (in_string) {
         if (ch == '\\') {
@@ -77,7 +113,11 @@ std::optional<json> FirstJson(std::string_view text, char open) {
       } else if (ch == open) {
         ++depth;
       } else if (ch == close && --depth == 0) {
-        json j = json::parse(text.substr(start, i - start + 1), nullptr, false);
+        if (i - start + 1 > budget) {
+          return std::nullopt;
+        }
+        budget -= i - start + 1;
+        json j = ParseAnswerJson(text.substr(start, i - start + 1));
         if (!j.is_discarded()) {
           return j;
         }
@@ -91,7 +131,7 @@ std::optional<json> FirstJson(std::string_view text, char open) {
 std::optional<json> ExtractJson(std::string_view answer, const std::string& type) {
   const char open = type == "array" ? '[' : '{';
   for (const CodeBlock& b : CodeBlocks(answer)) {
-    json j = json::parse(b.code, nullptr, false);
+    json j = ParseAnswerJson(b.code);
     if (!j.is_discarded()) {
       return j;
     }
@@ -99,7 +139,7 @@ std::optional<json> ExtractJson(std::string_view answer, const std::string& type
       return inner;
     }
   }
-  json whole = json::parse(Trim(answer), nullptr, false);
+  json whole = ParseAnswerJson(Trim(answer));
   if (!whole.is_discarded()) {
     return whole;
   }
@@ -340,7 +380,7 @@ bool ToolValueEqual(const json& have, const json& want) {
 }
 
 std::string CallText(const client::ToolCall& c) {
-  return fmt::format("{}({})", c.name, OneLine(c.arguments, 80));
+  return fmt::format("{}({})", OneLine(c.name, 80), OneLine(c.arguments, 80));
 }
 
 std::string ValuesText(const json& values) {
@@ -354,13 +394,12 @@ std::string ValuesText(const json& values) {
 // "" when call matches e, else why not.
 std::string CallProblem(const client::ToolCall& call, const ExpectedCall& e) {
   if (call.name != e.name) {
-    return fmt::format("called {}, expected {}", call.name.empty() ? "(no name)" : call.name,
-                       e.name);
+    return fmt::format("called {}, expected {}",
+                       call.name.empty() ? "(no name)" : OneLine(call.name, 80), e.name);
   }
-  json args =
-      Trim(call.arguments).empty() ? json::object() : json::parse(call.arguments, nullptr, false);
+  json args = Trim(call.arguments).empty() ? json::object() : ParseAnswerJson(call.arguments);
   if (args.is_string()) {  // arguments double-encoded as a JSON string
-    json inner = json::parse(args.get<std::string>(), nullptr, false);
+    json inner = ParseAnswerJson(args.get<std::string>());
     if (!inner.is_discarded()) {
       args = inner;
     }
@@ -382,15 +421,15 @@ std::string CallProblem(const client::ToolCall& call, const ExpectedCall& e) {
     const bool ok = std::any_of(it->begin(), it->end(),
                                 [&](const json& want) { return ToolValueEqual(have, want); });
     if (!ok) {
-      return fmt::format("{}: argument '{}' is {}, expected {}", e.name, it.key(), have.dump(),
-                         ValuesText(*it));
+      return fmt::format("{}: argument '{}' is {}, expected {}", e.name, it.key(),
+                         OneLine(have.dump(), 80), ValuesText(*it));
     }
   }
   if (e.strict) {
     for (auto it = args.begin(); it != args.end(); ++it) {
       if (!e.arguments.contains(it.key()) &&
           std::find(e.optional.begin(), e.optional.end(), it.key()) == e.optional.end()) {
-        return fmt::format("{}: unexpected argument '{}'", e.name, it.key());
+        return fmt::format("{}: unexpected argument '{}'", e.name, OneLine(it.key(), 80));
       }
     }
   }

@@ -1,7 +1,6 @@
-// Text checkers: exact, contains, regex, length, format.
+// Text checkers: exact, contains, length, format (regex: check_regex.cpp).
 #include <algorithm>
 #include <cmath>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -11,10 +10,6 @@
 namespace sb::suite::check {
 
 namespace {
-
-// The longest answer a regex runs over: libstdc++'s std::regex recurses per character and can
-// exhaust the stack on very long inputs.
-constexpr std::size_t kRegexInputCap = 32 * 1024;
 
 // ---- exact -----------------------------------------------------------------------------------
 
@@ -136,76 +131,6 @@ CheckOutcome RunContains(const ContainsArgs& a, const Reply& r) {
     return FailWith(fmt::format("the answer contains {}, which it must not", QuoteList(forbidden)));
   }
   return Pass();
-}
-
-// ---- regex -----------------------------------------------------------------------------------
-
-struct RegexArgs {
-  std::string pattern;
-  bool ignore_case = false;
-  bool full = false;
-};
-
-Result<std::regex> Compile(const RegexArgs& a) {
-  try {
-    auto flags = std::regex::ECMAScript | std::regex::multiline;
-    if (a.ignore_case) {
-      flags |= std::regex::icase;
-    }
-    return std::regex(a.pattern, flags);
-  } catch (const std::regex_error& e) {
-    return Bad(fmt::format("regex pattern {} does not compile: {}", Quote(a.pattern), e.what()));
-  }
-}
-
-Result<RegexArgs> ParseRegex(const Check& c) {
-  auto args = Args(c, {"pattern", "ignore_case", "full"});
-  if (!args) {
-    return args.error();
-  }
-  RegexArgs a;
-  if (!args->contains("pattern") || !(*args)["pattern"].is_string()) {
-    return Bad("regex needs 'pattern' (a string)");
-  }
-  a.pattern = (*args)["pattern"].get<std::string>();
-  auto ic = Bool(*args, "ignore_case", false);
-  auto full = Bool(*args, "full", false);
-  if (!ic) {
-    return ic.error();
-  }
-  if (!full) {
-    return full.error();
-  }
-  a.ignore_case = *ic;
-  a.full = *full;
-  if (auto re = Compile(a); !re) {
-    return re.error();
-  }
-  return a;
-}
-
-CheckOutcome RunRegex(const RegexArgs& a, const Reply& r) {
-  auto re = Compile(a);
-  if (!re) {
-    return FailWith(re.error().message);
-  }
-  std::string input(Trim(r.answer));
-  const bool capped = input.size() > kRegexInputCap;
-  if (capped) {
-    input.resize(kRegexInputCap);
-  }
-  bool ok = false;
-  try {
-    ok = a.full ? std::regex_match(input, *re) : std::regex_search(input, *re);
-  } catch (const std::regex_error& e) {
-    return FailWith(fmt::format("regex {} failed on the answer: {}", Quote(a.pattern), e.what()));
-  }
-  if (ok) {
-    return Pass();
-  }
-  return FailWith(fmt::format("the answer {} does not {} /{}/{}", Quote(r.answer, 60),
-                              a.full ? "fully match" : "match", a.pattern,
-                              capped ? " (only its first 32 KiB were searched)" : ""));
 }
 
 // ---- length / format -------------------------------------------------------------------------
@@ -407,14 +332,6 @@ Result<void> ValidateContains(const Check& c) {
 
 CheckOutcome EvaluateContains(const Check& c, const Reply& r) {
   return Evaluate(ParseContains(c), [&](const ContainsArgs& a) { return RunContains(a, r); });
-}
-
-Result<void> ValidateRegex(const Check& c) {
-  return Valid(ParseRegex(c));
-}
-
-CheckOutcome EvaluateRegex(const Check& c, const Reply& r) {
-  return Evaluate(ParseRegex(c), [&](const RegexArgs& a) { return RunRegex(a, r); });
 }
 
 Result<void> ValidateLength(const Check& c) {

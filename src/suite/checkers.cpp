@@ -80,7 +80,7 @@ CheckOutcome RunCheck(const Check& c, const Reply& reply, const CheckEnv& env) {
     std::vector<std::string> reasons;
     for (const Check& child : c.children) {
       CheckOutcome o = RunCheck(child, reply, env);
-      if (o.pass) {
+      if (o.pass || o.stopped) {
         return o;
       }
       reasons.push_back(o.reason);
@@ -92,6 +92,9 @@ CheckOutcome RunCheck(const Check& c, const Reply& reply, const CheckEnv& env) {
       return check::FailWith("invalid check: not takes exactly one check");
     }
     CheckOutcome o = RunCheck(c.children[0], reply, env);
+    if (o.stopped) {
+      return o;
+    }
     if (o.pass) {
       return check::FailWith(
           fmt::format("the answer passes a {} check it must fail", c.children[0].type));

@@ -31,7 +31,9 @@ struct Reply {
 };
 
 struct CheckEnv {
-  sandbox::CodeOptions code;  // interpreter, compiler and limits for `code` checks
+  // Interpreter, compiler and limits for `code` checks; code.stop (the run's stop request)
+  // kills a running program at once.
+  sandbox::CodeOptions code;
 };
 
 struct CheckOutcome {
@@ -39,10 +41,13 @@ struct CheckOutcome {
   std::string reason;  // why it failed ("" when it passed)
   // For code checks: what the sandbox reported ("" otherwise), kept in results.json.
   std::string detail;
+  // The run's stop request ended the check (a code check's program was killed): no verdict.
+  bool stopped = false;
 };
 
 // Evaluates the tree. all_of stops at the first failure and reports it; any_of passes at the
-// first pass and otherwise reports every child's reason; not inverts.
+// first pass and otherwise reports every child's reason; not inverts. A stopped child stops the
+// whole tree (the outcome is `stopped`).
 CheckOutcome RunCheck(const Check& check, const Reply& reply, const CheckEnv& env);
 
 }  // namespace sb::suite

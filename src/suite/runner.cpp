@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <regex>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <re2/re2.h>
 
 #include "core/stats.h"
 #include "perf/metrics.h"
@@ -129,8 +129,9 @@ std::string RefusedFeature(int http_status, std::string_view text) {
   if (http_status != 0 && (http_status < 400 || http_status > 501)) {
     return "";
   }
-  static const std::regex kPatterns(
-      "at most \\d+ (image|video|audio)|"
+  // RE2: linear in the text, whatever a hostile server sends.
+  static const re2::RE2 kPatterns(
+      "(?i)(at most \\d+ (image|video|audio)|"
       "(image|video|audio|vision|multimodal) (input )?(is |are )?not supported|"
       "not a multimodal model|"
       "does not support (image|video|audio|vision|multimodal|multi-modal|tool|function)|"
@@ -145,15 +146,13 @@ std::string RefusedFeature(int http_status, std::string_view text) {
       "tools? (is|are) not supported|"
       "tools? param requires|"
       "requires --jinja|"
-      "(image|video|audio|tool)s? (are|is) (disabled|not enabled)",
-      std::regex::ECMAScript | std::regex::icase);
-  std::string t(text.substr(0, 4096));
-  std::smatch m;
-  if (!std::regex_search(t, m, kPatterns)) {
+      "(image|video|audio|tool)s? (are|is) (disabled|not enabled))");
+  re2::StringPiece matched;
+  if (!re2::RE2::PartialMatch(re2::StringPiece(text.substr(0, 4096)), kPatterns, &matched)) {
     return "";
   }
   // What the matched refusal names ("image input is not supported - hint: ... mmproj": image).
-  const std::string what = Lower(m.str(0));
+  const std::string what = Lower(std::string(matched.data(), matched.size()));
   for (const auto& [word, feature] :
        std::initializer_list<std::pair<const char*, const char*>>{{"image", "image"},
                                                                   {"vision", "image"},

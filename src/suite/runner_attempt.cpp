@@ -2,7 +2,6 @@
 // (a request, its stream watched for loops and runaway length, the answer checked) (runner.h).
 #include <algorithm>
 #include <cmath>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -457,7 +456,11 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
   } else {
     Reply reply{a.answer, r.tool_calls, r.finish_reason};
     CheckEnv env{options_.code};
+    env.code.stop = stop_;
     CheckOutcome o = RunCheck(*test.check, reply, env);
+    // Stopped while its code ran: no verdict; the test is left to --resume like one whose
+    // request was in flight.
+    a.interrupted = o.stopped;
     a.status = o.pass ? Status::kPass : Status::kFail;
     a.reason = o.reason;
     a.check_detail = o.detail;

@@ -3,6 +3,8 @@
 // reruns, gates, Ctrl-C, broken suite files, and the suites/assets commands.
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
@@ -223,6 +225,112 @@ TEST(SuiteCli, CtrlCKeepsTheTestsAlreadyRun) {
   EXPECT_EQ(not_run[0], "coding.bst");
   EXPECT_NE(ReadFile(out / "report.md").find("**Interrupted: partial results.**"),
             std::string::npos);
+}
+
+// Hostile answers against regex checks, through real HTTP: answers that overflowed std::regex's
+// stack (exit 139, results.json left "running") and patterns that backtracked for ever (no
+// limit or Ctrl-C stopped them) now end the run normally, each test with its verdict.
+TEST(SuiteCli, HostileAnswersAgainstRegexChecksEndTheRun) {
+  TempDir dir;
+  const fs::path file = dir.path() / "hostile.yaml";
+  {
+    std::ofstream f(file);
+    f << "suite: hostile\ndefaults: {max_tokens: 16384, loop: off}\ntests:\n";
+    auto test = [&](const std::string& id, const std::string& pattern, const std::string& answer) {
+      f << "  - id: " << id << "\n    category: text\n    prompt: '" << id << "'\n"
+        << "    check: {regex: {pattern: '" << pattern << "'}}\n"
+        << "    reference_answer: \"" << answer << "\"\n";
+    };
+    std::string ab;
+    for (int i = 0; i < 10000; ++i) {
+      ab += "ab";
+    }
+    std::string words;
+    for (int i = 0; i < 18; ++i) {
+      words += "word ";
+    }
+    test("stack.ab", "^(a|b)*$", ab);
+    test("stack.dotnl", "(.|\\n)*end", ab + "\\nend");
+    test("backtrack.words", "^(\\w+\\s?)+$", words + "!");
+    test("backtrack.nested", "(a+)+$", std::string(5000, 'a') + "b");
+  }
+  Sim sim({"--answers", file.string()});
+  ASSERT_FALSE(sim.url().empty());
+  const fs::path out = dir.path() / "run";
+  const auto start = std::chrono::steady_clock::now();
+  ProcessResult r =
+      RunProcess({kBin, "run", "--endpoint", sim.url(), "--suite", file.string(),
+                  "--test-timeout-s", "5", "--deadline", "60s", "--out", out.string()},
+                 std::chrono::seconds(90));
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(took, 30.0);  // a hang guard: the checks take milliseconds
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const json res = json::parse(ReadFile(out / "results.json"));
+  EXPECT_EQ(res["status"], "complete");
+  const auto st = Statuses(res);
+  EXPECT_EQ(st.at("stack.ab"), "PASS");
+  EXPECT_EQ(st.at("stack.dotnl"), "PASS");
+  EXPECT_EQ(st.at("backtrack.words"), "FAIL");
+  EXPECT_EQ(st.at("backtrack.nested"), "FAIL");
+}
+
+// Ctrl-C while a test's code runs in the sandbox (an endless loop, 21 s wall limit): the program
+// is killed at once, the run ends interrupted within about a second, and the test is listed as
+// not run (no verdict: --resume runs it again).
+TEST(SuiteCli, CtrlCDuringACodeCheckEndsAtOnce) {
+  TempDir dir;
+  const fs::path file = dir.path() / "loop.yaml";
+  {
+    std::ofstream(file) << "suite: loop\ntests:\n  - id: coding.spin\n    category: coding\n"
+                           "    prompt: Spin.\n    check: {code: {language: python, timeout_s: "
+                           "10}}\n    reference_answer: |\n      ```python\n      while True:\n"
+                           "          pass\n      ```\n";
+  }
+  Sim sim({"--answers", file.string()});
+  ASSERT_FALSE(sim.url().empty());
+  const fs::path out = dir.path() / "run";
+  Child run(
+      {kBin, "run", "--endpoint", sim.url(), "--suite", file.string(), "--out", out.string()});
+  // Wait until the sandboxed program runs: a descendant process running main.py.
+  auto descendant_runs_main_py = [](pid_t root) {
+    std::vector<pid_t> todo = {root};
+    while (!todo.empty()) {
+      const pid_t p = todo.back();
+      todo.pop_back();
+      std::error_code ec;
+      for (const auto& task :
+           fs::directory_iterator(fs::path("/proc") / std::to_string(p) / "task", ec)) {
+        std::ifstream children(task.path() / "children");
+        for (pid_t c; children >> c;) {
+          std::ifstream cmdline(fs::path("/proc") / std::to_string(c) / "cmdline");
+          const std::string cmd((std::istreambuf_iterator<char>(cmdline)),
+                                std::istreambuf_iterator<char>());
+          if (cmd.find("main.py") != std::string::npos) {
+            return true;
+          }
+          todo.push_back(c);
+        }
+      }
+    }
+    return false;
+  };
+  bool running = false;
+  for (int i = 0; i < 400 && !running; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    running = descendant_runs_main_py(run.pid());
+  }
+  ASSERT_TRUE(running) << "the code check never started";
+  const auto signalled = std::chrono::steady_clock::now();
+  run.Signal(SIGINT);
+  EXPECT_EQ(run.Wait(std::chrono::seconds(30)), 130) << run.Stderr();
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
+  EXPECT_LT(took, 3.0);  // the sandbox's wall limit is 21 s
+  const json res = json::parse(ReadFile(out / "results.json"));
+  EXPECT_EQ(res["status"], "interrupted");
+  ASSERT_EQ(res["suite"]["not_run"].size(), 1u) << res["suite"].dump();
+  EXPECT_EQ(res["suite"]["not_run"][0], "coding.spin");
 }
 
 TEST(SuiteCli, BrokenSuiteFileIsAUsageErrorNamingTheLine) {

@@ -2,7 +2,10 @@
 // carries on.
 #include "sandbox/sandbox.h"
 
+#include <chrono>
+#include <stop_token>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -27,6 +30,7 @@ TEST(SandboxVerdict, Names) {
   EXPECT_EQ(VerdictName(Verdict::kFileSizeLimit), "file_size_limit");
   EXPECT_EQ(VerdictName(Verdict::kMemoryLimit), "memory_limit");
   EXPECT_EQ(VerdictName(Verdict::kCompileError), "compile_error");
+  EXPECT_EQ(VerdictName(Verdict::kStopped), "stopped");
 }
 
 TEST(SandboxVerdict, FormatBytesAndSignals) {
@@ -203,6 +207,40 @@ TEST(SandboxLimits, SleepHitsWallTimeout) {
   EXPECT_EQ(r.reason, "killed after 1 s wall time");
   EXPECT_GE(r.wall_s, 1.0);
   EXPECT_LT(r.wall_s, 3.0);
+}
+
+// Ctrl-C during a code check: the stop request kills the program (and its children) at once,
+// not at the 20 s wall limit.
+TEST(SandboxLimits, StopRequestKillsTheProgramAtOnce) {
+  Limits l = Small();
+  l.cpu_s = 20;
+  l.wall_s = 20;
+  std::stop_source stop;
+  std::jthread stopper([&stop] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // while it runs
+    stop.request_stop();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = sandbox::Run(
+      Py("import os, time\nif os.fork() == 0:\n    time.sleep(100)\nwhile True:\n    pass\n"), l,
+      stop.get_token());
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict, Verdict::kStopped) << testutil::Describe(*r);
+  EXPECT_NE(r->reason.find("stopped"), std::string::npos) << r->reason;
+  EXPECT_LT(took, 2.5);  // the stop came at 0.5 s; the wall limit is 20 s
+}
+
+TEST(SandboxLimits, StopRequestedBeforeTheStartEndsAtOnce) {
+  std::stop_source stop;
+  stop.request_stop();
+  CodeOptions code;
+  code.stop = stop.get_token();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = RunCode(Language::kPython, "while True:\n    pass\n", "", code);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->verdict, Verdict::kStopped) << testutil::Describe(*r);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.5);
 }
 
 TEST(SandboxLimits, MemoryHogHitsMemoryLimit) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "media/media.h"
 
@@ -206,6 +207,43 @@ TEST(SuiteFile, FilesAndRelativeMedia) {
   auto missing = LoadSuiteFile(dir / "nope.yaml");
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, ErrorCode::kSetup);
+  std::filesystem::remove_all(dir);
+}
+
+// yaml-cpp says "bad file" when it stops at its nesting limit, and little about indentation:
+// the message names the file, the line and what is wrong.
+TEST(SuiteFile, NestingErrorsSayWhatIsWrong) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("sb_nesting_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream(dir / "deep.yaml")
+        << "suite: d\ntests: " << std::string(2000, '[') << std::string(2000, ']') << "\n";
+    std::ofstream(dir / "indent.yaml")
+        << "suite: i\ntests:\n  - id: a\n    category: c\n    prompt: hi\n"
+           "  check: {contains: x}\n";
+    std::ofstream(dir / "open.yaml")
+        << "suite: o\ntests:\n  - id: a\n    category: c\n    prompt: hi\n"
+           "    check: {contains: {any: [x]}\n";
+  }
+  auto deep = LoadSuiteFile(dir / "deep.yaml");
+  ASSERT_FALSE(deep);
+  EXPECT_EQ(deep.error().code, ErrorCode::kUsage);
+  EXPECT_EQ(deep.error().message,
+            (dir / "deep.yaml").string() +
+                ":2: not valid YAML: lists and mappings nested too deeply (the YAML reader "
+                "stops at about 500 levels)");
+  auto indent = LoadSuiteFile(dir / "indent.yaml");
+  ASSERT_FALSE(indent);
+  EXPECT_EQ(indent.error().message,
+            (dir / "indent.yaml").string() +
+                ":6: not valid YAML: end of map not found (this line's indentation does not fit "
+                "the block above it)");
+  auto open = LoadSuiteFile(dir / "open.yaml");
+  ASSERT_FALSE(open);
+  EXPECT_NE(open.error().message.find("(a '{' opened above is not closed)"), std::string::npos)
+      << open.error().message;
+  EXPECT_EQ(open.error().message.rfind((dir / "open.yaml").string() + ":", 0), 0u);
   std::filesystem::remove_all(dir);
 }
 
