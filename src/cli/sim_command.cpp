@@ -110,10 +110,11 @@ void AddSimOptions(CLI::App* cmd, SimCommand& c) {
       ->capture_default_str();
   cmd->add_option("--fault-kinds", c.fault_kinds,
                   "Faults to draw from: reset,stall,malformed,500,429 (default), and "
-                  "503,giant,badutf8 when named")
+                  "503,giant,badutf8,endless,done_open,done_only,huge_usage,huge_header when "
+                  "named")
       ->delimiter(',')
-      ->check(
-          CLI::IsMember({"reset", "stall", "malformed", "500", "429", "503", "giant", "badutf8"}));
+      ->check(CLI::IsMember({"reset", "stall", "malformed", "500", "429", "503", "giant", "badutf8",
+                             "endless", "done_open", "done_only", "huge_usage", "huge_header"}));
   cmd->add_option("--stall-ms", o.stall_ms, "How long the stall fault stops the stream")
       ->capture_default_str();
   cmd->add_option("--retry-after-s", o.retry_after_s,

@@ -25,6 +25,7 @@
 
 #include "client/io_workers.h"
 #include "client/sse_parser.h"
+#include "client/stream_guard.h"
 
 namespace sb::client {
 
@@ -33,6 +34,15 @@ namespace {
 constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
 constexpr std::size_t kErrorBodyCap = 64 * 1024;    // kept of a non-2xx body
 constexpr std::size_t kBodyCap = 64 * 1024 * 1024;  // a 2xx non-streaming body
+// The response head: the bytes of every header line together (curl refuses one line over
+// CURL_MAX_HTTP_HEADER, 100 KiB, itself, as "out of memory": see Complete).
+constexpr std::size_t kHeaderCap = 256 * 1024;
+
+std::string HeaderOverLimit(std::size_t got) {
+  return "response header over the limit: " + std::to_string(got) +
+         " bytes (cap: " + std::to_string(kHeaderCap) + " bytes)";
+}
+
 constexpr std::int64_t kNanosPerMs = 1'000'000;
 constexpr int kMaxEvents = 256;
 // How long before a scheduled send the loop stops sleeping and polls (see Drive).
@@ -192,6 +202,8 @@ struct Client::Impl {
     std::int64_t send_ns = 0;
     std::int64_t first_byte_ns = 0;
     std::int64_t last_rx_ns = 0;
+    std::int64_t done_at_ns = 0;           // "data: [DONE]" arrived (then kDoneGrace)
+    std::size_t header_bytes = 0;          // of the response head(s) so far
     std::int64_t first_byte_limit_ns = 0;  // 0 = none
     std::int64_t idle_limit_ns = 0;        // 0 = none
     std::int64_t total_limit_ns = 0;       // 0 = none
@@ -202,6 +214,8 @@ struct Client::Impl {
     std::string retry_after;  // the "Retry-After:" header, "" if absent
     std::string post_body;    // owned copy for Post(); chat calls point at ChatCall::body
     SseParser parser;
+    detail::StreamGuard guard;        // token cap, kept text, usage and empty-stream checks
+    detail::StreamGuard fresh_guard;  // its state before the first event (for a retry)
     char errbuf[CURL_ERROR_SIZE] = {};
 
     std::int64_t FirstByteOrIdleDeadline() const {
@@ -216,6 +230,9 @@ struct Client::Impl {
     }
 
     std::int64_t NextDeadline() const {
+      if (done_at_ns != 0) {  // the answer is complete: only the grace is left
+        return done_at_ns + MsToNs(kDoneGrace);
+      }
       return std::min(FirstByteOrIdleDeadline(), TotalDeadline());
     }
   };
@@ -390,6 +407,13 @@ struct Client::Impl {
     if (t->first_byte_ns == 0) {
       t->impl->NoteFirstByte(*t, t_ns);
     }
+    t->header_bytes += n;
+    if (t->header_bytes > kHeaderCap) {
+      t->aborted = true;
+      t->resp->outcome = Outcome::kProtocol;
+      t->resp->reason = HeaderOverLimit(t->header_bytes);
+      return 0;
+    }
     const std::string_view line(buffer, n);
     if (StartsWithNoCase(line, "http/")) {  // a new response (after a 1xx): forget the last
       t->content_type.clear();
@@ -472,8 +496,19 @@ struct Client::Impl {
   // Applies one event's data; false when the stream must stop (outcome set).
   bool HandleEvent(Transfer& t, std::string_view data, std::int64_t t_ns) {
     ChatResponse& r = *t.resp;
+    if (r.stream_done) {
+      return true;  // [DONE] ended the answer: nothing after it is part of it
+    }
     const std::size_t before = r.events.size();
     if (!ApplyStreamEvent(data, t_ns, r)) {
+      return false;
+    }
+    if (r.stream_done) {  // the answer is complete: the body's end gets kDoneGrace at most
+      t.done_at_ns = t_ns;
+      next_check_ns = std::min(next_check_ns, t.NextDeadline());
+      return true;
+    }
+    if (!t.guard.AfterEvent(r, data, before)) {
       return false;
     }
     if (!WithinAnswerCap(t)) {
@@ -643,7 +678,8 @@ struct Client::Impl {
     if (rc != CURLE_OK) {
       const std::string msg = t.errbuf[0] != '\0' ? t.errbuf : curl_easy_strerror(rc);
       if (t.sse && r.stream_done) {
-        return;  // the stream was complete; the connection failed afterwards
+        FinishStream(t);  // the stream was complete; the connection failed afterwards
+        return;
       }
       if (rc == CURLE_OPERATION_TIMEDOUT) {  // only the connect limit is left to curl
         r.outcome = Outcome::kTimeout;
@@ -656,6 +692,11 @@ struct Client::Impl {
       } else if (rc == CURLE_SSL_CACERT_BADFILE) {
         r.outcome = Outcome::kTransport;
         r.reason = "cannot use CA certificate file '" + options.ca_cert + "': " + msg;
+      } else if (rc == CURLE_OUT_OF_MEMORY && !t.mode_known) {
+        // Before the body, curl says "Out of memory" for a header line over its own limit
+        // (CURL_MAX_HTTP_HEADER): its message would mislead, so it is not repeated.
+        r.outcome = Outcome::kProtocol;
+        r.reason = "response header over the limit: a header line over libcurl's 100 KiB";
       } else {
         r.outcome = Outcome::kTransport;
         r.reason = msg;
@@ -683,7 +724,7 @@ struct Client::Impl {
       r.reason = t.stream ? "stream ended early: empty response" : "empty response body";
       return;
     }
-    if (ApplyCompletionBody(t.body, t.last_rx_ns, r)) {
+    if (ApplyCompletionBody(t.body, t.last_rx_ns, r) && t.guard.AfterBody(r)) {
       WithinAnswerCap(t);
     }
   }
@@ -754,6 +795,9 @@ struct Client::Impl {
     t.date_header.clear();
     t.retry_after.clear();
     t.parser = SseParser(options.max_line_bytes);
+    t.guard = t.fresh_guard;
+    t.done_at_ns = 0;
+    t.header_bytes = 0;
     t.errbuf[0] = '\0';
     return Launch(t);
   }
@@ -761,7 +805,7 @@ struct Client::Impl {
   void FinishStream(Transfer& t) {
     ChatResponse& r = *t.resp;
     scratch.clear();
-    const bool clean = t.parser.Finish(scratch);
+    const bool clean = t.parser.Finish(scratch) || r.stream_done;
     for (const SseEvent& ev : scratch) {
       if (!HandleEvent(t, ev.data, t.last_rx_ns)) {
         if (!clean && r.outcome == Outcome::kProtocol) {
@@ -776,7 +820,21 @@ struct Client::Impl {
       r.outcome = Outcome::kProtocol;
       r.reason = clean ? "stream ended early: no finish_reason and no [DONE]"
                        : "stream ended early: connection closed mid-event";
+      return;
     }
+    t.guard.AtStreamEnd(r);
+  }
+
+  // A stream whose [DONE] came kDoneGrace ago and whose body has not ended (a server that keeps
+  // the connection open): the answer is complete; the connection is closed.
+  void EndAfterDone(Transfer& t) {
+    Deactivate(t);
+    ChatResponse& r = *t.resp;
+    r.done_ns = t.done_at_ns;
+    long status = 0;  // NOLINT(runtime/int)
+    curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
+    r.http_status = static_cast<int>(status);
+    FinishStream(t);
   }
 
   // ---- the loop --------------------------------------------------------------------------------
@@ -825,6 +883,16 @@ struct Client::Impl {
       Transfer& t = *active[i];
       if (t.held) {  // answered: it keeps its connection until ReleaseHeld, whatever the time
         ++i;
+        continue;
+      }
+      if (t.done_at_ns != 0) {  // [DONE] arrived: no other limit applies
+        if (now < t.NextDeadline()) {
+          next = std::min(next, t.NextDeadline());
+          ++i;
+          continue;
+        }
+        EndAfterDone(t);  // swaps another transfer into i
+        finished(t);
         continue;
       }
       const std::int64_t fb_idle = t.FirstByteOrIdleDeadline();
@@ -1169,6 +1237,8 @@ void Client::Impl::RunShare(std::span<const ChatCall> calls, std::span<ChatRespo
         call.max_answer_bytes > 0 ? call.max_answer_bytes : options.max_answer_bytes;
     t->retries_left = options.retries;
     t->parser = SseParser(options.max_line_bytes);
+    t->fresh_guard = detail::StreamGuard(call.max_stream_tokens, call.keep_text_bytes);
+    t->guard = t->fresh_guard;
     if (call.total_timeout.count() < 0) {
       results[i].outcome = Outcome::kTransport;
       results[i].reason =

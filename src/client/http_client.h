@@ -112,6 +112,15 @@ struct ChatCall {
   // Overrides ClientOptions::max_answer_bytes if > 0. The caller knows max_tokens: e.g.
   // 4 * max_tokens * 4 bytes leaves room for long tokens and a server that overshoots a little.
   std::size_t max_answer_bytes = 0;
+  // > 0: a stream that delivers more tokens than this is stopped, kProtocol "stream over N
+  // tokens ...: the server ignores max_tokens; stopped" (what arrived is kept). A token event
+  // counts the tokens the server said it carried (continuous usage), else 1. perf sets
+  // 4 * max_tokens + 16. 0 = no cap.
+  std::int64_t max_stream_tokens = 0;
+  // > 0: answer and reasoning text beyond this many bytes (each) is not kept; the events (token
+  // counts and timestamps) still are, and it is no error. For callers that measure speed and do
+  // not read the text (perf). 0 = keep all.
+  std::size_t keep_text_bytes = 0;
 };
 
 // Where hooks run: on the I/O thread that serves the call -- the calling thread when the batch
@@ -147,6 +156,10 @@ struct RunHooks {
   bool preconnect = false;
 };
 
+// How long a stream may stay open after its "data: [DONE]" before the client closes it (the
+// answer is complete; a server that never ends the body would otherwise hold it until a limit).
+inline constexpr std::chrono::milliseconds kDoneGrace{250};
+
 // The reason of a call RunHooks::start_until kept from starting.
 inline constexpr const char* kNotStartedReason = "not sent: the load window had closed";
 
@@ -177,8 +190,12 @@ class Client {
   // is requested, unsent calls end as kCancelled ("cancelled before send") without being sent
   // and running streams are aborted (kCancelled, "cancelled"); what was received is kept.
   // A stream that closes without [DONE] is fine if it gave a finish_reason; otherwise it ends as
-  // kProtocol "stream ended early: ...". Sends are scheduled with nanosecond timers (timerfd),
-  // so a send_at is met to well under a millisecond when the thread is not overloaded.
+  // kProtocol "stream ended early: ...". "data: [DONE]" ends a stream: what follows is ignored,
+  // and a server that then keeps the connection open has it closed after kDoneGrace (done_ns is
+  // when [DONE] arrived). A 2xx stream without a single chunk (only [DONE]) is kProtocol, and so
+  // is a usage that disagrees wildly with the events (stream_guard.h). Sends are scheduled with
+  // nanosecond timers (timerfd), so a send_at is met to well under a millisecond when the thread is
+  // not overloaded.
   std::vector<ChatResponse> RunChats(std::span<const ChatCall> calls, const RunHooks& hooks,
                                      std::stop_token stop);
 

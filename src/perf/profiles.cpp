@@ -173,6 +173,12 @@ client::ChatParams Session::Params(const ProfileOptions& options, const std::str
   return p;
 }
 
+void BoundStream(client::ChatCall& call, int max_tokens) {
+  const std::int64_t asked = std::max(1, max_tokens);
+  call.max_stream_tokens = kStreamTokensFactor * asked + kStreamTokensMargin;
+  call.keep_text_bytes = static_cast<std::size_t>(asked) * kKeptBytesPerToken + kKeptBytesMargin;
+}
+
 json RequestRecord(const client::ChatResponse& r, const std::string& profile,
                    const std::string& label, std::int64_t t0_ns, bool warmup) {
   RequestMetrics m = ComputeMetrics(r);
@@ -258,6 +264,7 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
     call.stream = p.stream;
     call.total_timeout = request_timeout_;
     call.first_byte_timeout = first_byte_override_;
+    BoundStream(call, p.max_tokens);
     calls.push_back(std::move(call));
   }
   bool warmup = profile == "warmup";

@@ -267,6 +267,16 @@ class Session {
   std::map<int, int> fit_words_;  // --input-tokens size -> filler words that fitted last
 };
 
+// What perf keeps of one request (docs/bounds.md): a stream is stopped past
+// kStreamTokensFactor x max_tokens + kStreamTokensMargin tokens (a server that ignores
+// max_tokens), and answer text past kKeptBytesPerToken x max_tokens + kKeptBytesMargin bytes is
+// not kept (token counts and timestamps are). Sets call's max_stream_tokens and keep_text_bytes.
+inline constexpr std::int64_t kStreamTokensFactor = 4;
+inline constexpr std::int64_t kStreamTokensMargin = 16;
+inline constexpr std::size_t kKeptBytesPerToken = 16;
+inline constexpr std::size_t kKeptBytesMargin = 4096;
+void BoundStream(client::ChatCall& call, int max_tokens);
+
 // The request record of docs/results-schema.md (a profile row and a samples.jsonl line): status,
 // reason, times relative to t0_ns, metrics (none for a failed request), tokens, server truth.
 nlohmann::json RequestRecord(const client::ChatResponse& r, const std::string& profile,

@@ -339,6 +339,7 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
         client::BuildChatBody(LoadParams(options, kRatePrompt, ro.tokens), target_.kind);
     calls[i].stream = true;
     calls[i].total_timeout = options.request_timeout;
+    BoundStream(calls[i], ro.tokens);
   }
   std::int64_t start_ns = NowNs() + kLeadNs;
   if (ro.start_at_ns > 0 && !first_point_started_) {

@@ -36,7 +36,7 @@ void AppendJsonString(std::string& out, std::string_view s) {
   out.push_back('"');
 }
 
-void AppendUsageJson(std::string& out, int prompt_tokens, int completion_tokens,
+void AppendUsageJson(std::string& out, int prompt_tokens, long long completion_tokens,
                      int reasoning_tokens) {
   out += "{\"prompt_tokens\":";
   out += std::to_string(prompt_tokens);
@@ -78,7 +78,7 @@ void ChunkBuilder::AppendRole(std::string& out) const {
 
 void ChunkBuilder::AppendDelta(std::string& out, std::string_view reasoning,
                                std::string_view content, std::string_view finish_reason,
-                               int completion_tokens, int reasoning_tokens,
+                               long long completion_tokens, int reasoning_tokens,
                                std::string_view sim_json, std::string_view tool_calls) const {
   out += head_;
   out += "\"choices\":[{\"index\":0,\"delta\":{";
@@ -123,8 +123,8 @@ void ChunkBuilder::AppendDelta(std::string& out, std::string_view reasoning,
   out += "}\n\n";
 }
 
-void ChunkBuilder::AppendUsageChunk(std::string& out, int completion_tokens, int reasoning_tokens,
-                                    std::string_view sim_json) const {
+void ChunkBuilder::AppendUsageChunk(std::string& out, long long completion_tokens,
+                                    int reasoning_tokens, std::string_view sim_json) const {
   out += head_;
   out += "\"choices\":[],\"usage\":";
   AppendUsageJson(out, prompt_tokens_, completion_tokens, reasoning_tokens);

@@ -14,7 +14,7 @@ void AppendJsonString(std::string& out, std::string_view s);
 
 // Appends `{"prompt_tokens":P,"total_tokens":P+C,"completion_tokens":C,
 // "completion_tokens_details":{"reasoning_tokens":R}}`.
-void AppendUsageJson(std::string& out, int prompt_tokens, int completion_tokens,
+void AppendUsageJson(std::string& out, int prompt_tokens, long long completion_tokens,
                      int reasoning_tokens);
 
 class ChunkBuilder {
@@ -30,11 +30,12 @@ class ChunkBuilder {
   // the ground-truth object `sim_json` at the top level when non-empty.
   // `tool_calls` (items of the delta's tool_calls array, already JSON) is added when not empty.
   void AppendDelta(std::string& out, std::string_view reasoning, std::string_view content,
-                   std::string_view finish_reason, int completion_tokens, int reasoning_tokens,
-                   std::string_view sim_json, std::string_view tool_calls = {}) const;
+                   std::string_view finish_reason, long long completion_tokens,
+                   int reasoning_tokens, std::string_view sim_json,
+                   std::string_view tool_calls = {}) const;
 
   // The trailing usage chunk ("choices":[]), with `sim_json` when non-empty.
-  void AppendUsageChunk(std::string& out, int completion_tokens, int reasoning_tokens,
+  void AppendUsageChunk(std::string& out, long long completion_tokens, int reasoning_tokens,
                         std::string_view sim_json) const;
 
   static void AppendDone(std::string& out) { out += "data: [DONE]\n\n"; }

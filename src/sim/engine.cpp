@@ -100,6 +100,12 @@ std::optional<Fault> ParseFault(std::string_view name) {
   if (name == "badutf8") {
     return Fault::kBadUtf8;
   }
+  for (const Fault f : {Fault::kEndless, Fault::kDoneOpen, Fault::kDoneOnly, Fault::kHugeUsage,
+                        Fault::kHugeHeader}) {
+    if (name == FaultName(f)) {
+      return f;
+    }
+  }
   return std::nullopt;
 }
 
@@ -123,6 +129,16 @@ std::string_view FaultName(Fault fault) {
       return "giant";
     case Fault::kBadUtf8:
       return "badutf8";
+    case Fault::kEndless:
+      return "endless";
+    case Fault::kDoneOpen:
+      return "done_open";
+    case Fault::kDoneOnly:
+      return "done_only";
+    case Fault::kHugeUsage:
+      return "huge_usage";
+    case Fault::kHugeHeader:
+      return "huge_header";
   }
   return "none";
 }

@@ -43,23 +43,34 @@ enum class Fault {
   kHttp503,  // 503 with Retry-After (SimOptions::retry_after_s)
   kGiant,    // one extra event whose content is SimOptions::giant_event_bytes long
   kBadUtf8,  // one extra event whose content holds invalid UTF-8 (kBadUtf8Text)
+  // Hostile servers (docs/simulator.md "Faults"):
+  kEndless,     // ignores max_tokens: a stream never ends (a body is 16 x the asked length)
+  kDoneOpen,    // sends data: [DONE], then keeps the connection open without ending the body
+  kDoneOnly,    // a 200 whose whole body is data: [DONE]
+  kHugeUsage,   // the final usage says completion_tokens 10^15 (kHugeUsageTokens)
+  kHugeHeader,  // a 200 whose head holds one kHugeHeaderBytes header line
 };
 
-// "reset", "stall", "malformed", "500", "429", "503", "giant", "badutf8" -> the fault; anything
-// else -> nullopt.
+// "reset", "stall", "malformed", "500", "429", "503", "giant", "badutf8", "endless",
+// "done_open", "done_only", "huge_usage", "huge_header" -> the fault; anything else -> nullopt.
 std::optional<Fault> ParseFault(std::string_view name);
 std::string_view FaultName(Fault fault);
-inline constexpr int kFaultKinds = 9;  // size of an array indexed by Fault
+inline constexpr int kFaultKinds = 14;  // size of an array indexed by Fault
 // Every fault kind but kNone, in enum order; and the list `fault_rate` draws from when
 // fault_kinds is empty (the original five: giant and badutf8 change answers, 503 asks for a
 // retry, so they strike only when named).
-inline constexpr Fault kAllFaults[] = {Fault::kReset,   Fault::kStall,   Fault::kMalformed,
-                                       Fault::kHttp500, Fault::kHttp429, Fault::kHttp503,
-                                       Fault::kGiant,   Fault::kBadUtf8};
+inline constexpr Fault kAllFaults[] = {
+    Fault::kReset,    Fault::kStall,     Fault::kMalformed, Fault::kHttp500, Fault::kHttp429,
+    Fault::kHttp503,  Fault::kGiant,     Fault::kBadUtf8,   Fault::kEndless, Fault::kDoneOpen,
+    Fault::kDoneOnly, Fault::kHugeUsage, Fault::kHugeHeader};
 inline constexpr Fault kDefaultRandomFaults[] = {Fault::kReset, Fault::kStall, Fault::kMalformed,
                                                  Fault::kHttp500, Fault::kHttp429};
 inline constexpr std::string_view kFaultList =
-    "reset, stall, malformed, 500, 429, 503, giant or badutf8";
+    "reset, stall, malformed, 500, 429, 503, giant, badutf8, endless, done_open, done_only, "
+    "huge_usage or huge_header";
+// usage.completion_tokens of the huge_usage fault, and the header line of huge_header.
+inline constexpr long long kHugeUsageTokens = 1'000'000'000'000'000LL;
+inline constexpr std::size_t kHugeHeaderBytes = std::size_t{10} << 20;
 // The content of the badutf8 fault's event: a lone 0xFF/0xFE, "C3 28" (a lead byte without its
 // continuation), an encoded surrogate (ED A0 80) and a sequence cut short (E2 82).
 inline constexpr std::string_view kBadUtf8Text = " caf\xC3\x28 \xFF\xFE \xED\xA0\x80 \xE2\x82 end";

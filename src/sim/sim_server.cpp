@@ -39,6 +39,7 @@
 #include "sim/chunks.h"
 #include "sim/engine.h"
 #include "sim/gzip.h"
+#include "sim/hostile.h"
 #include "sim/http.h"
 #include "sim/metrics.h"
 
@@ -65,6 +66,9 @@ constexpr std::size_t kReadChunk = 64 * 1024;
 // Unread input above this while a response is in progress pauses reading (back-pressure).
 constexpr std::size_t kMaxBufferedInput = kMaxBodyBytes + kMaxHeaderBytes + kReadChunk;
 constexpr std::int64_t kDrainTimeoutNs = 2'000'000'000;  // lingering close after "close"
+// Out of descriptors without a spare: the listener rests this long (a timer entry with drain set
+// and id kListenTag resumes it).
+constexpr std::int64_t kListenPauseNs = 100'000'000;
 
 void CloseFd(int& fd) {
   if (fd >= 0) {
@@ -197,7 +201,8 @@ struct Conn {
   bool close_after_flush = false;
   bool peer_closed = false;
   bool read_paused = false;
-  bool draining = false;  // response sent, write side shut; discarding input until EOF
+  bool draining = false;   // response sent, write side shut; discarding input until EOF
+  bool held_open = false;  // done_open: the answer was sent, the body is never ended
   bool in_try_process = false;
   std::int64_t recv_ns = 0;  // when the request being answered was complete
 
@@ -255,6 +260,11 @@ struct SimServer::Impl {
 
   // I/O
   void AcceptAll();
+  // Out of descriptors (EMFILE/ENFILE): accept and close one pending connection with the spare
+  // descriptor; false when none was pending or the spare is gone (then listening pauses).
+  bool ShedOne();
+  void PauseListening();
+  void ResumeListening();
   void OnConnEvent(std::uint64_t id, std::uint32_t ready);
   void OnReadable(Conn& c);
   void Flush(Conn& c);
@@ -287,6 +297,7 @@ struct SimServer::Impl {
   void RunDueTimers();
   void OnStep(Stream& s);
   void EndStream(Stream& s, std::string_view finish_reason);
+  void HoldOpen(Stream& s);  // done_open: the stream ends, its connection stays busy
   void DropStream(std::uint64_t stream_id, bool client_gone);
   void ArmTimer();
 
@@ -309,7 +320,8 @@ struct SimServer::Impl {
   int epoll_fd = -1;
   int timer_fd = -1;
   int wake_fd = -1;
-  int spare_fd = -1;  // released to accept-and-close when out of file descriptors
+  int spare_fd = -1;           // released to accept-and-close when out of file descriptors
+  bool listen_paused = false;  // out of descriptors: the listener is not polled for a while
   int port = 0;
   std::string base_url;
   std::int64_t created_at = 0;
@@ -480,22 +492,21 @@ void SimServer::Impl::Loop() {
 // Connections
 
 void SimServer::Impl::AcceptAll() {
-  for (;;) {
+  // A bounded batch: the other connections' events (a peer that closed, a request) are served
+  // between batches, and Stop is heard.
+  for (int budget = 256; budget > 0; --budget) {
     const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) {
         continue;
       }
-      if ((errno == EMFILE || errno == ENFILE) && spare_fd >= 0) {
-        // Out of descriptors: accept and close one so the client hears about it instead of
-        // the listener staying readable forever.
-        CloseFd(spare_fd);
-        const int victim = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-        if (victim >= 0) {
-          ::close(victim);
+      if (errno == EMFILE || errno == ENFILE) {
+        // accept reports EMFILE before it looks at the queue: it says nothing about pending
+        // connections, so one is shed at most per pass, and none pending ends the batch.
+        if (ShedOne()) {
+          continue;
         }
-        spare_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-        continue;
+        return;
       }
       return;  // EAGAIN, or an error to retry on the next readiness
     }
@@ -515,6 +526,51 @@ void SimServer::Impl::AcceptAll() {
     conns.emplace(c->id, std::move(c));
     metrics.Update([](Counters& k) { ++k.connections; });
   }
+}
+
+bool SimServer::Impl::ShedOne() {
+  if (spare_fd < 0) {
+    spare_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  }
+  if (spare_fd < 0) {
+    PauseListening();  // not even the spare: wait for descriptors to come back
+    return false;
+  }
+  CloseFd(spare_fd);
+  // The client hears a close instead of waiting in the backlog of a server that cannot serve it.
+  const int victim = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+  if (victim >= 0) {
+    ::close(victim);
+  }
+  spare_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (spare_fd < 0) {
+    PauseListening();  // another thread took the descriptor
+    return false;
+  }
+  return victim >= 0;
+}
+
+void SimServer::Impl::PauseListening() {
+  if (listen_paused) {
+    return;
+  }
+  epoll_event ev{};
+  ev.events = 0;
+  ev.data.u64 = kListenTag;
+  ::epoll_ctl(epoll_fd, EPOLL_CTL_MOD, listen_fd, &ev);
+  listen_paused = true;
+  Push(NowNs() + kListenPauseNs, kListenTag, true);
+}
+
+void SimServer::Impl::ResumeListening() {
+  if (!listen_paused) {
+    return;
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = kListenTag;
+  ::epoll_ctl(epoll_fd, EPOLL_CTL_MOD, listen_fd, &ev);
+  listen_paused = false;
 }
 
 void SimServer::Impl::UpdateInterest(Conn& c) {
@@ -856,6 +912,10 @@ void SimServer::Impl::WriteReply(Conn& c, const Reply& reply) {
 }
 
 void SimServer::Impl::FinishResponse(Conn& c) {
+  if (c.held_open) {
+    c.stream_id = 0;
+    return;  // busy until the client closes
+  }
   c.busy = false;
   c.stream_id = 0;
   if (!c.keep_alive) {
@@ -912,11 +972,20 @@ void SimServer::Impl::StartChat(Conn& c, const ChatRequest& req) {
     WriteReply(c, r);
     return;
   }
+  if (plan.fault == Fault::kDoneOnly || plan.fault == Fault::kHugeHeader) {
+    WriteReply(c, HostileReply(plan.fault));
+    return;
+  }
   auto s = std::make_unique<Stream>();
   s->id = next_stream_id++;
   s->conn_id = c.id;
   s->request = req;
   s->plan = plan;
+  if (plan.fault == Fault::kEndless) {  // ignores max_tokens (and the context window)
+    s->plan.completion_tokens =
+        req.stream ? kEndlessTokens : 16 * std::min(plan.completion_tokens, 1 << 16);
+    s->plan.finish_reason = "length";
+  }
   s->rng = rng;
   s->chat_id = RequestId(options.seed, number);
   s->created = static_cast<std::int64_t>(std::time(nullptr));
@@ -991,7 +1060,7 @@ void SimServer::Impl::ArmTimer() {
     const TimerEntry& top = timers.top();
     // Drop stale entries so the timer is not armed for nothing.
     if (top.drain) {
-      if (FindConn(top.id) != nullptr) {
+      if (top.id == kListenTag ? listen_paused : FindConn(top.id) != nullptr) {
         break;
       }
     } else {
@@ -1033,6 +1102,10 @@ void SimServer::Impl::RunDueTimers() {
     }
     const TimerEntry e = timers.top();
     timers.pop();
+    if (e.drain && e.id == kListenTag) {
+      ResumeListening();
+      continue;
+    }
     if (e.drain) {
       if (Conn* c = FindConn(e.id); c != nullptr && c->draining) {
         CloseConn(e.id, false, false);
@@ -1172,17 +1245,19 @@ void SimServer::Impl::OnStep(Stream& s) {
     }
     const bool usage_chunk = last && s.request.include_usage;
     const std::string sim_json = last && !usage_chunk ? TruthJson(s.truth) : std::string();
+    const long long usage_tokens =
+        last && s.plan.fault == Fault::kHugeUsage ? kHugeUsageTokens : s.truth.completion_tokens;
     std::string_view content = content_scratch;
     if (s.request.scripted) {
       escaped_scratch.clear();
       AppendJsonString(escaped_scratch, content_scratch);
       content = std::string_view(escaped_scratch).substr(1, escaped_scratch.size() - 2);
     }
-    s.chunks->AppendDelta(
-        events, reasoning_scratch, content, last ? s.plan.finish_reason : std::string_view(),
-        s.truth.completion_tokens, s.truth.reasoning_tokens, sim_json, tool_scratch);
+    s.chunks->AppendDelta(events, reasoning_scratch, content,
+                          last ? s.plan.finish_reason : std::string_view(), usage_tokens,
+                          s.truth.reasoning_tokens, sim_json, tool_scratch);
     if (usage_chunk) {
-      s.chunks->AppendUsageChunk(events, s.truth.completion_tokens, s.truth.reasoning_tokens,
+      s.chunks->AppendUsageChunk(events, usage_tokens, s.truth.reasoning_tokens,
                                  TruthJson(s.truth));
     }
     if (last) {
@@ -1197,10 +1272,12 @@ void SimServer::Impl::OnStep(Stream& s) {
       s.gzip->Write(events, body_ends, gzip_scratch);
       events.swap(gzip_scratch);
     }
+    // done_open: [DONE] is sent, but the body never ends (no last chunk, no close).
+    const bool hold_open = last && s.plan.fault == Fault::kDoneOpen;
     frame.clear();
     if (s.chunked) {
       AppendChunk(frame, events);
-      if (last || (cut && s.plan.fault == Fault::kMalformed)) {
+      if ((last && !hold_open) || (cut && s.plan.fault == Fault::kMalformed)) {
         frame += kLastChunk;
       }
     } else {
@@ -1208,6 +1285,10 @@ void SimServer::Impl::OnStep(Stream& s) {
     }
     if (!Send(*c, frame)) {
       return;  // the client went away; the stream was dropped
+    }
+    if (hold_open) {
+      HoldOpen(s);
+      return;
     }
   } else {
     s.reasoning_text += reasoning_scratch;
@@ -1225,6 +1306,9 @@ void SimServer::Impl::OnStep(Stream& s) {
                                s.plan.finish_reason, s.truth, s.tool_calls, s.tool_ids);
       if (const std::size_t at = body.find(kBadUtf8Placeholder); at != std::string::npos) {
         body.replace(at, kBadUtf8Placeholder.size(), kBadUtf8Text);
+      }
+      if (s.plan.fault == Fault::kHugeUsage) {
+        ReplaceCompletionTokens(body, kHugeUsageTokens);
       }
       if (!Send(*c, BodyResponse(*c, 200, "application/json", body))) {
         return;
@@ -1284,6 +1368,13 @@ void SimServer::Impl::EndStream(Stream& s, std::string_view finish_reason) {
   if (Conn* c = FindConn(conn_id)) {
     FinishResponse(*c);
   }
+}
+
+void SimServer::Impl::HoldOpen(Stream& s) {
+  if (Conn* c = FindConn(s.conn_id)) {
+    c->held_open = true;
+  }
+  EndStream(s, s.plan.finish_reason);
 }
 
 void SimServer::Impl::DropStream(std::uint64_t stream_id, bool client_gone) {

@@ -52,8 +52,9 @@ struct SimOptions {
   // Modalities answered with a vLLM-style 400: image, video, audio.
   std::vector<std::string> reject;
   double fault_rate = 0.0;  // probability that a chat request gets a random fault
-  // Kinds fault_rate draws from: reset, stall, malformed, 500, 429, 503, giant, badutf8.
-  // Empty: the first five (giant, badutf8 and 503 strike only when named or forced).
+  // Kinds fault_rate draws from: reset, stall, malformed, 500, 429, 503, giant, badutf8,
+  // endless, done_open, done_only, huge_usage, huge_header. Empty: the first five (the others
+  // strike only when named or forced).
   std::vector<std::string> fault_kinds;
   // Name of the streamed/non-streamed reasoning field: "reasoning_content" (SGLang, llama.cpp,
   // older vLLM) or "reasoning" (vLLM >= 0.12, Ollama).

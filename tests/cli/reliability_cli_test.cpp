@@ -2,17 +2,23 @@
 // strike, through `perf` and `run`, ends with the documented status and exit code, in bounded
 // time, with nothing measured before the fault lost; signals, deadlines, a failing disk, bad
 // limits and credentials in the endpoint URL. Real processes, real HTTP on loopback, real files.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <nlohmann/json.hpp>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include "support/sim_child.h"
 #include "support/subprocess.h"
@@ -38,8 +44,13 @@ class Sim : public testing::SimChild {
   explicit Sim(std::vector<std::string> extra = {}) : SimChild(Fast(std::move(extra))) {}
 
  private:
+  // --ttft-ms 5 --itl-ms 1 unless extra sets them.
   static std::vector<std::string> Fast(std::vector<std::string> extra) {
-    extra.insert(extra.begin(), {"--ttft-ms", "5", "--itl-ms", "1"});
+    for (const char* flag : {"--itl-ms", "--ttft-ms"}) {
+      if (std::find(extra.begin(), extra.end(), flag) == extra.end()) {
+        extra.insert(extra.begin(), {flag, flag == std::string("--itl-ms") ? "1" : "5"});
+      }
+    }
     return extra;
   }
 };
@@ -96,8 +107,20 @@ bool WaitForSamples(const fs::path& run, std::size_t n) {
 
 struct FaultCase {
   std::string fault;   // sim --fault-kinds value
-  std::string status;  // the request record's status it must produce
+  std::string status;  // the request record's status it must produce ("ok": no failure at all)
+  std::vector<std::string> sim_flags = {};  // more `servebench sim` flags
 };
+
+// The sim flags of a case: every request struck (rate 1) or some (rate 0.5, seed 7).
+std::vector<std::string> SimFlags(const FaultCase& c, bool every) {
+  std::vector<std::string> flags = {"--fault-rate", every ? "1" : "0.5", "--fault-kinds",
+                                    c.fault,        "--stall-ms",        "30000"};
+  if (!every) {
+    flags.insert(flags.end(), {"--seed", "7"});
+  }
+  flags.insert(flags.end(), c.sim_flags.begin(), c.sim_flags.end());
+  return flags;
+}
 
 void PrintTo(const FaultCase& c, std::ostream* os) {
   *os << c.fault;
@@ -107,9 +130,11 @@ class FaultMatrix : public ::testing::TestWithParam<FaultCase> {};
 
 // Every request struck by the fault: perf ends `failed`, exit 3, says so first, in bounded time,
 // and every request it sent is in both samples.jsonl and results.json with the fault's status.
+// A fault whose status is "ok" (the answer is complete however the server misbehaved) must
+// instead leave every request ok, in bounded time.
 TEST_P(FaultMatrix, PerfWhereEveryRequestFailsEndsFailed) {
   const FaultCase& c = GetParam();
-  Sim sim({"--fault-rate", "1", "--fault-kinds", c.fault, "--stall-ms", "30000"});
+  Sim sim(SimFlags(c, true));
   ASSERT_FALSE(sim.url().empty());
   TempDir dir;
   const fs::path out = dir.path() / "run";
@@ -136,6 +161,20 @@ TEST_P(FaultMatrix, PerfWhereEveryRequestFailsEndsFailed) {
                                 out.string()},
                                std::chrono::seconds(90));
   const double took = SecondsSince(start);
+  if (c.status == "ok") {
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_LT(took, 20.0);
+    const json res = json::parse(ReadFile(out / "results.json"));
+    EXPECT_EQ(res["status"], "complete");
+    const auto records = PerfRecords(res);
+    EXPECT_EQ(records.size(), 4u);
+    for (const auto& rec : records) {
+      EXPECT_EQ(rec["status"], "ok") << rec.dump();
+      EXPECT_EQ(rec["completion_tokens"], 16) << rec.dump();
+      EXPECT_TRUE(rec["decode_tok_s"].is_number()) << rec.dump();
+    }
+    return;
+  }
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_LT(took, 40.0);  // the stall alone lasts 30 s per request
   EXPECT_EQ(FirstLine(r.out).rfind("RUN FAILED: every request failed", 0), 0u) << r.out;
@@ -157,7 +196,7 @@ TEST_P(FaultMatrix, PerfWhereEveryRequestFailsEndsFailed) {
 // kept with its figures.
 TEST_P(FaultMatrix, PerfWithSomeFaultsKeepsEverySuccess) {
   const FaultCase& c = GetParam();
-  Sim sim({"--fault-rate", "0.5", "--fault-kinds", c.fault, "--stall-ms", "30000", "--seed", "7"});
+  Sim sim(SimFlags(c, false));
   ASSERT_FALSE(sim.url().empty());
   TempDir dir;
   const fs::path out = dir.path() / "run";
@@ -179,6 +218,12 @@ TEST_P(FaultMatrix, PerfWithSomeFaultsKeepsEverySuccess) {
     }
   }
   ASSERT_GT(ok, 0) << "seed 7 struck every request";
+  if (c.status == "ok") {
+    EXPECT_EQ(failed, 0);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(res["perf"]["decode"]["decode_tok_s"]["n"], ok);
+    return;
+  }
   ASSERT_GT(failed, 0) << "seed 7 struck no request";
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(res["status"], "complete");
@@ -192,7 +237,7 @@ TEST_P(FaultMatrix, PerfWithSomeFaultsKeepsEverySuccess) {
 // run `failed` with exit 3.
 TEST_P(FaultMatrix, SuiteWhereEveryRequestFailsEndsFailed) {
   const FaultCase& c = GetParam();
-  Sim sim({"--fault-rate", "1", "--fault-kinds", c.fault, "--stall-ms", "30000"});
+  Sim sim(SimFlags(c, true));
   ASSERT_FALSE(sim.url().empty());
   TempDir dir;
   const fs::path out = dir.path() / "run";
@@ -202,6 +247,16 @@ TEST_P(FaultMatrix, SuiteWhereEveryRequestFailsEndsFailed) {
                   "--first-byte-timeout-s", "2", "--out", out.string()},
                  std::chrono::seconds(120));
   EXPECT_LT(SecondsSince(start), 60.0);
+  if (c.status == "ok") {  // complete answers: the tests are judged, none ends ERROR or TIMEOUT
+    const json res = json::parse(ReadFile(out / "results.json"));
+    EXPECT_NE(res["status"], "failed") << res["stop_reason"];
+    ASSERT_FALSE(res["tests"].empty());
+    for (const auto& t : res["tests"]) {
+      const std::string status = t["status"];
+      EXPECT_TRUE(status != "ERROR" && status != "TIMEOUT") << t.dump();
+    }
+    return;
+  }
   EXPECT_EQ(r.exit_code, 3) << r.err;
   const json res = json::parse(ReadFile(out / "results.json"));
   EXPECT_EQ(res["status"], "failed") << res["stop_reason"];
@@ -219,7 +274,13 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(FaultCase{"reset", "transport"}, FaultCase{"stall", "timeout"},
                       FaultCase{"malformed", "malformed"}, FaultCase{"500", "http_error"},
                       FaultCase{"429", "http_error"}, FaultCase{"503", "http_error"},
-                      FaultCase{"giant", "malformed"}),
+                      FaultCase{"giant", "malformed"},
+                      // Hostile servers: one that ignores max_tokens and streams forever (fast),
+                      // keeps the connection open after [DONE], answers only [DONE], claims
+                      // 10^15 completion tokens, or sends a 10 MB header.
+                      FaultCase{"endless", "malformed", {"--itl-ms", "0"}},
+                      FaultCase{"done_open", "ok"}, FaultCase{"done_only", "malformed"},
+                      FaultCase{"huge_usage", "malformed"}, FaultCase{"huge_header", "malformed"}),
     [](const auto& param_info) { return "f" + param_info.param.fault; });
 
 // Retried 429s succeed in the end: the run completes, and the retries are counted per request
@@ -473,6 +534,134 @@ TEST(Reliability, AMissingSuiteFileIsAnUnreadableFile) {
       << r.err;
   ProcessResult typo = RunProcess({kBin, "run", "--suite", "standrd"});
   EXPECT_EQ(typo.exit_code, 2) << typo.err;  // a misspelt name stays a usage error
+}
+
+// ---- Hostile servers ---------------------------------------------------------------------------
+
+// A server that ignores max_tokens and streams forever, fast: perf stops each request at 4 x the
+// asked tokens (+16) with a reason that says so, stays under 200 MB, and the run ends `failed`.
+TEST(Reliability, EndlessStreamKeepsPerfBoundedInMemoryAndTime) {
+  testing::SimChild sim(
+      {"--ttft-ms", "1", "--itl-ms", "0", "--fault-rate", "1", "--fault-kinds", "endless"});
+  ASSERT_FALSE(sim.url().empty());
+  TempDir dir;
+  const fs::path out = dir.path() / "run";
+  const auto start = std::chrono::steady_clock::now();
+  ProcessResult r =
+      RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "decode", "--runs", "3",
+                  "--tokens", "256", "--warmup", "0", "--out", out.string()},
+                 std::chrono::seconds(30));
+  EXPECT_LT(SecondsSince(start), 20.0);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_GT(r.max_rss_kb, 0);
+  EXPECT_LT(r.max_rss_kb, 200 * 1024) << "peak RSS " << r.max_rss_kb << " KiB";
+  const auto samples = MeasuredSamples(out);
+  ASSERT_EQ(samples.size(), 3u);
+  for (const auto& rec : samples) {
+    EXPECT_EQ(rec["status"], "malformed") << rec.dump();
+    EXPECT_NE(rec["reason"].get<std::string>().find("stream over 1040 tokens"), std::string::npos)
+        << rec.dump();
+    EXPECT_NE(rec["reason"].get<std::string>().find("ignores max_tokens"), std::string::npos)
+        << rec.dump();
+  }
+}
+
+namespace {
+
+// A TCP connection to 127.0.0.1:port (-1 when it could not be made).
+int ConnectLoopback(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return -1;
+  }
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// GET /v1/models on a new connection; true when a 200 came back within a second.
+bool ModelsAnswered(int port) {
+  const int fd = ConnectLoopback(port);
+  if (fd < 0) {
+    return false;
+  }
+  const timeval limit{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  const std::string request = "GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  bool ok = send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+            static_cast<ssize_t>(request.size());
+  char buf[64] = {};
+  ok =
+      ok && recv(fd, buf, sizeof buf - 1, 0) > 12 && std::string(buf).rfind("HTTP/1.1 200", 0) == 0;
+  close(fd);
+  return ok;
+}
+
+// CPU seconds (user + system) the process has used, from /proc/PID/stat.
+double CpuSeconds(pid_t pid) {
+  const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  const std::size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) {
+    return -1;
+  }
+  std::istringstream fields(stat.substr(paren + 2));
+  std::string field;
+  long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {  // fields 14 and 15: utime, stime
+    if (i == 14) {
+      utime = std::stoll(field);
+    } else if (i == 15) {
+      stime = std::stoll(field);
+    }
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+}  // namespace
+
+// More idle connections than the simulator has file descriptors: it sheds what it cannot take
+// without spinning, serves new requests once the idle connections close, and stops on SIGTERM.
+TEST(Reliability, SimOutOfDescriptorsShedsLoadAndRecovers) {
+  Child sim({"/bin/sh", "-c", "ulimit -n 40 && exec \"$0\" sim --port 0", kBin});
+  const std::string line = sim.ReadLine();
+  const std::size_t colon = line.rfind(':');
+  ASSERT_EQ(line.rfind("listening on http://127.0.0.1:", 0), 0u) << line;
+  const int port = std::stoi(line.substr(colon + 1));
+  ASSERT_TRUE(ModelsAnswered(port));
+
+  std::vector<int> idle;
+  for (int i = 0; i < 120; ++i) {  // three times the limit
+    if (const int fd = ConnectLoopback(port); fd >= 0) {
+      idle.push_back(fd);
+    }
+  }
+  EXPECT_GT(idle.size(), 40u);
+  // Out of descriptors is no reason to spin: under a third of a core over a second.
+  const double cpu0 = CpuSeconds(sim.pid());
+  const auto t0 = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const double cpu = CpuSeconds(sim.pid()) - cpu0;
+  EXPECT_LT(cpu, 0.33 * SecondsSince(t0)) << "the simulator spins while out of descriptors";
+
+  for (const int fd : idle) {
+    close(fd);
+  }
+  bool served = false;
+  for (int i = 0; i < 50 && !served; ++i) {  // at most ~5 s
+    served = ModelsAnswered(port);
+    if (!served) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  EXPECT_TRUE(served) << "no request served after the idle connections closed";
+  sim.Signal(SIGTERM);
+  EXPECT_EQ(sim.Wait(std::chrono::seconds(5)), 0) << "SIGTERM did not stop the simulator";
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -137,6 +138,7 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, std::chrono::mill
   auto deadline = Clock::now() + limit;
   bool out_open = true, err_open = true;
   int status = 0;
+  rusage usage{};
   bool reaped = false;
   // Until the child exits (or the limit): its output, as it comes. Once it has exited, what is
   // left in the pipes is read and nothing more is awaited, even if a process it started still
@@ -155,7 +157,7 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, std::chrono::mill
     if (err_open && (fds[1].revents & (POLLIN | POLLHUP))) {
       err_open = Drain(err_fd, r.err) != Read::kEof;
     }
-    reaped = waitpid(pid, &status, WNOHANG) == pid;
+    reaped = wait4(pid, &status, WNOHANG, &usage) == pid;
   }
   if (out_open) {
     DrainAll(out_fd, r.out);
@@ -166,9 +168,10 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, std::chrono::mill
   close(out_fd);
   close(err_fd);
   if (!reaped) {
-    waitpid(pid, &status, 0);
+    wait4(pid, &status, 0, &usage);
   }
   r.exit_code = DecodeStatus(status);
+  r.max_rss_kb = usage.ru_maxrss;
   return r;
 }
 

@@ -14,6 +14,7 @@ struct ProcessResult {
   int exit_code = -1;  // 128 + signal when killed by a signal
   std::string out;
   std::string err;
+  long max_rss_kb = 0;  // the child's peak resident set (wait4's ru_maxrss), in KiB
 };
 
 // Runs argv to completion (killing it after `limit`), returns its exit code and output: what it
