@@ -121,7 +121,7 @@ void AddServeOptions(CLI::App* cmd, run::Plan& c) {
   cmd->add_option("--recipe", c.recipe_file,
                   "Like --serve, from a recipe file (command, env, port, readiness, timeouts)");
   cmd->add_option("--serve-ready-timeout-s", c.serve_ready_timeout_s,
-                  "--serve: how long the server may take to become ready")
+                  "--serve: how long the server may take to become ready (seconds, > 0)")
       ->capture_default_str();
 }
 
@@ -231,7 +231,8 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
       ->check(CLI::IsMember({"on", "off"}));
   cmd->add_option("--temperature", c.temperature, "Sampling temperature (default: not sent)");
   cmd->add_option("--request-timeout-s", c.target.request_timeout_s,
-                  "Whole-request time limit, every profile and suite (0 = none; the connect, "
+                  "Whole-request time limit in seconds, every profile and suite test without "
+                  "a timeout_s of its own, and their auxiliary requests (0 = none; the connect, "
                   "first-byte and idle limits still hold)")
       ->capture_default_str();
   cmd->add_option("--deadline", c.deadline,

@@ -78,9 +78,10 @@ void AddSuiteOptions(CLI::App* run, run::SuiteArgs& a) {
   run->add_option("--repeat", a.repeat, "Run each test N times: pass@k and the pass-rate CI")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  run->add_option("--test-timeout-s", a.test_timeout_s,
-                  "Time limit of every test attempt (default: each test's own, 300 s unless the "
-                  "suite says)");
+  run->add_option_function<double>(
+      "--test-timeout-s", [&a](double s) { a.test_timeout_s = s; },
+      "Time limit of every test attempt, seconds above 0 (default: the test's own timeout_s, "
+      "else --request-timeout-s when given, else the suite's, 300 s unless it says)");
   run->add_option("--video-transport", a.video_transport,
                   "How videos are sent: auto (video_url, frames when refused), video_url, frames")
       ->check(CLI::IsMember({"auto", "video_url", "frames"}))

@@ -1355,6 +1355,10 @@ Result<HttpResponse> Client::Impl::Plain(bool post, std::string_view path, std::
   t.impl = this;
   t.resp = &status;
   t.total_limit_ns = MsToNs(timeout);
+  // The client's first-byte and idle limits hold here too: a frozen server costs an auxiliary
+  // request (GET /metrics, POST /tokenize) no more than a chat call.
+  t.first_byte_limit_ns = MsToNs(options.first_byte_timeout);
+  t.idle_limit_ns = MsToNs(options.idle_timeout);
   t.easy = AcquireEasy();
   if (t.easy == nullptr) {
     return MakeError(ErrorCode::kTransport, what + ": curl_easy_init failed");

@@ -205,7 +205,8 @@ class Client {
   const std::vector<std::int64_t>& io_thread_cpu_ns() const { return io_cpu_ns_; }
 
   // Auxiliary requests, path relative to the root ("/v1/models", "/metrics", "/tokenize").
-  // Transport failures are errors (kTransport/kTimeout); any HTTP status is a value.
+  // Transport failures are errors (kTransport/kTimeout); any HTTP status is a value. `timeout`
+  // limits the whole request; ClientOptions' first-byte and idle limits hold as well.
   Result<HttpResponse> Get(std::string_view path,
                            std::chrono::milliseconds timeout = std::chrono::milliseconds(10'000));
   Result<HttpResponse> Post(std::string_view path, std::string_view json_body,

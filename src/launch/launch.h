@@ -131,7 +131,8 @@ class ServerProcess {
   // False once the server process (the session leader) has exited; it is reaped then.
   bool Running();
 
-  // SIGTERM to the process group and every process left in the session, waits up to
+  // SIGTERM, once each, to the process group and every process of the session outside it (a
+  // server may count them: llama-server quits at once on a second one), waits up to
   // stop_timeout_s for all of them to exit, then SIGKILL; reaps the leader and appends
   // "# servebench: stopped ..." to the log. Idempotent: later calls return the first report.
   StopReport Stop();

@@ -408,8 +408,10 @@ Result<void> ValidateRecipe(const Recipe& r) {
   if (!r.ready_path.empty() && !r.ready_path.starts_with("/")) {
     return fail("ready_path must start with '/'");
   }
-  if (!(r.ready_timeout_s > 0) || !(r.poll_interval_s > 0) || !(r.stop_timeout_s >= 0)) {
-    return fail("ready_timeout_s and poll_interval_s must be > 0, stop_timeout_s >= 0");
+  if (!(r.ready_timeout_s > 0) || !(r.poll_interval_s > 0) || !(r.stop_timeout_s >= 0) ||
+      !std::isfinite(r.ready_timeout_s) || !std::isfinite(r.poll_interval_s) ||
+      !std::isfinite(r.stop_timeout_s)) {
+    return fail("ready_timeout_s and poll_interval_s must be > 0, stop_timeout_s >= 0 (finite)");
   }
   // Port 0 means "choose one": the server has to be told which, unless it is polled at an
   // endpoint that does not depend on the port.

@@ -268,7 +268,8 @@ Result<pid_t> Spawn(const std::string& program, const std::vector<std::string>& 
 
 // Live (non-zombie) processes whose process group or session is `leader`, from /proc. Zombies
 // are left out: an orphan that init has not reaped yet is gone for our purpose.
-std::vector<pid_t> GroupMembers(pid_t leader) {
+// outside_group_only: only those of the session that moved to another process group.
+std::vector<pid_t> GroupMembers(pid_t leader, bool outside_group_only = false) {
   std::vector<pid_t> out;
   DIR* dir = opendir("/proc");
   if (dir == nullptr) {
@@ -298,6 +299,9 @@ std::vector<pid_t> GroupMembers(pid_t leader) {
     char state = 0;
     long ppid = 0, pgrp = 0, session = 0;  // NOLINT(runtime/int)
     if (std::sscanf(close_paren + 1, " %c %ld %ld %ld", &state, &ppid, &pgrp, &session) != 4) {
+      continue;
+    }
+    if (outside_group_only && pgrp == leader) {
       continue;
     }
     if (state != 'Z' && state != 'X' && (pgrp == leader || session == leader)) {
@@ -670,16 +674,16 @@ bool ServerProcess::Alive() {
 }
 
 void ServerProcess::SignalAll(int sig) {
-  // While the leader is unreaped its pid can not be reused, so -pid_ is surely our group; after
-  // that only the processes found in /proc are signalled.
-  if (!reaped_) {
-    kill(-pid_, sig);
-  }
+  // Every process gets the signal once: servers count them (llama-server takes a second SIGTERM
+  // for "quit now" and exits 1 without shutting down cleanly). While the leader is unreaped its
+  // pid can not be reused, so -pid_ is surely our group, and only the processes that moved to
+  // another group of the session are signalled one by one; after that, every one found in /proc.
+  const bool group_signalled = !reaped_ && kill(-pid_, sig) == 0;
   if (group_gone_) {
     return;
   }
-  for (pid_t member : GroupMembers(pid_)) {
-    kill(member, sig);  // includes those that moved to another group of the session
+  for (pid_t member : GroupMembers(pid_, group_signalled)) {
+    kill(member, sig);
   }
 }
 

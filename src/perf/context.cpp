@@ -15,6 +15,10 @@ using nlohmann::json;
 
 namespace {
 
+// A /tokenize request's own limit (--request-timeout-s and the client's first-byte and idle
+// limits hold too).
+constexpr std::chrono::milliseconds kTokenizeLimit{30'000};
+
 // How prompt sizes are counted, best first.
 enum class CountMode {
   kChatTokenize,     // POST /tokenize {model, messages}: vLLM, the simulator (template included)
@@ -35,9 +39,9 @@ const char* CountModeName(CountMode m) {
 }
 
 std::optional<int> ChatTokenize(client::Client& c, const std::string& model,
-                                const std::string& content) {
+                                const std::string& content, std::chrono::milliseconds limit) {
   json body = {{"model", model}, {"messages", {{{"role", "user"}, {"content", content}}}}};
-  auto r = c.Post("/tokenize", body.dump());
+  auto r = c.Post("/tokenize", body.dump(), limit);
   if (!r || r->status != 200) {
     return std::nullopt;
   }
@@ -48,9 +52,10 @@ std::optional<int> ChatTokenize(client::Client& c, const std::string& model,
   return j["count"].get<int>();
 }
 
-std::optional<int> ContentTokenize(client::Client& c, const std::string& content) {
+std::optional<int> ContentTokenize(client::Client& c, const std::string& content,
+                                   std::chrono::milliseconds limit) {
   json body = {{"content", content}, {"add_special", false}};
-  auto r = c.Post("/tokenize", body.dump());
+  auto r = c.Post("/tokenize", body.dump(), limit);
   if (!r || r->status != 200) {
     return std::nullopt;
   }
@@ -119,9 +124,9 @@ void Session::ChooseCounter() {
   // overhead measured once, or the usage of probe requests.
   CountMode mode = CountMode::kUsage;
   const std::string probe_text = "Calibration probe: " + FillerText(40, 3);
-  if (ChatTokenize(client_, target_.model, probe_text)) {
+  if (ChatTokenize(client_, target_.model, probe_text, AuxLimit(kTokenizeLimit))) {
     mode = CountMode::kChatTokenize;
-  } else if (auto plain = ContentTokenize(client_, probe_text)) {
+  } else if (auto plain = ContentTokenize(client_, probe_text, AuxLimit(kTokenizeLimit))) {
     mode = CountMode::kContentTokenize;
     client::ChatParams p;
     p.model = target_.model;
@@ -143,10 +148,10 @@ std::optional<int> Session::CountPromptTokens(const std::string& content) {
   ChooseCounter();
   const auto mode = static_cast<CountMode>(count_mode_);
   if (mode == CountMode::kChatTokenize) {
-    return ChatTokenize(client_, target_.model, content);
+    return ChatTokenize(client_, target_.model, content, AuxLimit(kTokenizeLimit));
   }
   if (mode == CountMode::kContentTokenize) {
-    auto n = ContentTokenize(client_, content);
+    auto n = ContentTokenize(client_, content, AuxLimit(kTokenizeLimit));
     return n ? std::optional<int>(*n + template_overhead_) : std::nullopt;
   }
   return std::nullopt;
@@ -261,6 +266,10 @@ json Session::Context(const ProfileOptions& options) {
     first_byte_override_ = std::chrono::milliseconds(0);
     const auto& r = rs.front();
     RequestMetrics m = ComputeMetrics(r);
+    if (r.outcome != client::Outcome::kOk) {
+      m = RequestMetrics{};  // a failed request has no figures (its partial stream would make up
+                             // some)
+    }
     const int cached = CachedPromptTokens(r);
     json row = {
         {"size", size},
@@ -303,11 +312,15 @@ json Session::Context(const ProfileOptions& options) {
                        {"status", std::string(client::OutcomeName(again.front().outcome))}};
     }
     if (on_progress_) {
-      on_progress_(fmt::format(
-          "context {}: {} prompt tokens, {}, TTFT {}", size,
-          row["prompt_tokens"].is_null() ? std::string("?") : row["prompt_tokens"].dump(),
-          row["correct"].get<bool>() ? "correct" : "wrong",
-          m.ttft_ms ? fmt::format("{:.0f} ms", *m.ttft_ms) : "n/a"));
+      const std::string counted =
+          row["prompt_tokens"].is_null() ? std::string("?") : row["prompt_tokens"].dump();
+      // A failed request has no answer to judge and no TTFT: say how it failed.
+      on_progress_(
+          r.outcome == client::Outcome::kOk
+              ? fmt::format("context {}: {} prompt tokens, {}, TTFT {}", size, counted,
+                            row["correct"].get<bool>() ? "correct" : "wrong",
+                            m.ttft_ms ? fmt::format("{:.0f} ms", *m.ttft_ms) : "n/a")
+              : fmt::format("context {}: {} prompt tokens, {}", size, counted, FailureNote(r)));
     }
     rows.push_back(std::move(row));
   }

@@ -61,81 +61,6 @@ constexpr const char* kDecodePrompt =
 
 }  // namespace
 
-bool AddTimingsDrafts(const std::string& timings_json, SpecWindow& window) {
-  if (timings_json.empty()) {
-    return false;
-  }
-  json t = json::parse(timings_json, nullptr, /*allow_exceptions=*/false);
-  if (!t.is_object() || !t.contains("draft_n") || !t["draft_n"].is_number()) {
-    return false;
-  }
-  window.source = "llama.cpp-timings";
-  window.draft_tokens += t["draft_n"].get<double>();
-  window.accepted_tokens += t.value("draft_n_accepted", 0.0);
-  return true;
-}
-
-const std::vector<std::string>& ProfileNames() {
-  static const std::vector<std::string> names = {"decode", "concurrency", "max-tokens", "ttft",
-                                                 "context"};
-  return names;
-}
-
-const std::vector<std::string>& PerfProfileNames() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> all = ProfileNames();
-    all.push_back("rate");
-    return all;
-  }();
-  return names;
-}
-
-std::string ProfileKey(const std::string& name) {
-  std::string key = name;
-  std::replace(key.begin(), key.end(), '-', '_');
-  return key;
-}
-
-json StatsJson(const std::vector<double>& values) {
-  if (values.empty()) {
-    return json{{"n", 0}};
-  }
-  sb::Summary s = Summarize(values);
-  return json{{"n", s.n},        {"min", s.min}, {"median", s.median},
-              {"mean", s.mean},  {"max", s.max}, {"p50", s.p50},
-              {"p90", s.p90},    {"p99", s.p99}, {"stddev", s.n > 1 ? json(s.stddev) : json()},
-              {"values", values}};
-}
-
-std::string FillerText(int words, std::uint64_t seed) {
-  static constexpr std::array<const char*, 48> kWords = {
-      "river",   "stone",  "market", "engine",  "garden", "signal", "window",  "harbor",
-      "letter",  "forest", "bridge", "lantern", "orbit",  "copper", "meadow",  "circuit",
-      "archive", "valley", "thread", "compass", "summer", "ladder", "canvas",  "pocket",
-      "morning", "silver", "number", "station", "winter", "ribbon", "planet",  "shadow",
-      "kitchen", "marble", "column", "feather", "island", "mirror", "tunnel",  "velvet",
-      "anchor",  "basket", "candle", "desert",  "echo",   "falcon", "glacier", "hollow"};
-  std::mt19937_64 rng(seed);
-  std::string out;
-  out.reserve(static_cast<std::size_t>(words) * 8);
-  int in_sentence = 0;
-  for (int i = 0; i < words; ++i) {
-    std::string w = kWords[rng() % kWords.size()];
-    if (in_sentence == 0) {
-      w[0] = static_cast<char>(w[0] - 'a' + 'A');
-    }
-    out += w;
-    ++in_sentence;
-    if (in_sentence >= 8 + static_cast<int>(rng() % 8) || i + 1 == words) {
-      out += ". ";
-      in_sentence = 0;
-    } else {
-      out += ' ';
-    }
-  }
-  return out;
-}
-
 Session::Session(client::Client& client, SessionTarget target, SampleSink on_sample,
                  ProgressSink on_progress, std::stop_token stop, std::int64_t t0_ns)
     : client_(client),
@@ -144,7 +69,11 @@ Session::Session(client::Client& client, SessionTarget target, SampleSink on_sam
       on_progress_(std::move(on_progress)),
       stop_(std::move(stop)),
       t0_ns_(t0_ns),
-      session_nonce_(std::random_device{}() & 0xffffffU) {}
+      session_nonce_(std::random_device{}() & 0xffffffU) {
+  // Without a probe of the caller's (SetHealthProbe), the session's own client asks.
+  watch_.SetProbe(
+      [this]() { return ProbeModels(client_, ServerWatch::ProbeLimit(first_byte_limit_)); });
+}
 
 void Session::Warn(const std::string& text) {
   if (std::find(warnings_.begin(), warnings_.end(), text) == warnings_.end()) {
@@ -352,17 +281,13 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
       }
       RequestMetrics m = ComputeMetrics(r);
       ++requests_;
+      // A server that stopped answering (refused, or frozen: no byte at all) ends the run; a
+      // reset stream or an error from a live server is an ordinary failure (ServerWatch).
+      ObserveResponse(r);
       if (r.outcome != client::Outcome::kOk) {
         ++failed_;
-        // Only a server that accepts no connection at all counts as gone; a reset stream from
-        // a live server is an ordinary failure.
-        consecutive_transport_failures_ =
-            r.outcome == client::Outcome::kTransport && r.first_byte_ns == 0
-                ? consecutive_transport_failures_ + 1
-                : 0;
         continue;  // a failed request contributes no tokens and no time
       }
-      consecutive_transport_failures_ = 0;
       completion_tokens_ += m.completion_tokens;
       batch_tokens += m.completion_tokens;
       if (first_send == 0 || r.send_ns < first_send) {
@@ -389,22 +314,26 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
       wall_time_s_ += static_cast<double>(last_token - first_send) / 1e9;
     }
     ObserveWindow(first_send, last_token, batch_tokens, !out.empty() && out.front().replayed);
-    if (consecutive_transport_failures_ >= 3 && !server_gone_) {
-      server_gone_ = true;
-      Warn(
-          fmt::format("The server stopped answering ({} connection failures in a row, last: {}); "
-                      "the remaining requests were not sent.",
-                      consecutive_transport_failures_, out.back().reason));
-    }
   }
   return out;
+}
+
+std::chrono::milliseconds Session::AuxLimit(std::chrono::milliseconds usual) const {
+  return request_timeout_.count() > 0 ? std::min(usual, request_timeout_) : usual;
+}
+
+void Session::ObserveResponse(const client::ChatResponse& r) {
+  if (watch_.Observe(r)) {
+    Warn(fmt::format("The server stopped answering: {}; the remaining requests were not sent.",
+                     watch_.reason()));
+  }
 }
 
 std::optional<SpecCounters> Session::ScrapeSpec() {
   if (!scrape_spec_) {
     return std::nullopt;
   }
-  auto resp = client_.Get("/metrics");
+  auto resp = client_.Get("/metrics", AuxLimit(std::chrono::milliseconds(10'000)));
   if (!resp || resp->status != 200) {
     scrape_spec_ = false;
     return std::nullopt;
@@ -504,12 +433,6 @@ long long PeakInFlight(const std::vector<client::ChatResponse>& rs) {
     peak = std::max(peak, now);
   }
   return peak;
-}
-
-std::string FailureNote(const client::ChatResponse& r) {
-  std::string_view name = client::OutcomeName(r.outcome);
-  return r.reason.empty() || r.reason == name ? std::string(name)
-                                              : fmt::format("{}: {}", name, r.reason);
 }
 
 // The first failed response's note, for a progress line ("" when none failed).
@@ -674,14 +597,18 @@ json Session::Concurrency(const ProfileOptions& options) {
     }
     AttachResources(level);
     if (on_progress_) {
-      // Failures first: a figure from the streams that succeeded must not hide the rest.
+      // Failures first: a figure from the streams that succeeded must not hide the rest. Counts
+      // are of the requests sent (a closed loop sends more than its N streams).
+      const auto sent = static_cast<long long>(rows.size());
+      const char* what = closed_loop ? "requests" : "streams";
       on_progress_(
           errors > 0
-              ? fmt::format("concurrency {}: {} of {} streams failed ({:.0f}%; first: {}); {} "
+              ? fmt::format("concurrency {}: {} of {} {} failed ({:.0f}%; first: {}); {} "
                             "tok/s combined over the {} that finished",
-                            n, errors, n, 100.0 * errors / n, FirstFailure(rs),
+                            n, errors, sent, what, sent > 0 ? 100.0 * errors / sent : 0.0,
+                            FirstFailure(rs),
                             throughput ? fmt::format("{:.1f}", *throughput) : "no figure", ok)
-              : fmt::format("concurrency {}: {}/{} ok, {} tok/s combined", n, ok, n,
+              : fmt::format("concurrency {}: {}/{} {} ok, {} tok/s combined", n, ok, sent, what,
                             throughput ? fmt::format("{:.1f}", *throughput) : "n/a"));
     }
     levels.push_back(std::move(level));
@@ -708,11 +635,15 @@ json Session::MaxTokens(const ProfileOptions& options) {
     json runs = json::array();
     std::vector<double> wall, tok_s, decode;
     int errors = 0;
+    std::string first_failure;
     for (int i = 0; i < options.length_runs && !Halted(); ++i) {
       std::string label = fmt::format("{} tokens run {}", len, i + 1);
       auto rs = Execute({Params(options, kDecodePrompt, len, true)}, "max_tokens", {label});
       errors += CollectRows(rs, runs,
                             [&](const auto& x) { return Record(x, "max_tokens", label, false); });
+      if (first_failure.empty()) {
+        first_failure = FirstFailure(rs);
+      }
       if (!last_window_.empty() && !runs.empty()) {
         runs.back()["spec_decode"] = SpecJson(last_window_);
       }
@@ -735,6 +666,10 @@ json Session::MaxTokens(const ProfileOptions& options) {
           decode.push_back(*m.decode_tok_s);
         }
       }
+    }
+    if (on_progress_ && errors > 0) {
+      on_progress_(fmt::format("max_tokens {}: {} of {} failed (first: {})", len, errors,
+                               runs.size(), first_failure));
     }
     if (on_progress_ && !tok_s.empty()) {
       on_progress_(
@@ -783,11 +718,15 @@ json Session::Ttft(const ProfileOptions& options) {
     std::vector<double> ttft;
     int errors = 0;
     int prompt_tokens = -1;
+    std::string first_failure;
     for (int i = 0; i < options.runs && !Halted(); ++i) {
       std::string label = fmt::format("{} run {}", tp.name, i + 1);
       auto rs = Execute({Params(options, text, options.ttft_max_tokens, false)}, "ttft", {label});
       errors +=
           CollectRows(rs, runs, [&](const auto& x) { return Record(x, "ttft", label, false); });
+      if (first_failure.empty()) {
+        first_failure = FirstFailure(rs);
+      }
       if (!runs.empty()) {
         AttachResources(runs.back());
       }
@@ -799,6 +738,10 @@ json Session::Ttft(const ProfileOptions& options) {
       if (r.usage.prompt_tokens >= 0) {
         prompt_tokens = r.usage.prompt_tokens;
       }
+    }
+    if (on_progress_ && errors > 0) {
+      on_progress_(fmt::format("ttft {}: {} of {} failed (first: {})", tp.name, errors, runs.size(),
+                               first_failure));
     }
     if (on_progress_ && !ttft.empty()) {
       on_progress_(
@@ -844,6 +787,9 @@ void Session::WarnClientBound(const std::string& profile) {
 
 json Session::Run(const std::string& name, const ProfileOptions& options) {
   request_timeout_ = options.request_timeout;
+  if (options.first_byte_timeout.count() > 0) {
+    first_byte_limit_ = options.first_byte_timeout;
+  }
   client_bound_ms_ = options.client_bound_ms;
   client_bound_ = ClientBoundNotes{};
   auto run = [&]() -> json {

@@ -23,6 +23,7 @@
 #include "client/http_client.h"
 #include "perf/prometheus.h"
 #include "perf/schedule.h"
+#include "perf/server_watch.h"
 
 namespace sb::perf {
 
@@ -167,10 +168,22 @@ class Session {
   bool interrupted() const { return stop_.stop_requested(); }
 
   // True once the user stopped the run or the server stopped answering: no more requests.
-  bool Halted() const { return stop_.stop_requested() || server_gone_; }
+  bool Halted() const { return stop_.stop_requested() || watch_.gone(); }
 
-  // True once the server stopped answering (3 refused connections in a row).
-  bool server_gone() const { return server_gone_; }
+  // True once the server stopped answering (ServerWatch: requests in a row without any answer,
+  // then a health probe without one).
+  bool server_gone() const { return watch_.gone(); }
+
+  // Why the server is judged gone (ServerWatch::reason), "" while it is not.
+  const std::string& gone_reason() const { return watch_.reason(); }
+
+  // Feeds a finished request of the run's (the suite runner's too) to the server watch; the
+  // session warns when it shows the server gone. Every measured request of a profile is fed.
+  void ObserveResponse(const client::ChatResponse& r);
+
+  // The health probe of the server watch (default: GET /v1/models through the session's client,
+  // within ServerWatch::ProbeLimit of the first-byte limit).
+  void SetHealthProbe(ServerWatch::Probe probe) { watch_.SetProbe(std::move(probe)); }
 
   // Speculative-decoding acceptance over every measurement window so far (results.json
   // "spec_decode"), null when the server exposes no such counters.
@@ -220,6 +233,8 @@ class Session {
   // The client-bound self-check of each measured batch, said once per profile by Run().
   void NoteClientBound(const std::string& what, const std::vector<std::string>& reasons);
   void WarnClientBound(const std::string& profile);
+  // An auxiliary request's limit: `usual`, or --request-timeout-s when that is shorter.
+  std::chrono::milliseconds AuxLimit(std::chrono::milliseconds usual) const;
   // GET /metrics and read the speculative-decoding counters; nullopt when the server has none
   // (after the first miss, scraping stops for the session).
   std::optional<SpecCounters> ScrapeSpec();
@@ -235,8 +250,9 @@ class Session {
   std::uint64_t session_nonce_;  // ... across invocations too (random per session)
   std::chrono::milliseconds request_timeout_{0};      // ProfileOptions::request_timeout of Run()
   std::chrono::milliseconds first_byte_override_{0};  // set around a long context prompt
-  int consecutive_transport_failures_ = 0;
-  bool server_gone_ = false;
+  ServerWatch watch_;
+  // The client's first-byte limit (ProfileOptions::first_byte_timeout of Run()), for the probe.
+  std::chrono::milliseconds first_byte_limit_{60'000};
   int warmups_done_ = 0;
   bool first_point_started_ = false;  // RateOptions::start_at_ns applies to the first point only
   // Totals over measured requests, for Summary().

@@ -526,13 +526,12 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
   }
   ObserveWindow(st.ok > 0 ? st.ok_first_send : 0, st.ok_last_token, st.tokens,
                 !results.empty() && results.front().replayed);
-  // As Execute does: a server that accepts no connection at all is gone; stop sending.
-  if (st.ok == 0 && st.unreachable >= 3 && !server_gone_) {
-    server_gone_ = true;
-    Warn(
-        fmt::format("The server stopped answering ({} connection failures at {}); the "
-                    "remaining rates were not run.",
-                    st.unreachable, RateLabel(rate_rps)));
+  // As Execute does: a server that answers nothing (refused, frozen) is gone; stop sending. A
+  // point where some requests succeeded shows a live server, whatever the others did.
+  if (st.ok == 0) {
+    for (const auto& r : results) {
+      ObserveResponse(r);
+    }
   }
   if (st.estimated) {
     Warn(

@@ -413,6 +413,23 @@ void CompareQuality(const std::vector<CompareRun>& runs, const std::vector<std::
 std::vector<std::string> Warnings(const std::vector<CompareRun>& runs,
                                   const std::vector<std::string>& labels) {
   std::vector<std::string> w;
+  // One run named twice (the same directory, or a copy of it: the same start, command and host):
+  // nothing was compared.
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    for (std::size_t j = i + 1; j < runs.size(); ++j) {
+      const json& a = runs[i].results;
+      const json& b = runs[j].results;
+      const auto started = StringAt(a, {"started_at"});
+      const auto command = StringAt(a, {"command"});
+      if (started && command && started == StringAt(b, {"started_at"}) &&
+          command == StringAt(b, {"command"}) && StringAt(a, {"host"}) == StringAt(b, {"host"})) {
+        w.push_back(
+            fmt::format("{} and {} are the same run (started {}): every ratio is 1 by "
+                        "construction, not a measurement.",
+                        labels[i], labels[j], *started));
+      }
+    }
+  }
   // Profile sets: what each run measured.
   std::vector<std::optional<std::string>> profiles;
   for (const CompareRun& r : runs) {

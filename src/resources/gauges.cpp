@@ -245,8 +245,14 @@ Result<double> ParseWatts(const std::string& text) {
         ((*p == '-' || *p == '+' || *p == '.') && p[1] >= '0' && p[1] <= '9')) {
       char* end = nullptr;
       const double v = std::strtod(p, &end);
-      if (end != p && std::isfinite(v) && v >= 0) {
+      if (end != p && std::isfinite(v) && v >= 0 && v <= kMaxWatts) {
         return v;
+      }
+      if (end != p && v > kMaxWatts) {
+        // 1e308 W would make every mean and energy infinite: not a machine's power.
+        return MakeError(
+            ErrorCode::kProtocol,
+            fmt::format("printed {:g} W, over {:g} W: not a machine's power", v, kMaxWatts));
       }
       break;
     }

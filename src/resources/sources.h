@@ -56,7 +56,11 @@ Result<std::unique_ptr<Source>> OpenPrometheusGauges(std::function<Result<std::s
 // first read fails.
 Result<std::unique_ptr<Source>> OpenPowerCommand(const std::string& command, int timeout_ms = 2000);
 
-// The first number in `text` (watts), or an error naming the text.
+// The most watts a power reading may be (10 MW): above it a reading is an error, not a figure
+// that makes every mean and energy infinite.
+inline constexpr double kMaxWatts = 1e7;
+
+// The first number in `text` (watts, 0..kMaxWatts), or an error naming the text.
 Result<double> ParseWatts(const std::string& text);
 
 }  // namespace sb::resources

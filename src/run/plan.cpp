@@ -93,6 +93,18 @@ Result<void> ResolveShard(Plan& c, const EnvLookup& env) {
 
 }  // namespace
 
+Result<void> CheckLimits(const Plan& c) {
+  if (auto ok = CheckTimeouts(c.target); !ok) {
+    return ok;
+  }
+  if (c.suite.test_timeout_s) {
+    if (auto ok = CheckSeconds("--test-timeout-s", *c.suite.test_timeout_s, false); !ok) {
+      return ok;
+    }
+  }
+  return CheckSeconds("--serve-ready-timeout-s", c.serve_ready_timeout_s, false);
+}
+
 Result<void> CheckOpenFiles(const std::string& flag, long long streams, bool embedded_server,
                             unsigned long long hard) {
   const long long need = streams * (embedded_server ? 2 : 1) + 64;
@@ -166,7 +178,7 @@ Result<void> CheckPlan(Plan& c, const EnvLookup& env) {
   if (auto ok = CheckResourceArgs(c.resources); !ok) {
     return ok;
   }
-  if (auto ok = CheckTimeouts(c.target); !ok) {
+  if (auto ok = CheckLimits(c); !ok) {
     return ok.error();
   }
   if (c.thinking == "on") {
@@ -228,6 +240,10 @@ Result<double> ParseDuration(const std::string& flag, const std::string& text) {
     return MakeError(
         ErrorCode::kUsage,
         fmt::format("{} {}: expected a time above 0 such as 90, 90s, 45m or 2h", flag, text));
+  }
+  if (v * scale > kMaxLimitS) {
+    return MakeError(ErrorCode::kUsage, fmt::format("{} {}: at most {:.0f} s (about 11 days)", flag,
+                                                    text, kMaxLimitS));
   }
   return v * scale;
 }

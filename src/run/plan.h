@@ -75,6 +75,12 @@ struct MatrixPlan {
 // load and its own directory under --out (DIR/shard-I).
 Result<void> CheckPlan(Plan& plan, const EnvLookup& env = ProcessEnv());
 
+// Every time limit of the plan in one place, each named by its flag: --connect-timeout-s,
+// --first-byte-timeout-s, --idle-timeout-s, --request-timeout-s (0 = none), --test-timeout-s,
+// --serve-ready-timeout-s (CheckSeconds: finite, above 0, at most kMaxLimitS). --deadline is
+// checked where it is parsed (ParseDuration). kUsage error for the first bad one.
+Result<void> CheckLimits(const Plan& plan);
+
 // Whether `streams` concurrent streams (named by `flag`, "--levels 10000") fit in the open-file
 // limit: one socket each, two when the built-in simulator serves them from this process, plus 64
 // for the run's files and the HTTP library. `hard` is RLIMIT_NOFILE's hard limit (servebench
@@ -82,7 +88,8 @@ Result<void> CheckPlan(Plan& plan, const EnvLookup& env = ProcessEnv());
 Result<void> CheckOpenFiles(const std::string& flag, long long streams, bool embedded_server,
                             unsigned long long hard);
 
-// "90", "90s", "45m", "2h", "1.5h" -> seconds; kUsage error naming the flag otherwise.
+// "90", "90s", "45m", "2h", "1.5h" -> seconds, at most kMaxLimitS; kUsage error naming the flag
+// otherwise.
 Result<double> ParseDuration(const std::string& flag, const std::string& text);
 
 }  // namespace sb::run

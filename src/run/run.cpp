@@ -130,38 +130,38 @@ json LabelsJson(const store::StoreOptions& o) {
 // The results.json skeleton: what was asked and of whom, before anything is measured.
 json InitialResults(const Plan& c, const Target& t, const suite::RunOptions& run_options,
                     const std::string& started_at, const std::string& command_line) {
-  return {{"schema", "servebench.results/1"},
-          {"tool", {{"name", "servebench"}, {"version", Version()}}},
-          {"started_at", started_at},
-          {"finished_at", nullptr},
-          {"status", "running"},
-          {"command", command_line},
-          {"host", HostName()},
-          {"target", TargetJson(t)},
-          {"recipe", c.recipe ? json{{"name", c.recipe->name}, {"command", c.recipe->command}}
-                              : json(nullptr)},
-          {"labels", LabelsJson(c.store)},
-          {"config",
-           {{"profiles", c.profiles},
-            {"tokens", c.profile.tokens},
-            {"runs", c.profile.runs},
-            {"levels", c.profile.levels},
-            {"lengths", c.profile.lengths},
-            {"length_runs", c.profile.length_runs},
-            {"warmup", c.profile.warmup},
-            {"thinking", c.thinking.empty() ? json(nullptr) : json(c.thinking)},
-            {"suites", c.suite.suites},
-            {"tests", c.suite.tests},
-            {"repeat", c.suite.repeat},
-            {"rerun_budgets", run_options.rerun_budgets},
-            {"test_timeout_s",
-             c.suite.test_timeout_s > 0 ? json(c.suite.test_timeout_s) : json(nullptr)},
-            {"video_transport", c.suite.video_transport}}},
-          {"summary", json::object()},
-          {"tests", json::array()},
-          {"perf", json::object()},
-          {"spec_decode", nullptr},
-          {"warnings", json::array()}};
+  return {
+      {"schema", "servebench.results/1"},
+      {"tool", {{"name", "servebench"}, {"version", Version()}}},
+      {"started_at", started_at},
+      {"finished_at", nullptr},
+      {"status", "running"},
+      {"command", command_line},
+      {"host", HostName()},
+      {"target", TargetJson(t)},
+      {"recipe",
+       c.recipe ? json{{"name", c.recipe->name}, {"command", c.recipe->command}} : json(nullptr)},
+      {"labels", LabelsJson(c.store)},
+      {"config",
+       {{"profiles", c.profiles},
+        {"tokens", c.profile.tokens},
+        {"runs", c.profile.runs},
+        {"levels", c.profile.levels},
+        {"lengths", c.profile.lengths},
+        {"length_runs", c.profile.length_runs},
+        {"warmup", c.profile.warmup},
+        {"thinking", c.thinking.empty() ? json(nullptr) : json(c.thinking)},
+        {"suites", c.suite.suites},
+        {"tests", c.suite.tests},
+        {"repeat", c.suite.repeat},
+        {"rerun_budgets", run_options.rerun_budgets},
+        {"test_timeout_s", c.suite.test_timeout_s ? json(*c.suite.test_timeout_s) : json(nullptr)},
+        {"video_transport", c.suite.video_transport}}},
+      {"summary", json::object()},
+      {"tests", json::array()},
+      {"perf", json::object()},
+      {"spec_decode", nullptr},
+      {"warnings", json::array()}};
 }
 
 // One run, made step by step (ExecuteRun calls the public steps in order; each error ends it).
@@ -225,6 +225,7 @@ class RunState {
   std::string journal_error_;  // guarded by stop_mu_
   bool deadline_hit_ = false;  // guarded by stop_mu_
   std::jthread deadline_watch_;
+  std::unique_ptr<client::Client> probe_client_;  // the server watch's health probe
   std::unique_ptr<perf::Session> session_;
   std::unique_ptr<suite::SuiteRunner> runner_;
   json extra_warnings_ = json::array();
@@ -488,6 +489,16 @@ Result<void> RunState::Start() {
   runner_ = std::make_unique<suite::SuiteRunner>(
       *t.client, suite::SuiteTarget{t.model, t.info.kind, t.info.max_model_len}, run_options_,
       *session_, on_sample, on_progress, stop_.get_token(), t0_ns);
+  // The server watch's health probe (perf::ServerWatch): a client of its own, outside the
+  // journal: a probe is no part of the run's work, and a resumed run must not replay one.
+  auto key = ResolveApiKey(plan_.target);
+  probe_client_ = std::make_unique<client::Client>(
+      MakeClientOptions(plan_.target, t.client->root(), key ? key.value() : std::string()));
+  session_->SetHealthProbe(
+      [c = probe_client_.get(), limit = perf::ServerWatch::ProbeLimit(
+                                    Millis(plan_.target.first_byte_timeout_s))]() -> Result<void> {
+        return perf::ProbeModels(*c, limit);
+      });
   if (t.sim && !suites_.empty()) {
     results_["demo"] = DemoDescription(suites_, run_options_.timeout_by_test);
   }
@@ -662,7 +673,8 @@ std::pair<const char*, int> RunState::Outcome() {
   } else if (session_->server_gone() || runner_->server_gone()) {
     status = "failed";
     stop_reason_ =
-        "the server stopped answering (connections refused); the rest of the run was not sent";
+        fmt::format("the server stopped answering ({}); the rest of the run was not sent",
+                    session_->gone_reason());
     code = kExitSetup;
   } else if (requests > 0 && failed == requests) {
     status = "failed";

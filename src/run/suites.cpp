@@ -69,12 +69,7 @@ Result<suite::RunOptions> MakeRunOptions(const SuiteArgs& a, const perf::Profile
     }
   }
   o.repeat = a.repeat;
-  if (a.test_timeout_s < 0) {
-    return MakeError(ErrorCode::kUsage, "--test-timeout-s must be positive");
-  }
-  if (a.test_timeout_s > 0) {
-    o.timeout_s = a.test_timeout_s;
-  }
+  o.timeout_s = a.test_timeout_s;  // checked with every other limit (CheckLimits)
   o.thinking = profile.enable_thinking;
   o.temperature = profile.temperature;
   o.video = a.video_transport == "frames"      ? suite::VideoTransport::kFrames

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,7 @@ struct SuiteArgs {
   std::vector<int> rerun_budgets;   // --rerun-empty
   bool rerun_empty = false;
   int repeat = 1;
-  double test_timeout_s = 0;  // 0 = each test's own
+  std::optional<double> test_timeout_s;  // --test-timeout-s; none = each test's own
   std::string video_transport = "auto";
   int video_frames = 8;
   std::string python;

@@ -49,15 +49,17 @@ client::ClientOptions MakeClientOptions(const TargetOptions& o, const std::strin
   return co;
 }
 
-// A limit must be a finite number of seconds above 0 (or exactly 0 where `zero_means_none`):
-// 0, negative or NaN silently turning a limit off is how a run hangs.
+// A limit must be a finite number of seconds above 0 (or exactly 0 where `zero_means_none`)
+// and at most kMaxLimitS: 0, negative or NaN silently turning a limit off is how a run hangs,
+// and infinity or 1e16 overflow the clock's nanoseconds into a limit in the past.
 Result<void> CheckSeconds(const char* flag, double v, bool zero_means_none) {
-  if (std::isfinite(v) && (v > 0 || (zero_means_none && v == 0))) {
+  if (std::isfinite(v) && v <= kMaxLimitS && (v > 0 || (zero_means_none && v == 0))) {
     return {};
   }
   return MakeError(ErrorCode::kUsage,
-                   fmt::format("{} must be a number of seconds above 0{} (got {})", flag,
-                               zero_means_none ? ", or 0 for no limit" : "", v));
+                   fmt::format("{} must be a number of seconds above 0 and at most {:.0f}{} "
+                               "(got {})",
+                               flag, kMaxLimitS, zero_means_none ? ", or 0 for no limit" : "", v));
 }
 
 Result<void> CheckTimeouts(const TargetOptions& o) {

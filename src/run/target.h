@@ -41,8 +41,13 @@ std::chrono::milliseconds Millis(double seconds);
 client::ClientOptions MakeClientOptions(const TargetOptions& o, const std::string& endpoint,
                                         const std::string& api_key);
 
-// A limit must be a finite number of seconds above 0 (or exactly 0 where `zero_means_none`):
-// 0, negative or NaN silently turning a limit off is how a run hangs.
+// The longest time limit a flag may give (about 11.6 days): far beyond any run, and far below
+// the clock's range (nanoseconds in 64 bits).
+inline constexpr double kMaxLimitS = 1e6;
+
+// A limit must be a finite number of seconds above 0 (or exactly 0 where `zero_means_none`) and
+// at most kMaxLimitS: 0, negative or NaN silently turning a limit off is how a run hangs. kUsage
+// error naming `flag` and the value otherwise.
 Result<void> CheckSeconds(const char* flag, double v, bool zero_means_none);
 
 // The four limits of `o`, each named by its flag; kUsage error for the first bad one.

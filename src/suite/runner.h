@@ -101,8 +101,8 @@ class SuiteRunner {
   // Requests the suite sent and their totals (for the run's summary).
   long long requests() const { return requests_; }
 
-  // True once the server stopped answering (refused connections in a row): the suite ended.
-  bool server_gone() const { return server_gone_; }
+  // True once the server stopped answering (the session's perf::ServerWatch): the suite ended.
+  bool server_gone() const { return server_gone_ || session_.server_gone(); }
 
   long long failed_requests() const { return failed_requests_; }
 
@@ -116,6 +116,13 @@ class SuiteRunner {
   struct Probe;
   struct Attempt;
   struct Prepared;
+
+  struct AttemptLimit {
+    double seconds = 0;
+    bool from_request_timeout = false;  // --request-timeout-s set it
+  };
+
+  AttemptLimit TestTimeLimit(const TestSpec& test) const;
 
   void ProbeModalities(const std::vector<const TestSpec*>& tests);
   Probe ProbeOne(const std::string& modality, const std::string& transport);
@@ -146,8 +153,7 @@ class SuiteRunner {
   std::map<std::string, std::string> part_cache_;   // media key -> content-part JSON
   std::map<std::string, nlohmann::json> perf_;
   bool scrape_ = true;
-  int consecutive_transport_failures_ = 0;
-  bool server_gone_ = false;
+  bool server_gone_ = false;  // the session's ServerWatch judged the server gone (warned once)
   std::map<std::string, perf::SpecWindow> spec_by_input_;  // "text", "image", "video", "audio"
   long long requests_ = 0, failed_requests_ = 0, completion_tokens_ = 0;
   double wall_time_s_ = 0;

@@ -108,9 +108,14 @@ SuiteRunner::Probe SuiteRunner::ProbeOne(const std::string& modality, const std:
   call.id = next_id_++;
   call.body = client::BuildChatBody(params, target_.kind);
   call.total_timeout = std::chrono::milliseconds(120'000);
+  if (const auto request = options_.profile.request_timeout;
+      request.count() > 0 && request < call.total_timeout) {
+    call.total_timeout = request;  // --request-timeout-s holds for the probes too
+  }
   auto rs = client_.RunChats(std::span(&call, 1), {}, stop_);
   const client::ChatResponse& r = rs.front();
   ++requests_;
+  session_.ObserveResponse(r);
   if (on_sample_) {
     json rec = perf::RequestRecord(r, "probe", modality + (how.empty() ? "" : " " + how), t0_ns_);
     rec["probe"] = modality;
@@ -274,6 +279,24 @@ Result<SuiteRunner::Prepared> SuiteRunner::Prepare(const TestSpec& test) {
   return p;
 }
 
+// An attempt's time limit, first that applies: the demo scenario's per-test limit,
+// --test-timeout-s, a `timeout_s` on the test itself, --request-timeout-s, the suite's default
+// `timeout_s` (300 s unless the suite file says).
+SuiteRunner::AttemptLimit SuiteRunner::TestTimeLimit(const TestSpec& test) const {
+  if (const auto by_test = options_.timeout_by_test.find(test.id);
+      by_test != options_.timeout_by_test.end()) {
+    return {by_test->second, false};
+  }
+  if (options_.timeout_s) {
+    return {*options_.timeout_s, false};
+  }
+  const auto request = options_.profile.request_timeout;
+  if (!test.own_timeout && request.count() > 0) {
+    return {static_cast<double>(request.count()) / 1e3, true};
+  }
+  return {test.timeout_s, false};
+}
+
 SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepared& prepared,
                                              int max_tokens, int attempt_number) {
   Attempt a;
@@ -287,10 +310,8 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
   params.tools_json = test.tools_json;
   params.tool_choice_json = test.tool_choice_json;
   params.continuous_usage = options_.continuous_usage;
-  const auto by_test = options_.timeout_by_test.find(test.id);
-  const double timeout_s = by_test != options_.timeout_by_test.end()
-                               ? by_test->second
-                               : options_.timeout_s.value_or(test.timeout_s);
+  const AttemptLimit limit = TestTimeLimit(test);
+  const double timeout_s = limit.seconds;
 
   client::ChatCall call;
   call.id = next_id_++;
@@ -421,9 +442,15 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
     a.status = Status::kTimeout;
     // Name the bound and the flag that raises it.
     if (r.reason.find("total time") != std::string::npos) {
-      a.reason = fmt::format(
-          "no answer within the test's time limit of {} s (raise with --test-timeout-s)",
-          Seconds(timeout_s));
+      a.reason = limit.from_request_timeout
+                     ? fmt::format(
+                           "no answer within --request-timeout-s {} s (the whole-request limit; "
+                           "raise it, or give this test its own with --test-timeout-s)",
+                           Seconds(timeout_s))
+                     : fmt::format(
+                           "no answer within the test's time limit of {} s (raise with "
+                           "--test-timeout-s)",
+                           Seconds(timeout_s));
     } else if (r.reason.starts_with("no first byte")) {
       a.reason = r.reason + " (the client's first-byte limit; raise with --first-byte-timeout-s)";
     } else if (r.reason.starts_with("idle gap")) {
@@ -474,9 +501,8 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
     }
   }
 
-  // A server that stopped answering ends the suite (Run checks this).
-  consecutive_transport_failures_ =
-      r.outcome == client::Outcome::kTransport ? consecutive_transport_failures_ + 1 : 0;
+  // A server that stopped answering ends the suite (the session's ServerWatch; Run checks it).
+  session_.ObserveResponse(r);
 
   // Totals and the sample line. Only responses received in full (and LOOPs, cancelled here
   // after real output) count their tokens and time: a failed stream's partial count would

@@ -731,6 +731,7 @@ class Loader {
     }
     if (t["timeout_s"]) {
       spec.timeout_s = Number(t["timeout_s"], where + ": timeout_s", 0.001, 1e6);
+      spec.own_timeout = true;
     }
     if (t["loop"]) {
       ReadLoop(t["loop"], spec.loop_span, spec.loop_repeats);

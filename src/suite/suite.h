@@ -62,6 +62,7 @@ struct TestSpec {
   std::optional<double> temperature;
   std::optional<bool> thinking;  // chat_template_kwargs.enable_thinking; nullopt = not sent
   double timeout_s = 300;        // time limit of one attempt
+  bool own_timeout = false;      // timeout_s was given on the test itself (not by defaults)
   std::string tools_json;        // OpenAI `tools` array, "" when none
   std::string tool_choice_json;  // `tool_choice`, "" when not sent
   std::optional<Check> check;    // absent only for speed-profile tests

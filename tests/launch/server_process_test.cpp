@@ -359,6 +359,52 @@ TEST_F(ServerProcessTest, IgnoringSigtermEndsInSigkillAfterTheGracePeriod) {
   EXPECT_EQ(s.Describe()["stop"]["killed"], true);
 }
 
+// Stopping sends SIGTERM once to each process: llama-server takes a second one for "quit now"
+// ("Received second interrupt, terminating immediately.") and exits 1 instead of shutting down
+// cleanly. The stand-in server counts the SIGTERMs it receives and behaves the same way.
+TEST_F(ServerProcessTest, StopSendsSigtermOnceSoTheServerShutsDownCleanly) {
+  auto ready = ReadyServer();
+  std::filesystem::create_directories(dir_);
+  const std::filesystem::path script = dir_ / "server.py";
+  {
+    std::ofstream out(script);
+    out << R"(import os, signal, sys, time
+n = 0
+def on_term(sig, frame):
+    global n
+    n += 1
+    print("SIGTERM %d" % n, flush=True)
+    if n >= 2:
+        print("Received second interrupt, terminating immediately.", flush=True)
+        os._exit(1)
+signal.signal(signal.SIGTERM, on_term)
+print("pid %d" % os.getpid(), flush=True)
+while n == 0:
+    time.sleep(0.01)
+end = time.monotonic() + 0.5  # a clean shutdown takes a moment
+while time.monotonic() < end:
+    time.sleep(0.01)
+print("clean shutdown", flush=True)
+sys.exit(0)
+)";
+  }
+  Recipe r = Quick("counting");
+  r.endpoint = ready.url() + "/v1";
+  r.command = "exec python3 " + script.string();
+  auto started = ServerProcess::Start(r, Log());
+  ASSERT_TRUE(started.has_value()) << started.error().message;
+  ServerProcess& s = *started.value();
+  ASSERT_TRUE(WaitForText(Log(), "pid ")) << ReadFile(Log());
+  const StopReport report = s.Stop();
+  const std::string out = Output(Log());
+  EXPECT_NE(out.find("SIGTERM 1"), std::string::npos) << out;
+  EXPECT_EQ(out.find("SIGTERM 2"), std::string::npos) << out;
+  EXPECT_NE(out.find("clean shutdown"), std::string::npos) << out;
+  ASSERT_TRUE(report.exit_code.has_value()) << DescribeEnd(report);
+  EXPECT_EQ(*report.exit_code, 0) << out;
+  EXPECT_FALSE(report.killed);
+}
+
 TEST_F(ServerProcessTest, PollsUntilAModelIsListed) {
   std::atomic<int> model_polls{0};
   testing::ScriptServer server([&](const testing::ScriptRequest& req) {

@@ -219,6 +219,25 @@ TEST(CompareTest, SameInputsSameOutput) {
   EXPECT_EQ(*first, *second);
 }
 
+TEST(CompareTest, ARunComparedWithItselfIsSaidToBeTheSameRun) {
+  json run = WithDecode(MakeRun("a"), {95, 100, 105});
+  run["started_at"] = "2026-12-04T10:00:00Z";
+  run["command"] = "servebench perf --profile decode";
+  run["host"] = "h1";
+  json other = run;
+  other["started_at"] = "2026-12-04T11:00:00Z";  // a second run of the same command
+  auto same = Compare(std::vector<json>{run, run}, {"A", "B"}, Format::kJson);
+  ASSERT_TRUE(same.has_value()) << same.error().message;
+  EXPECT_NE(json::parse(*same)["warnings"].dump().find(
+                "A and B are the same run (started 2026-12-04T10:00:00Z): every ratio is 1 by "
+                "construction"),
+            std::string::npos)
+      << *same;
+  auto two = Compare(std::vector<json>{run, other}, {"A", "B"}, Format::kJson);
+  ASSERT_TRUE(two.has_value());
+  EXPECT_EQ(json::parse(*two)["warnings"].dump().find("same run"), std::string::npos) << *two;
+}
+
 TEST(CompareTest, OneValueHasNoInterval) {
   // A single value per run: the ratio is shown, marked, never called noise.
   json row =

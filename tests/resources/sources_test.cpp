@@ -219,6 +219,12 @@ TEST(PowerCommand, FailuresAreNotAvailableWithTheReason) {
   EXPECT_DOUBLE_EQ(*ParseWatts("  17\n"), 17.0);
   EXPECT_DOUBLE_EQ(*ParseWatts("power=.5"), 0.5);
   EXPECT_FALSE(ParseWatts("-3"));
+  // A reading no machine gives would make every mean and energy infinite ("inf W").
+  auto huge = ParseWatts("1e308");
+  ASSERT_FALSE(huge);
+  EXPECT_NE(huge.error().message.find("printed 1e+308 W, over 1e+07 W"), std::string::npos)
+      << huge.error().message;
+  EXPECT_DOUBLE_EQ(*ParseWatts("10000000"), 1e7);
 }
 
 }  // namespace
