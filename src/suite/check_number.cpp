@@ -93,16 +93,31 @@ bool Matches(const FoundNumber& n, const NumberArgs& a) {
   return AnyExpected(n.items.back(), a);
 }
 
-// "120,135,150" plus " (read as 120135150 or as 120, 135, 150)" when it has both readings.
+// "120,135,150" plus " (read as 120135150 or as 120, 135, 150)" when it has both readings. A
+// number written over 40 characters (a hostile answer's megabyte of digits) is cut with "…",
+// and so is a list of over 10 items.
 std::string Written(const FoundNumber& n) {
+  constexpr std::size_t kMaxChars = 40, kMaxItems = 10;
+  std::string text = n.text;
+  if (text.size() > kMaxChars) {
+    std::size_t cut = kMaxChars;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) {
+      --cut;  // not inside a UTF-8 sequence ("−")
+    }
+    text = text.substr(0, cut) + "…";
+  }
   if (n.items.empty()) {
-    return n.text;
+    return text;
   }
   std::vector<std::string> items;
   for (double v : n.items) {
+    if (items.size() == kMaxItems) {
+      items.push_back("…");
+      break;
+    }
     items.push_back(FormatNumber(v));
   }
-  return fmt::format("{} (read as {} or as {})", n.text, FormatNumber(n.value),
+  return fmt::format("{} (read as {} or as {})", text, FormatNumber(n.value),
                      fmt::join(items, ", "));
 }
 

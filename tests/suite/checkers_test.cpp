@@ -270,5 +270,26 @@ TEST(Checkers, ValidationNamesTheKnownKeys) {
   EXPECT_FALSE(ValidateCheck(C("format", json::object())));
 }
 
+// A number written over a megabyte (a hostile answer of digits) is cut in the FAIL reason, which
+// goes to results.json and the console: the reason stays a line.
+TEST(Checkers, NumberReasonCutsAHugeNumber) {
+  const std::string digits(1 << 20, '7');
+  auto f = Eval(C("number", {{"expect", 842}}), digits);
+  EXPECT_FALSE(f.pass);
+  EXPECT_LT(f.reason.size(), 200u) << f.reason.substr(0, 300);
+  EXPECT_NE(f.reason.find("found 7777777777"), std::string::npos) << f.reason.substr(0, 300);
+  EXPECT_NE(f.reason.find("…"), std::string::npos) << f.reason.substr(0, 300);
+  auto only = Eval(C("number", {{"expect", 842}, {"pick", "only"}}), "842 and " + digits);
+  EXPECT_LT(only.reason.size(), 200u) << only.reason.substr(0, 300);
+  // A long comma list keeps its first ten items.
+  std::string list = "1";
+  for (int i = 0; i < 5000; ++i) {
+    list += ",234";
+  }
+  auto l = Eval(C("number", {{"expect", 842}}), list);
+  EXPECT_FALSE(l.pass);
+  EXPECT_LT(l.reason.size(), 400u) << l.reason.substr(0, 500);
+}
+
 }  // namespace
 }  // namespace sb::suite
