@@ -130,8 +130,14 @@ Result<void> CheckStdout(bool* broken_pipe) {
 
 Result<void> WriteOutputFile(const fs::path& path, std::string_view bytes) {
   if (path == "-") {
-    std::fwrite(bytes.data(), 1, bytes.size(), stdout);
-    return CheckStdout();
+    errno = 0;
+    const bool whole = std::fwrite(bytes.data(), 1, bytes.size(), stdout) == bytes.size();
+    const int err = whole ? 0 : errno;  // the reason, before a later flush finds nothing left
+    auto ok = CheckStdout();
+    if (!ok && err != 0) {
+      return MakeError(ErrorCode::kIo, "cannot write standard output: " + Reason(err));
+    }
+    return ok;
   }
   if (path.empty()) {
     return MakeError(ErrorCode::kUsage, "an empty output path");
