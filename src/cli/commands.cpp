@@ -27,6 +27,7 @@
 #include "cli/store_command.h"
 #include "cli/suggest.h"
 #include "cli/suite_command.h"
+#include "cli/write_out.h"
 #include "core/result.h"
 #include "media/media.h"
 #include "perf/profiles.h"
@@ -307,17 +308,7 @@ int RunCompare(const CompareCommand& c) {
       std::fprintf(stderr, "%s\n", line.c_str());
     }
   }
-  if (c.out.empty() || c.out == "-") {
-    std::fwrite(text->data(), 1, text->size(), stdout);
-    return kExitOk;
-  }
-  std::ofstream f(c.out, std::ios::binary | std::ios::trunc);
-  f << text.value();
-  if (!f.flush()) {
-    return Fail(MakeError(ErrorCode::kIo, fmt::format("cannot write '{}'", c.out)));
-  }
-  std::fprintf(stderr, "wrote %s\n", c.out.c_str());
-  return kExitOk;
+  return WriteOut(c.out, *text);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -334,10 +325,9 @@ int RunReport(const ReportCommand& c) {
     return Fail(w.error());
   }
   if (w->path.empty()) {
-    std::fwrite(w->html.data(), 1, w->html.size(), stdout);
-  } else {
-    std::fprintf(stderr, "wrote %s\n", w->path.c_str());
+    return WriteOut("-", w->html);
   }
+  std::fprintf(stderr, "wrote %s\n", w->path.c_str());
   return kExitOk;
 }
 

@@ -1,11 +1,11 @@
 #include "cli/export_command.h"
 
 #include <cstdio>
-#include <fstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/write_out.h"
 #include "core/result.h"
 #include "export/export.h"
 #include "run/exit_codes.h"
@@ -36,17 +36,7 @@ int RunExportCommand(const ExportCommand& cmd) {
   if (!text) {
     return Fail(text.error());
   }
-  if (cmd.out.empty() || cmd.out == "-") {
-    std::fwrite(text->data(), 1, text->size(), stdout);
-    return std::fflush(stdout) == 0 ? 0 : 3;
-  }
-  std::ofstream f(cmd.out, std::ios::binary | std::ios::trunc);
-  f << *text;
-  if (!f.flush()) {
-    return Fail(MakeError(ErrorCode::kIo, fmt::format("cannot write '{}'", cmd.out)));
-  }
-  std::fprintf(stderr, "wrote %s\n", cmd.out.c_str());
-  return 0;
+  return WriteOut(cmd.out, *text);
 }
 
 }  // namespace sb::cli

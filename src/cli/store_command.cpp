@@ -3,11 +3,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/write_out.h"
 #include "core/redact.h"
 #include "run/exit_codes.h"
 #include "store/query.h"
@@ -50,17 +50,7 @@ Result<std::unique_ptr<store::Store>> OpenForReading(const std::string& flag, bo
 }
 
 int Print(const std::string& text, const std::string& out) {
-  if (out.empty() || out == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return kExitOk;
-  }
-  std::ofstream f(out, std::ios::binary | std::ios::trunc);
-  f << text;
-  if (!f.flush()) {
-    return Fail(MakeError(ErrorCode::kIo, fmt::format("cannot write '{}'", out)));
-  }
-  std::fprintf(stderr, "wrote %s\n", out.c_str());
-  return kExitOk;
+  return WriteOut(out, text);
 }
 
 Result<store::Filter> MakeFilter(const StoreCommands& c) {

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "core/output_file.h"
 #include "media/internal.h"
 #include "media/media.h"
 
@@ -139,30 +140,10 @@ std::optional<std::string> ReadWholeFile(const std::filesystem::path& path, std:
   return std::move(ss).str();
 }
 
-bool WriteWholeFile(const std::filesystem::path& path, std::string_view bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  return !out.fail();
-}
-
-// Writes via a temporary file and a rename, so a reader never sees half a file.
+// Writes via a temporary file and a rename, so a reader never sees half a file
+// (core/output_file.h).
 bool WriteAtomically(const std::filesystem::path& path, std::string_view bytes) {
-  static std::atomic<unsigned> counter{0};
-  std::filesystem::path tmp = path;
-  tmp += fmt::format(".tmp.{}.{}", ::getpid(), counter++);
-  if (!WriteWholeFile(tmp, bytes)) {
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    return false;
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    return false;
-  }
-  return true;
+  return WriteOutputFile(path, bytes).has_value();
 }
 
 // ---- disk cache: <dir>/<key>.<ext> (the bytes) and <dir>/<key>.json (hash, truth, ...) ----
@@ -471,9 +452,8 @@ Result<void> WriteCatalogue(const std::filesystem::path& dir) {
       return a.error();
     }
     const std::string file = a->name + "." + a->extension;
-    if (!WriteWholeFile(dir / file, a->bytes)) {
-      return MakeError(ErrorCode::kIo, fmt::format("cannot write '{}': {}", (dir / file).string(),
-                                                   std::strerror(errno)));
+    if (auto ok = WriteOutputFile(dir / file, a->bytes); !ok) {
+      return ok.error();
     }
     assets.push_back({{"name", a->name},
                       {"kind", KindName(a->kind)},
@@ -487,11 +467,7 @@ Result<void> WriteCatalogue(const std::filesystem::path& dir) {
   ordered_json manifest = {
       {"schema", kManifestSchema}, {"generator", internal::GeneratorVersion()}, {"assets", assets}};
   const std::filesystem::path manifest_path = dir / "manifest.json";
-  if (!WriteWholeFile(manifest_path, manifest.dump(2) + "\n")) {
-    return MakeError(ErrorCode::kIo, fmt::format("cannot write '{}': {}", manifest_path.string(),
-                                                 std::strerror(errno)));
-  }
-  return {};
+  return WriteOutputFile(manifest_path, manifest.dump(2) + "\n");
 }
 
 }  // namespace sb::media

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/output_file.h"
 #include "report/html.h"
 #include "report/run_dir.h"
 
@@ -26,9 +27,8 @@ Result<HtmlWrite> WriteHtmlReport(const std::filesystem::path& run,
         std::filesystem::is_directory(run, ec) ? run : run.parent_path();
     target = (dir.empty() ? std::filesystem::path(".") : dir) / std::string(kHtmlReportFile);
   }
-  const std::filesystem::path dir =
-      target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
-  if (auto ok = ReplaceFileAtomically(dir, target.filename().string(), w.html); !ok) {
+  // A device (/dev/null) is written in place, a file replaced atomically (core/output_file.h).
+  if (auto ok = WriteOutputFile(target, w.html); !ok) {
     return ok.error();
   }
   w.path = target;

@@ -1,6 +1,5 @@
 #include "report/run_dir.h"
 
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <mutex>
@@ -13,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/output_file.h"
 #include "core/redact.h"
 
 namespace sb::report {
@@ -36,53 +36,10 @@ std::string Dump(const json& j, int indent) {
   return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
-bool WriteAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return false;
-    }
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
-// Writes `data` to dir/name through a temp file in the same directory: write, fsync, rename,
-// fsync the directory. On any failure the temp file is removed and the old file is untouched.
+// Writes `data` to dir/name through a temp file in the same directory (core/output_file.h):
+// write, fsync, rename, fsync the directory. On any failure the old file is untouched.
 Result<void> AtomicWrite(const fs::path& dir, std::string_view name, std::string_view data) {
-  static std::atomic<unsigned> counter{0};
-  fs::path target = dir / std::string(name);
-  fs::path tmp = dir / fmt::format(".{}.tmp.{}.{}", name, ::getpid(), counter.fetch_add(1));
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) {
-    return IoError("cannot create", tmp, errno);
-  }
-  if (!WriteAll(fd, data) || ::fsync(fd) != 0) {
-    int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return IoError("cannot write", tmp, err);
-  }
-  if (::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return IoError("cannot write", tmp, err);
-  }
-  if (::rename(tmp.c_str(), target.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return IoError("cannot replace", target, err);
-  }
-  // Make the rename itself durable; failure here does not undo a completed replace.
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-  return {};
+  return WriteOutputFile(dir / std::string(name), data);
 }
 
 bool NonEmptyFile(const fs::path& p) {
@@ -230,6 +187,23 @@ Result<void> RunDir::WriteResults(const json& results) {
   std::string text = Redact(Dump(results, 2));
   text.push_back('\n');
   return AtomicWrite(dir_, kResultsFile, text);
+}
+
+Result<void> RunDir::RestatusResults(const std::string& status, const std::string& stop_reason,
+                                     const std::string& finished_at, const std::string& note) {
+  auto prior = LoadResults(dir_);
+  if (!prior) {
+    return prior.error();
+  }
+  json& r = prior.value();
+  r["status"] = status;
+  r["stop_reason"] = stop_reason;
+  r["finished_at"] = finished_at;
+  if (!r["warnings"].is_array()) {
+    r["warnings"] = json::array();
+  }
+  r["warnings"].push_back(note);
+  return WriteResults(r);
 }
 
 Result<void> ReplaceFileAtomically(const fs::path& dir, std::string_view name,

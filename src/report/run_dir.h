@@ -63,6 +63,12 @@ class RunDir {
   // Replaces results.json atomically with `results`, pretty-printed (2-space indent).
   Result<void> WriteResults(const nlohmann::json& results);
 
+  // For a results.json that no longer fits on the disk: the last one written gets `status`,
+  // `stop_reason`, `finished_at` and one more warning, `note`, and replaces itself. Errors: kIo
+  // (cannot read or write it), kSetup (not a results file).
+  Result<void> RestatusResults(const std::string& status, const std::string& stop_reason,
+                               const std::string& finished_at, const std::string& note);
+
   // Replaces the file `name` (a plain file name such as "report.md"; no directories) atomically.
   Result<void> WriteText(std::string_view name, std::string_view text);
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/output_file.h"
 
 namespace sb::run {
 
@@ -38,23 +39,7 @@ Result<std::string> Slurp(const fs::path& p) {
 
 // Replaces `p` with `text` through a temp file and rename: never half-written.
 Result<void> Replace(const fs::path& p, const std::string& text) {
-  const fs::path tmp = p.string() + ".resume.tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      return MakeError(ErrorCode::kIo, fmt::format("cannot write {}", tmp.string()));
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, p, ec);
-  if (ec) {
-    return MakeError(ErrorCode::kIo,
-                     fmt::format("cannot replace {}: {}", p.string(), ec.message()));
-  }
-  return {};
+  return WriteOutputFile(p, text);
 }
 
 // Whole lines of `text` (a cut last line, from a process killed mid-write, is dropped), each with

@@ -10,11 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/clock.h"
+#include "core/output_file.h"
 #include "core/redact.h"
 #include "launch/launch.h"
 #include "report/compare.h"
 #include "report/format.h"
 #include "report/run_dir.h"
+#include "report/run_dir_lock.h"
 #include "run/exit_codes.h"
 #include "run/run.h"
 #include "run/run_files.h"
@@ -144,10 +146,8 @@ Result<void> WriteComparison(const std::filesystem::path& base, const MatrixOutc
     if (!text) {
       return text.error();
     }
-    std::ofstream f(base / file, std::ios::binary | std::ios::trunc);
-    f << text.value();
-    if (!f.flush()) {
-      return MakeError(ErrorCode::kIo, fmt::format("cannot write {}", (base / file).string()));
+    if (auto ok = WriteOutputFile(base / file, text.value()); !ok) {
+      return ok.error();
     }
   }
   return {};
@@ -172,19 +172,16 @@ int ExecuteMatrix(MatrixPlan& l, const std::string& command_line, std::stop_sour
                 report::DefaultRunDirName(UtcTimestampCompact(),
                                           std::filesystem::path(l.matrix).stem().string())
           : std::filesystem::path(l.base.out);
-  std::error_code ec;
-  std::filesystem::create_directories(base, ec);
-  if (ec) {
-    return Fail(MakeError(ErrorCode::kIo,
-                          fmt::format("cannot create {}: {}", base.string(), ec.message())));
+  // One launch at a time per base directory (each recipe's run directory has its own lock).
+  auto lock = report::RunDirLock::Acquire(base);
+  if (!lock) {
+    return Fail(lock.error());
   }
   if (l.base.resume_dir.empty()) {
     // The matrix's plan, for `launch --resume BASE`.
-    std::ofstream f(base / kPlanFile, std::ios::binary | std::ios::trunc);
-    f << Redact(json{{"schema", "servebench.plan/1"}, {"args", l.base.args}}.dump(2)) << "\n";
-    if (!f.flush()) {
-      return Fail(
-          MakeError(ErrorCode::kIo, fmt::format("cannot write {}", (base / kPlanFile).string())));
+    const json plan = {{"schema", "servebench.plan/1"}, {"args", l.base.args}};
+    if (auto ok = WriteOutputFile(base / kPlanFile, Redact(plan.dump(2)) + "\n"); !ok) {
+      return Fail(ok.error());
     }
   }
   const MatrixOutcome m = RunRecipes(l, chosen.value(), base, command_line, stop);

@@ -15,6 +15,7 @@
 #include "report/html.h"
 #include "report/markdown.h"
 #include "report/run_dir.h"
+#include "report/run_dir_lock.h"
 #include "run/run_files.h"
 
 namespace sb::run {
@@ -443,6 +444,11 @@ Result<void> MergeRunDirs(const MergeArgs& args, const std::string& command_line
   auto merged = MergeShardResults(inputs, command_line);
   if (!merged) {
     return merged.error();
+  }
+  // One writer at a time: a second merge (or a run) into --out is refused.
+  auto lock = report::RunDirLock::Acquire(args.out);
+  if (!lock) {
+    return lock.error();
   }
   if (!args.overwrite &&
       std::filesystem::exists(std::filesystem::path(args.out) / report::kResultsFile)) {

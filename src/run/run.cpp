@@ -4,7 +4,6 @@
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -27,6 +26,7 @@
 #include "report/html.h"
 #include "report/markdown.h"
 #include "report/run_dir.h"
+#include "report/run_dir_lock.h"
 #include "resources/report.h"
 #include "roofline/inputs.h"
 #include "roofline/roofline.h"
@@ -193,13 +193,23 @@ class RunState {
 
  private:
   void OnSample(const json& rec);
+  // A file of the run directory could not be written (disk full): the run stops and ends
+  // `failed`, the first such error being its reason; each different error is printed once.
+  void NoteIoError(const std::string& why, const char* doing);
   void WatchDeadline();
   Result<void> WriteResults(const char* status);
+  // After results.json failed to be written whole (`whole`): the last one written gets the final
+  // status, so it never stays `running`; if even that fails, stderr says so.
+  void WriteFinalResults(const char* status, const Error& whole);
   void StopServer();
   void AddRoofline();
   // The run's end: the first cause that applies names the status, the reason and the exit code.
   std::pair<const char*, int> Outcome();
   Result<void> WriteReport();
+  void PrintSummary();
+
+  // The run directory's lock (report/run_dir_lock.h), taken before anything is written there.
+  Result<void> Lock(const std::filesystem::path& out);
 
   // The run directory, its journal and plan.json: a new run, or the one --resume continues.
   Result<void> OpenRunDir(const std::filesystem::path& out);
@@ -212,6 +222,7 @@ class RunState {
   suite::RunOptions run_options_;
   std::string started_at_;
   std::string compact_;
+  std::optional<report::RunDirLock> lock_;  // released last, when the process ends
   std::unique_ptr<launch::ServerProcess> server_;
   Target target_;
   std::optional<report::RunDir> dir_;
@@ -221,9 +232,10 @@ class RunState {
   // Why the run stops early, set once by whoever stops it: the journal's disk, the deadline.
   // A stop with neither set came from a signal.
   std::mutex stop_mu_;
-  std::string io_error_;       // guarded by stop_mu_
-  std::string journal_error_;  // guarded by stop_mu_
-  bool deadline_hit_ = false;  // guarded by stop_mu_
+  std::string io_error_;          // guarded by stop_mu_
+  std::string journal_error_;     // guarded by stop_mu_
+  std::string io_error_printed_;  // guarded by stop_mu_: the last I/O error printed
+  bool deadline_hit_ = false;     // guarded by stop_mu_
   std::jthread deadline_watch_;
   std::unique_ptr<client::Client> probe_client_;  // the server watch's health probe
   std::unique_ptr<perf::Session> session_;
@@ -287,11 +299,8 @@ Result<void> RunState::StartServer() {
       c.out.empty()
           ? std::filesystem::path("runs") / report::DefaultRunDirName(compact_, c.recipe->name)
           : std::filesystem::path(c.out);
-  std::error_code ec;
-  std::filesystem::create_directories(server_out, ec);
-  if (ec) {
-    return MakeError(ErrorCode::kIo,
-                     fmt::format("cannot create {}: {}", server_out.string(), ec.message()));
+  if (auto ok = Lock(server_out); !ok) {
+    return ok;  // before server.log is written
   }
   std::fprintf(stderr, "starting server '%s': %s\n", c.recipe->name.c_str(),
                c.recipe->command.empty() ? fmt::format("{}", fmt::join(c.recipe->argv, " ")).c_str()
@@ -341,6 +350,9 @@ Result<void> RunState::Open() {
   std::filesystem::path out =
       c.out.empty() ? std::filesystem::path("runs") / report::DefaultRunDirName(compact_, t.model)
                     : std::filesystem::path(c.out);
+  if (auto ok = Lock(out); !ok) {
+    return ok;
+  }
   if (auto ok = c.resume_dir.empty() ? OpenRunDir(out) : OpenResumed(out); !ok) {
     return ok;
   }
@@ -364,6 +376,18 @@ Result<void> RunState::Open() {
       return client;
     };
   }
+  return {};
+}
+
+Result<void> RunState::Lock(const std::filesystem::path& out) {
+  if (lock_) {
+    return {};  // a launched server's run directory, locked before the server started
+  }
+  auto lock = report::RunDirLock::Acquire(out);
+  if (!lock) {
+    return lock.error();
+  }
+  lock_.emplace(std::move(lock.value()));
   return {};
 }
 
@@ -442,13 +466,20 @@ void RunState::OnSample(const json& rec) {
     return;  // replayed from the journal: its line is in samples.jsonl already
   }
   if (auto ok = dir_->AppendSample(rec); !ok) {
-    std::lock_guard<std::mutex> lock(stop_mu_);
-    if (io_error_.empty()) {
-      // Measuring on without a journal would lose what follows: stop now.
-      io_error_ = ok.error().message;
-      std::fprintf(stderr, "servebench: error: %s: stopping the run\n", io_error_.c_str());
-      stop_.request_stop();
-    }
+    // Measuring on without a journal would lose what follows: stop now.
+    NoteIoError(ok.error().message, "stopping the run");
+  }
+}
+
+void RunState::NoteIoError(const std::string& why, const char* doing) {
+  std::lock_guard<std::mutex> lock(stop_mu_);
+  if (io_error_.empty() && journal_error_.empty()) {
+    io_error_ = why;
+    stop_.request_stop();
+  }
+  if (why != io_error_printed_) {
+    io_error_printed_ = why;
+    std::fprintf(stderr, "servebench: error: %s: %s\n", why.c_str(), doing);
   }
 }
 
@@ -560,6 +591,21 @@ Result<void> RunState::WriteResults(const char* status) {
   return dir_->WriteResults(results_);
 }
 
+void RunState::WriteFinalResults(const char* status, const Error& whole) {
+  results_["status"] = status;  // for the console summary
+  results_["stop_reason"] = stop_reason_;
+  // The last results.json written (smaller: it holds less) gets the final status and the reason.
+  const std::string note = "results.json could not be written whole (" + whole.message +
+                           "): it holds what was measured up to its last complete write; "
+                           "samples.jsonl holds every measured request.";
+  if (auto ok = dir_->RestatusResults(status, stop_reason_, UtcTimestamp(), note); !ok) {
+    std::fprintf(stderr,
+                 "servebench: error: %s: results.json does not hold the final status (%s); "
+                 "samples.jsonl holds every measured request\n",
+                 whole.message.c_str(), ok.error().message.c_str());
+  }
+}
+
 Result<void> RunState::PrepareStart() {
   const Plan& c = plan_;
   if (!c.shard_spec && !c.start_at_time) {
@@ -608,7 +654,7 @@ Result<void> RunState::RunSuitesAndProfiles() {
     std::fprintf(stderr, "suite %s (%zu tests):\n", s.name.c_str(), s.tests.size());
     runner_->Run(s);
     if (auto ok = WriteResults("running"); !ok) {
-      return ok;
+      NoteIoError(ok.error().message, "stopping the run");
     }
   }
   for (const auto& name : plan_.profiles) {
@@ -618,7 +664,7 @@ Result<void> RunState::RunSuitesAndProfiles() {
     std::fprintf(stderr, "%s:\n", name.c_str());
     results_["perf"][perf::ProfileKey(name)] = session_->Run(name, plan_.profile);
     if (auto ok = WriteResults("running"); !ok) {
-      return ok;
+      NoteIoError(ok.error().message, "stopping the run");
     }
   }
   return {};
@@ -696,9 +742,10 @@ Result<void> RunState::WriteReport() {
   if (auto ok = dir_->WriteText("report.md", markdown); !ok) {
     return ok;
   }
-  if (auto ok = dir_->WriteText(report::kHtmlReportFile, report::RenderHtml(results_)); !ok) {
-    return ok;
-  }
+  return dir_->WriteText(report::kHtmlReportFile, report::RenderHtml(results_));
+}
+
+void RunState::PrintSummary() {
   std::printf("%s", Redact(report::RenderConsoleSummary(results_)).c_str());
   if (results_.contains("roofline")) {
     std::printf("%s", roofline::RenderRooflineConsole(results_).c_str());
@@ -706,7 +753,6 @@ Result<void> RunState::WriteReport() {
   std::printf("%s", resources::RenderResourcesConsole(results_).c_str());
   std::printf("results: %s/ (report.md, report.html, results.json, samples.jsonl)\n",
               dir_->path().c_str());
-  return {};
 }
 
 Result<int> RunState::Finish() {
@@ -716,14 +762,26 @@ Result<int> RunState::Finish() {
   }
   StopServer();
   AddRoofline();
-  const auto [status, code] = Outcome();
-  if (auto ok = WriteResults(status); !ok) {
-    return ok.error();
+  std::pair<const char*, int> outcome = Outcome();
+  Result<void> written = WriteResults(outcome.first);
+  if (written) {
+    if (auto ok = WriteReport(); !ok) {
+      // report.md or report.html did not fit: the run is `failed`, and results.json says why.
+      NoteIoError(ok.error().message, "the run ends failed");
+      outcome = Outcome();
+      written = WriteResults(outcome.first);
+    }
   }
-  if (auto ok = WriteReport(); !ok) {
-    return ok.error();
+  if (!written) {
+    NoteIoError(written.error().message, "the run ends failed");
+    outcome = Outcome();
+    WriteFinalResults(outcome.first, written.error());
   }
-  store::RecordRun(plan_.store, dir_->path());  // the complete directory; never fails the run
+  const int code = outcome.second;
+  PrintSummary();
+  if (written) {
+    store::RecordRun(plan_.store, dir_->path());  // the complete directory; never fails the run
+  }
   if (code != kExitOk) {
     return code;
   }

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "report/run_dir_lock.h"
+
 namespace sb::report {
 namespace {
 
@@ -203,6 +205,51 @@ TEST_F(RunDirTest, InterruptedWriteKeepsThePreviousFile) {
   // The old results.json is whole, and the half-written temp file is gone.
   EXPECT_EQ(Slurp(root_ / "r" / "results.json"), before);
   EXPECT_EQ(Listing(root_ / "r"), (std::vector<std::string>{"results.json", "samples.jsonl"}));
+}
+
+// The final results.json no longer fits: the last one written gets the final status, so it never
+// stays "running".
+TEST_F(RunDirTest, RestatusResultsMarksTheLastWrittenResults) {
+  auto run = RunDir::Create(root_ / "r");
+  ASSERT_TRUE(run.has_value());
+  json running = ValidResults();
+  running["status"] = "running";
+  running["warnings"] = json::array({"earlier"});
+  ASSERT_TRUE(run->WriteResults(running).has_value());
+  json big = running;
+  big["pad"] = std::string(64 * 1024, 'x');
+  Result<void> whole, restatus;
+  {
+    FileSizeLimit limit(4096);
+    whole = run->WriteResults(big);
+    restatus = run->RestatusResults("failed", "cannot append to x: File too large",
+                                    "2026-12-04T00:00:00Z", "results.json could not be written");
+  }
+  ASSERT_FALSE(whole.has_value());
+  ASSERT_TRUE(restatus.has_value()) << restatus.error().message;
+  const json now = json::parse(Slurp(root_ / "r" / "results.json"));
+  EXPECT_EQ(now["status"], "failed");
+  EXPECT_EQ(now["stop_reason"], "cannot append to x: File too large");
+  EXPECT_EQ(now["finished_at"], "2026-12-04T00:00:00Z");
+  EXPECT_EQ(now["warnings"], json::array({"earlier", "results.json could not be written"}));
+  EXPECT_FALSE(now.contains("pad"));
+}
+
+// One process per run directory: a second lock on it is refused, naming the holder's pid; the
+// lock goes with its holder.
+TEST_F(RunDirTest, ARunDirectoryIsLockedByOneHolderAtATime) {
+  const fs::path dir = root_ / "runs" / "x";
+  auto first = RunDirLock::Acquire(dir);
+  ASSERT_TRUE(first.has_value()) << first.error().message;
+  EXPECT_TRUE(fs::is_directory(dir));
+  auto second = RunDirLock::Acquire(dir);
+  ASSERT_FALSE(second.has_value());
+  EXPECT_EQ(second.error().code, ErrorCode::kUsage);
+  EXPECT_EQ(second.error().message, dir.string() + " is in use by another servebench (pid " +
+                                        std::to_string(::getpid()) +
+                                        "): wait for it to end, or choose another directory");
+  { RunDirLock gone = std::move(first.value()); }
+  EXPECT_TRUE(RunDirLock::Acquire(dir).has_value());
 }
 
 TEST_F(RunDirTest, FailedAppendIsReported) {
