@@ -13,6 +13,7 @@
 
 #include "chart/chart.h"
 #include "chart/svg.h"
+#include "core/printable.h"
 #include "report/format.h"
 #include "report/html_figure.h"
 
@@ -34,7 +35,8 @@ std::string StatusClass(std::string_view status) {
 }
 
 std::string Header(const json& r) {
-  const std::string model = StringAt(r, {"target", "model"}).value_or("unknown model");
+  const std::string model =
+      PrintableLine(StringAt(r, {"target", "model"}).value_or("unknown model"));
   std::string out = fmt::format("<h1>servebench report: {}</h1>\n", XmlEscape(model));
   out += "<p class=\"meta\">" + XmlEscape(DescribeTarget(r)) + "</p>\n";
   out += fmt::format("<p class=\"meta\">Started {} · finished {} · servebench {}</p>\n",
@@ -185,7 +187,8 @@ std::string Quality(const json& r, int& charts) {
 }  // namespace
 
 std::string RenderHtml(const json& r) {
-  const std::string model = StringAt(r, {"target", "model"}).value_or("unknown model");
+  const std::string model =
+      PrintableLine(StringAt(r, {"target", "model"}).value_or("unknown model"));
   std::string body = Header(r) + Summary(r);
   int charts = 0;
   body += Quality(r, charts);

@@ -334,9 +334,10 @@ Result<void> RunState::Open() {
   if (!t.sim) {
     run_options_.timeout_by_test.clear();
   }
-  std::fprintf(
-      stderr, "target: %s %s, model %s\n", std::string(client::ServerKindName(t.info.kind)).c_str(),
-      t.info.version.empty() ? "(version unknown)" : t.info.version.c_str(), t.model.c_str());
+  std::fprintf(stderr, "target: %s %s, model %s\n",
+               std::string(client::ServerKindName(t.info.kind)).c_str(),
+               t.info.version.empty() ? "(version unknown)" : t.info.version.c_str(),
+               PrintableLine(t.model, 200).c_str());
 
   std::filesystem::path out =
       c.out.empty() ? std::filesystem::path("runs") / report::DefaultRunDirName(compact_, t.model)

@@ -33,7 +33,7 @@ TEST(RedactUrl, FindsThePasswordOfAUrlWithoutScheme) {
 TEST(RedactUrl, RedactsQueryValuesButNotConnectionSettings) {
   EXPECT_EQ(RedactUrl("http://h/v1?key=qsecret-1&b=2"), "http://h/v1?key=***&b=***");
   EXPECT_EQ(RedactUrl("postgresql://u@h/db?sslmode=require&password=x#f"),
-            "postgresql://u@h/db?sslmode=require&password=***#f");
+            "postgresql://***@h/db?sslmode=require&password=***#f");
   EXPECT_EQ(RedactUrl("http://h/v1?flag"), "http://h/v1?flag");
   AddUrlSecrets("http://h/v1?key=qsecret-query-9&sslmode=disable");
   EXPECT_EQ(Redact("GET /v1/models?key=qsecret-query-9: 500"), "GET /v1/models?key=***: 500");
