@@ -28,7 +28,12 @@ std::string XmlEscape(std::string_view text) {
         out += "&#39;";
         break;
       default:
-        out += c;
+        // Control characters other than tab and line breaks are not allowed in XML (a model id
+        // with an ESC would make the page invalid): a space instead.
+        out += (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') ||
+                       c == 0x7F
+                   ? ' '
+                   : c;
     }
   }
   return out;

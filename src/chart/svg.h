@@ -10,7 +10,8 @@
 
 namespace sb::chart {
 
-// Escapes &, <, >, " and ' (text and attribute values alike). Invalid UTF-8 passes through.
+// Escapes &, <, >, " and ' (text and attribute values alike); control characters (ESC, NUL,
+// DEL, ...; not tab or line breaks) become spaces. Invalid UTF-8 passes through.
 std::string XmlEscape(std::string_view text);
 
 // A pixel coordinate: at most two decimals, trailing zeros dropped, "-0" written "0":

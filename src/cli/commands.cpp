@@ -98,7 +98,9 @@ void AddTargetOptions(CLI::App* cmd, run::TargetOptions& t) {
   cmd->add_option("--model", t.model, "Model id (default: the only/first served model)");
   cmd->add_option("--api-key-env", t.api_key_env,
                   "Environment variable holding the API key (default: OPENAI_API_KEY if set)");
-  cmd->add_option("--api-key-file", t.api_key_file, "File holding the API key");
+  cmd->add_option("--api-key-file", t.api_key_file,
+                  "File holding the API key (at most 64 KiB; one trailing newline allowed, no "
+                  "other control character)");
   cmd->add_option("--connect-timeout-s", t.connect_timeout_s, "Connect time limit (seconds, > 0)")
       ->capture_default_str();
   cmd->add_option("--first-byte-timeout-s", t.first_byte_timeout_s,

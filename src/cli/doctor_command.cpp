@@ -21,7 +21,9 @@ CLI::App* AddDoctorCommand(CLI::App& app, DoctorCommand& cmd) {
   c->add_option("--model", o.model, "Model id (default: the only/first served model)");
   c->add_option("--api-key-env", cmd.api_key_env,
                 "Environment variable holding the API key (default: OPENAI_API_KEY if set)");
-  c->add_option("--api-key-file", cmd.api_key_file, "File holding the API key");
+  c->add_option("--api-key-file", cmd.api_key_file,
+                "File holding the API key (at most 64 KiB; one trailing newline allowed, no "
+                "other control character)");
   c->add_option("--ca-cert", o.ca_cert, "HTTPS: trust this CA certificate (PEM file)");
   c->add_flag("--insecure,-k", o.insecure, "HTTPS: do not check the server's certificate");
   c->add_option("--concurrency", o.concurrency, "Streams a run will hold open at once")

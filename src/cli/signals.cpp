@@ -37,13 +37,13 @@ int WaitForStopSignal() {
   return sig;
 }
 
-void WatchStopSignals(std::stop_source source) {
-  std::thread([source]() mutable {
+void WatchStopSignals(std::stop_source source, const char* note) {
+  std::thread([source, note]() mutable {
     WaitForStopSignal();
-    std::fputs(
-        "\nservebench: interrupted: stopping, writing what was measured "
-        "(a third Ctrl-C quits at once)\n",
-        stderr);
+    std::fputs(note != nullptr ? note
+                               : "\nservebench: interrupted: stopping, writing what was measured "
+                                 "(a third Ctrl-C quits at once)\n",
+               stderr);
     source.request_stop();
     // A second signal is common (GNU timeout sends SIGTERM twice, people press Ctrl-C twice):
     // it must not cost the final write, which is already under way.
@@ -52,6 +52,14 @@ void WatchStopSignals(std::stop_source source) {
     WaitForStopSignal();
     // Every file of the run directory is replaced by rename, so quitting here leaves each one
     // either as it was or complete, never half-written.
+    _exit(130);
+  }).detach();
+}
+
+void QuitOnStopSignal() {
+  std::thread([] {
+    WaitForStopSignal();
+    std::fputs("\nservebench: interrupted\n", stderr);
     _exit(130);
   }).detach();
 }

@@ -14,8 +14,13 @@ namespace sb::cli {
 void BlockStopSignals();
 
 // Starts the (detached) watcher. The first signal requests stop on `source` and prints a note to
-// stderr; the second prints another; the third ends the process with exit code 130.
-void WatchStopSignals(std::stop_source source);
+// stderr (`note`, else the run's "stopping, writing what was measured"); the second prints
+// another; the third ends the process with exit code 130.
+void WatchStopSignals(std::stop_source source, const char* note = nullptr);
+
+// Starts a (detached) watcher that ends the process with exit code 130 at the first SIGINT or
+// SIGTERM: for commands with nothing to finish (each store write is one transaction).
+void QuitOnStopSignal();
 
 // Waits (blocking) for SIGINT or SIGTERM; returns the signal number. For `servebench sim`.
 int WaitForStopSignal();

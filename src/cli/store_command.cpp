@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/signals.h"
 #include "cli/write_out.h"
 #include "core/redact.h"
 #include "run/exit_codes.h"
@@ -25,6 +26,13 @@ const char* kStoreHelp =
     "Run store: a SQLite file or postgresql://USER@HOST/DB (default: $SERVEBENCH_STORE, else "
     "$XDG_DATA_HOME/servebench/runs.sqlite, else ~/.local/share/servebench/runs.sqlite)";
 
+// --store's value: refused at once when no store could ever be opened there (an empty value, an
+// unknown scheme, a missing directory), not after a run.
+std::string CheckStore(const std::string& v) {
+  auto ok = store::CheckLocation(v);
+  return ok ? std::string() : fmt::format("'{}': {}", RedactUrl(v), ok.error().message);
+}
+
 std::string CheckTag(const std::string& v) {
   auto t = store::ParseTag(v);
   return t ? std::string() : t.error().message;
@@ -39,7 +47,7 @@ Result<std::unique_ptr<store::Store>> OpenForReading(const std::string& flag, bo
     return MakeError(ErrorCode::kSetup,
                      "no run store: SERVEBENCH_STORE is off and no --store was given");
   }
-  const bool pg = location->starts_with("postgresql://") || location->starts_with("postgres://");
+  const bool pg = store::IsPostgresUrl(*location);
   if (must_exist && !pg && !std::filesystem::exists(*location)) {
     return MakeError(ErrorCode::kSetup,
                      fmt::format("no run store at {} (nothing recorded yet: run servebench, or "
@@ -67,7 +75,7 @@ Result<store::Filter> MakeFilter(const StoreCommands& c) {
   return f;
 }
 
-int RunImport(const StoreCommands& c) {
+int RunImport(const StoreCommands& c, std::stop_token stop) {
   store::Labels labels;
   labels.label = c.label;
   for (const auto& t : c.tags) {
@@ -82,7 +90,13 @@ int RunImport(const StoreCommands& c) {
     return Fail(s.error());
   }
   int added = 0, unchanged = 0, replaced = 0, failed = 0;
+  std::size_t done = 0;
   for (const auto& dir : c.dirs) {
+    // Ctrl-C: the run being written is committed or not at all; the rest are not started.
+    if (stop.stop_requested()) {
+      break;
+    }
+    ++done;
     auto record = store::ReadRunDir(dir, labels);
     if (!record) {
       std::fprintf(stderr, "servebench: error: %s\n", Redact(record.error().message).c_str());
@@ -114,6 +128,11 @@ int RunImport(const StoreCommands& c) {
   }
   std::printf("%d added, %d updated, %d already stored, %d failed: %s\n", added, replaced,
               unchanged, failed, s.value()->Describe().c_str());
+  if (done < c.dirs.size()) {
+    std::fprintf(stderr, "servebench: interrupted: %zu of %zu run directories not imported\n",
+                 c.dirs.size() - done, c.dirs.size());
+    return run::kExitInterrupted;
+  }
   return failed > 0 ? kExitSetup : kExitOk;
 }
 
@@ -196,7 +215,7 @@ int RunHistoryOrLeaderboard(const StoreCommands& c, bool leaderboard) {
 }
 
 void AddStoreFlag(CLI::App* cmd, StoreCommands& c) {
-  cmd->add_option("--store", c.store, kStoreHelp);
+  cmd->add_option("--store", c.store, kStoreHelp)->check(CheckStore);
 }
 
 void AddFilterFlags(CLI::App* cmd, StoreCommands& c) {
@@ -266,8 +285,13 @@ bool StoreCommandParsed(const StoreCommands& c) {
 int RunStoreCommand(StoreCommands& c) {
   RegisterStoreSecrets(c.store);
   if (c.import_app->parsed()) {
-    return RunImport(c);
+    std::stop_source stop;
+    WatchStopSignals(stop,
+                     "\nservebench: interrupted: finishing the run being written, importing no "
+                     "more (a third Ctrl-C quits at once)\n");
+    return RunImport(c, stop.get_token());
   }
+  QuitOnStopSignal();
   if (c.ls_app->parsed()) {
     return RunLs(c);
   }
@@ -279,7 +303,8 @@ int RunStoreCommand(StoreCommands& c) {
 
 void AddRecordOptions(CLI::App* cmd, store::StoreOptions& o) {
   cmd->add_option("--store", o.store,
-                  std::string("Record the finished run in this store. ") + kStoreHelp);
+                  std::string("Record the finished run in this store. ") + kStoreHelp)
+      ->check(CheckStore);
   cmd->add_flag("--no-store", o.no_store, "Do not record the run in the run store");
   cmd->add_option("--label", o.label, "A label for the run in the store");
   cmd->add_option("--tag", o.tags,

@@ -26,6 +26,7 @@
 #include "client/io_workers.h"
 #include "client/sse_parser.h"
 #include "client/stream_guard.h"
+#include "core/redact.h"
 
 namespace sb::client {
 
@@ -114,8 +115,17 @@ std::int64_t ParseRetryAfterNs(std::string_view value) {
 }
 
 // "http://h:p/v1/" -> "http://h:p"; "https://h/prefix/v1/chat/completions" -> "https://h/prefix".
-std::string NormalizeRoot(std::string_view endpoint) {
+// A query ("http://h/v1?key=x") is cut off into `query` ("?key=x"; a fragment is dropped): it
+// goes at the end of every URL built from the root, never in the middle of its path.
+std::string NormalizeRoot(std::string_view endpoint, std::string& query) {
   std::string s(TrimView(endpoint));
+  query.clear();
+  if (const std::size_t q = s.find_first_of("?#"); q != std::string::npos) {
+    if (s[q] == '?') {
+      query = s.substr(q, s.find('#', q) - q);
+    }
+    s.resize(q);
+  }
   const std::size_t scheme_end = s.find("://");
   const std::size_t authority = scheme_end == std::string::npos ? 0 : scheme_end + 3;
   const std::size_t path_start = std::min(s.find('/', authority), s.size());
@@ -239,6 +249,7 @@ struct Client::Impl {
 
   ClientOptions options;
   std::string root;
+  std::string query;  // the endpoint's "?..." (with its '?'), appended to every URL; or ""
   std::string chat_url;
   std::string init_error;  // non-empty: the client could not be set up (reported per call)
   CURLM* multi = nullptr;
@@ -271,8 +282,8 @@ struct Client::Impl {
   std::vector<std::unique_ptr<Impl>> helpers;
 
   explicit Impl(ClientOptions opts) : options(std::move(opts)) {
-    root = NormalizeRoot(options.endpoint);
-    chat_url = root + "/v1/chat/completions";
+    root = NormalizeRoot(options.endpoint, query);
+    chat_url = root + "/v1/chat/completions" + query;
     if (auto valid = ValidateOptions(options); !valid) {
       // Never run with a limit silently disabled: every request reports this instead.
       init_error = "invalid client options: " + valid.error().message;
@@ -1081,10 +1092,16 @@ const std::string& Client::root() const {
   return impl_->root;
 }
 
+const std::string& Client::query() const {
+  return impl_->query;
+}
+
 Result<void> Client::Validate() const {
   const std::string& endpoint = impl_->options.endpoint;
   const auto bad = [&](const std::string& why) {
-    return MakeError(ErrorCode::kUsage, "bad endpoint URL '" + endpoint + "': " + why);
+    // As shown everywhere: a password in the URL (even one written without its scheme) and the
+    // query's values never reach the message.
+    return MakeError(ErrorCode::kUsage, "bad endpoint URL '" + RedactUrl(endpoint) + "': " + why);
   };
   const std::string& root = impl_->root;
   if (root.empty()) {
@@ -1283,7 +1300,7 @@ void Client::Impl::RunShare(std::span<const ChatCall> calls, std::span<ChatRespo
 }
 
 std::size_t Client::Impl::Preconnect(std::size_t n, std::stop_token stop) {
-  const std::string url = root + "/v1/models";
+  const std::string url = root + "/v1/models" + query;
   std::vector<ChatResponse> status(n);
   std::vector<std::unique_ptr<Transfer>> transfers(n);
   std::vector<std::pair<std::int64_t, std::size_t>> order;
@@ -1341,8 +1358,8 @@ std::size_t Client::Impl::Preconnect(std::size_t n, std::stop_token stop) {
 
 Result<HttpResponse> Client::Impl::Plain(bool post, std::string_view path, std::string_view body,
                                          std::chrono::milliseconds timeout) {
-  const std::string url = root + std::string(path);
-  const std::string what = std::string(post ? "POST " : "GET ") + url;
+  const std::string url = root + std::string(path) + query;
+  const std::string what = std::string(post ? "POST " : "GET ") + root + std::string(path);
   if (!init_error.empty()) {
     return MakeError(ErrorCode::kTransport, what + ": " + init_error);
   }

@@ -178,8 +178,14 @@ class Client {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  // "http://host:port" (no trailing slash, no /v1). Invalid URLs are reported by Validate().
+  // "http://host:port" (no trailing slash, no /v1, no query). Invalid URLs are reported by
+  // Validate().
   const std::string& root() const;
+
+  // The endpoint's query with its '?' ("?key=x" of "http://h/v1?key=x"), or "": every request
+  // URL ends with it ("http://h/v1/models?key=x"). A client for the same server takes
+  // root() + query() as its endpoint.
+  const std::string& query() const;
 
   // Checks the endpoint URL's syntax (scheme http/https, host present) and the options
   // (ValidateOptions). kUsage error if bad.

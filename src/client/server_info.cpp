@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "client/http_client.h"
+#include "core/printable.h"
 
 namespace sb::client {
 
@@ -220,6 +221,8 @@ Result<ServerInfo> DetectServer(Client& client) {
   if (info.max_model_len == 0) {
     info.max_model_len = meta_n_ctx;
   }
+  // Shown and recorded, never sent back: one printable line, like an error reason.
+  info.version = PrintableLine(info.version, 200);
   return info;
 }
 
@@ -227,7 +230,7 @@ Result<std::string> ChooseModel(const ServerInfo& info, const std::string& reque
   std::string served;
   for (const std::string& m : info.models) {
     served += served.empty() ? "" : ", ";
-    served += m;
+    served += PrintableLine(m, 200);  // the server's ids, printed: no ESC, CR or LF
   }
   if (requested.empty()) {
     if (info.models.empty()) {
@@ -240,7 +243,8 @@ Result<std::string> ChooseModel(const ServerInfo& info, const std::string& reque
       return m;
     }
   }
-  return MakeError(ErrorCode::kSetup, "model '" + requested + "' is not served; served: " +
+  return MakeError(ErrorCode::kSetup, "model '" + PrintableLine(requested, 200) +
+                                          "' is not served; served: " +
                                           (served.empty() ? std::string("(none)") : served));
 }
 

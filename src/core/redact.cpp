@@ -19,13 +19,12 @@ std::vector<std::string>& Secrets() {
   return secrets;
 }
 
-// [begin, end) of the userinfo in `url` (without the '@'); begin == end when there is none.
+// [begin, end) of the userinfo in `url` (without the '@'); begin == end when there is none. A URL
+// written without its scheme ("alice:pw@host:8000/v1", a usage error) still has its userinfo
+// found when it holds a password (a ':' before the '@').
 std::pair<std::size_t, std::size_t> UserinfoSpan(std::string_view url) {
   const std::size_t scheme = url.find("://");
-  if (scheme == std::string_view::npos) {
-    return {0, 0};
-  }
-  const std::size_t begin = scheme + 3;
+  const std::size_t begin = scheme == std::string_view::npos ? 0 : scheme + 3;
   const std::size_t authority_end = url.find_first_of("/?#", begin);
   const std::string_view authority =
       url.substr(begin, authority_end == std::string_view::npos ? std::string_view::npos
@@ -34,7 +33,31 @@ std::pair<std::size_t, std::size_t> UserinfoSpan(std::string_view url) {
   if (at == std::string_view::npos) {
     return {0, 0};
   }
+  if (scheme == std::string_view::npos && authority.substr(0, at).find(':') == std::string::npos) {
+    return {0, 0};
+  }
   return {begin, begin + at};
+}
+
+// The query of `url` ("key=x&b=y" of "http://h/v1?key=x&b=y#f"), or "" when it has none.
+std::string_view Query(std::string_view url) {
+  const std::size_t q = url.find('?');
+  if (q == std::string_view::npos) {
+    return {};
+  }
+  const std::size_t end = url.find('#', q);
+  return url.substr(q + 1, end == std::string_view::npos ? std::string_view::npos : end - q - 1);
+}
+
+// Query parameters of a PostgreSQL URL that say how to connect, never who: kept readable.
+bool IsPlainParameter(std::string_view key) {
+  for (std::string_view plain : {"sslmode", "connect_timeout", "application_name",
+                                 "target_session_attrs", "gssencmode", "options"}) {
+    if (key == plain) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -68,24 +91,67 @@ std::string Redact(std::string text) {
 
 std::string RedactUrl(std::string_view url) {
   auto [begin, end] = UserinfoSpan(url);
+  std::string out;
   if (begin == end) {
-    return std::string(url);
+    out = std::string(url);
+  } else {
+    out = std::string(url.substr(0, begin));
+    out += "***";
+    out += url.substr(end);
   }
-  std::string out(url.substr(0, begin));
-  out += "***";
-  out += url.substr(end);
+  // Each query value ("?key=SECRET", "?password=x") too: an API key or password may be there.
+  const std::string_view query = Query(out);
+  if (query.empty()) {
+    return out;
+  }
+  const std::size_t start = static_cast<std::size_t>(query.data() - out.data());
+  std::string redacted;
+  std::size_t pos = 0;
+  while (pos <= query.size()) {
+    std::size_t amp = query.find('&', pos);
+    if (amp == std::string_view::npos) {
+      amp = query.size();
+    }
+    const std::string_view item = query.substr(pos, amp - pos);
+    const std::size_t eq = item.find('=');
+    if (pos > 0) {
+      redacted += '&';
+    }
+    if (eq == std::string_view::npos || eq + 1 == item.size() ||
+        IsPlainParameter(item.substr(0, eq))) {
+      redacted += item;
+    } else {
+      redacted += item.substr(0, eq + 1);
+      redacted += "***";
+    }
+    pos = amp + 1;
+  }
+  out.replace(start, query.size(), redacted);
   return out;
 }
 
 void AddUrlSecrets(std::string_view url) {
   auto [begin, end] = UserinfoSpan(url);
-  if (begin == end) {
-    return;
+  if (begin != end) {
+    const std::string_view userinfo = url.substr(begin, end - begin);
+    AddSecret(std::string(userinfo));
+    if (const std::size_t colon = userinfo.find(':'); colon != std::string_view::npos) {
+      AddSecret(std::string(userinfo.substr(colon + 1)));
+    }
   }
-  const std::string_view userinfo = url.substr(begin, end - begin);
-  AddSecret(std::string(userinfo));
-  if (const std::size_t colon = userinfo.find(':'); colon != std::string_view::npos) {
-    AddSecret(std::string(userinfo.substr(colon + 1)));
+  const std::string_view query = Query(url);
+  std::size_t pos = 0;
+  while (pos < query.size()) {
+    std::size_t amp = query.find('&', pos);
+    if (amp == std::string_view::npos) {
+      amp = query.size();
+    }
+    const std::string_view item = query.substr(pos, amp - pos);
+    if (const std::size_t eq = item.find('=');
+        eq != std::string_view::npos && !IsPlainParameter(item.substr(0, eq))) {
+      AddSecret(std::string(item.substr(eq + 1)));
+    }
+    pos = amp + 1;
   }
 }
 

@@ -17,11 +17,14 @@ void AddSecret(std::string secret);
 // registered: it runs on every samples.jsonl line).
 std::string Redact(std::string text);
 
-// The URL's userinfo ("user:password@" in "http://user:password@host:8000/v1") replaced by
-// "***@"; a URL without userinfo is returned as is.
+// The URL's userinfo ("user:password@" in "http://user:password@host:8000/v1", or in
+// "user:password@host/v1" written without its scheme) replaced by "***@", and each query value
+// ("?key=SECRET" -> "?key=***"; the connection settings sslmode, connect_timeout,
+// application_name, target_session_attrs, gssencmode and options stay); other URLs unchanged.
 std::string RedactUrl(std::string_view url);
 
-// Registers the userinfo of `url` (as written, and its password alone) as secrets.
+// Registers the userinfo of `url` (as written, and its password alone) and its query values
+// (but those RedactUrl keeps) as secrets.
 void AddUrlSecrets(std::string_view url);
 
 }  // namespace sb

@@ -15,6 +15,7 @@
 #include "client/chat.h"
 #include "client/http_client.h"
 #include "client/server_info.h"
+#include "core/printable.h"
 #include "media/media.h"
 #include "perf/profiles.h"
 #include "perf/prometheus.h"
@@ -551,7 +552,7 @@ std::vector<Check> CheckEndpoint(const Options& options) {
   }
   std::string models;
   for (std::size_t i = 0; i < info->models.size() && i < 5; ++i) {
-    models += (i ? ", " : "") + info->models[i];
+    models += (i ? ", " : "") + PrintableLine(info->models[i], 200);
   }
   if (info->models.size() > 5) {
     models += fmt::format(" (+{})", info->models.size() - 5);
@@ -568,7 +569,7 @@ std::vector<Check> CheckEndpoint(const Options& options) {
                        "pick one of the served models with --model"));
     return out;
   }
-  out.push_back(Make("endpoint.model", Status::kOk, "runs will use " + *model));
+  out.push_back(Make("endpoint.model", Status::kOk, "runs will use " + PrintableLine(*model, 200)));
   std::string fields;
   for (const std::string& f : ForceLengthFields(info->kind)) {
     fields += (fields.empty() ? "" : ", ") + f;

@@ -444,7 +444,7 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
     std::condition_variable cv;
     std::deque<std::size_t> finished;  // guarded by mu
     std::size_t running = workers;     // guarded by mu
-    const std::string root = client_.root();
+    const std::string root = client_.root() + client_.query();
     const std::int64_t cpu0 = ThreadCpuNs();
     {
       std::vector<std::jthread> pool;

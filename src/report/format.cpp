@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/printable.h"
+
 namespace sb::report {
 
 using nlohmann::json;
@@ -206,6 +208,9 @@ std::string MarkdownCell(std::string_view text, std::size_t max_chars) {
       if (out.empty() || out.back() != ' ') {
         out.push_back(' ');
       }
+    } else if (c < 0x20 || c == 0x7F ||
+               (c == 0xC2 && len == 2 && static_cast<unsigned char>(text[i + 1]) < 0xA0)) {
+      out.push_back(' ');  // ESC and the other control characters: never raw into a report
     } else {
       out.append(text.substr(i, len));
     }
@@ -236,7 +241,10 @@ std::string HtmlEscape(std::string_view text) {
         out += "&#39;";
         break;
       default:
-        out.push_back(c);
+        // Control characters (ESC, NUL, ...) are not allowed in HTML text: a space instead.
+        out.push_back((static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') || c == 0x7F
+                          ? ' '
+                          : c);
     }
   }
   return out;
@@ -262,8 +270,12 @@ std::string ServerKindName(std::string_view kind) {
 }
 
 std::string DescribeTarget(const json& results) {
-  std::string model = StringAt(results, {"target", "model"}).value_or("unknown model");
-  std::string endpoint = StringAt(results, {"target", "endpoint"}).value_or("unknown endpoint");
+  // What the server named (model id, kind, version) as one printable line: no ESC, CR or LF
+  // reaches a terminal or a report.
+  std::string model =
+      PrintableLine(StringAt(results, {"target", "model"}).value_or("unknown model"), 200);
+  std::string endpoint =
+      PrintableLine(StringAt(results, {"target", "endpoint"}).value_or("unknown endpoint"), 500);
   if (BoolAt(results, {"target", "simulated"}).value_or(false)) {
     return fmt::format(
         "the built-in simulator (no model server) — figures show the harness, not a model "
@@ -272,9 +284,9 @@ std::string DescribeTarget(const json& results) {
   }
   std::string server;
   if (auto kind = StringAt(results, {"target", "server", "kind"})) {
-    server = ServerKindName(*kind);
+    server = PrintableLine(ServerKindName(*kind), 100);
     if (auto version = StringAt(results, {"target", "server", "version"})) {
-      server += " " + *version;
+      server += " " + PrintableLine(*version, 200);
     } else if (*kind != "unknown") {
       server += ", version unknown";
     }

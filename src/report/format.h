@@ -75,10 +75,12 @@ std::string FormatRatio(double ratio);
 // ---- Text -----------------------------------------------------------------------------------
 
 // Makes text safe inside a Markdown table cell: '|' and '<' are backslash-escaped, line breaks
-// become spaces, and text longer than max_chars (UTF-8 aware) is cut with "…".
+// and other control characters (ESC, NUL, DEL, C1) become spaces, and text longer than max_chars
+// (UTF-8 aware) is cut with "…".
 std::string MarkdownCell(std::string_view text, std::size_t max_chars = 200);
 
-// Escapes &, <, >, " and ' for HTML text and attribute values.
+// Escapes &, <, >, " and ' for HTML text and attribute values; control characters other than tab
+// and line feed become spaces.
 std::string HtmlEscape(std::string_view text);
 
 // "vllm" -> "vLLM", "sglang" -> "SGLang", "sim" -> "servebench simulator", ...; unknown kinds

@@ -13,6 +13,7 @@
 
 #include "chart/chart.h"
 #include "chart/svg.h"
+#include "core/printable.h"
 #include "report/failed_requests.h"
 #include "report/format.h"
 #include "report/html_figure.h"
@@ -35,7 +36,8 @@ std::string StatusClass(std::string_view status) {
 }
 
 std::string Header(const json& r) {
-  const std::string model = StringAt(r, {"target", "model"}).value_or("unknown model");
+  const std::string model =
+      PrintableLine(StringAt(r, {"target", "model"}).value_or("unknown model"));
   std::string out = fmt::format("<h1>servebench report: {}</h1>\n", XmlEscape(model));
   out += "<p class=\"meta\">" + XmlEscape(DescribeTarget(r)) + "</p>\n";
   out += fmt::format("<p class=\"meta\">Started {} · finished {} · servebench {}</p>\n",
@@ -268,7 +270,8 @@ std::string Quality(const json& r, int& charts) {
 }  // namespace
 
 std::string RenderHtml(const json& r) {
-  const std::string model = StringAt(r, {"target", "model"}).value_or("unknown model");
+  const std::string model =
+      PrintableLine(StringAt(r, {"target", "model"}).value_or("unknown model"));
   std::string body = Header(r) + Glance(r) + Summary(r);
   int charts = 0;
   body += Quality(r, charts);

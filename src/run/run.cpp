@@ -18,6 +18,7 @@
 
 #include "client/server_info.h"
 #include "core/clock.h"
+#include "core/printable.h"
 #include "core/redact.h"
 #include "launch/launch.h"
 #include "perf/profiles.h"
@@ -343,9 +344,10 @@ Result<void> RunState::Open() {
   if (!t.sim) {
     run_options_.timeout_by_test.clear();
   }
-  std::fprintf(
-      stderr, "target: %s %s, model %s\n", std::string(client::ServerKindName(t.info.kind)).c_str(),
-      t.info.version.empty() ? "(version unknown)" : t.info.version.c_str(), t.model.c_str());
+  std::fprintf(stderr, "target: %s %s, model %s\n",
+               std::string(client::ServerKindName(t.info.kind)).c_str(),
+               t.info.version.empty() ? "(version unknown)" : t.info.version.c_str(),
+               PrintableLine(t.model, 200).c_str());
 
   std::filesystem::path out =
       c.out.empty() ? std::filesystem::path("runs") / report::DefaultRunDirName(compact_, t.model)
@@ -414,10 +416,11 @@ Result<void> RunState::OpenResumed(const std::filesystem::path& out) {
   }
   const std::string model = recorded->value("model", std::string());
   if (model != target_.model) {
-    return MakeError(ErrorCode::kSetup,
-                     fmt::format("the run in {} measured model '{}', but the server now serves "
-                                 "'{}': resume it against the same model",
-                                 out.string(), model, target_.model));
+    return MakeError(
+        ErrorCode::kSetup,
+        fmt::format("the run in {} measured model '{}', but the server now serves "
+                    "'{}': resume it against the same model",
+                    out.string(), PrintableLine(model, 200), PrintableLine(target_.model, 200)));
   }
   if (auto prior = ReadJsonFile(out / std::string(report::kResultsFile))) {
     if (prior->value("status", "") == "complete") {
@@ -615,8 +618,9 @@ Result<void> RunState::PrepareStart() {
   if (c.shard_spec) {
     // A client of its own: the probes are not part of the run (nor of its journal).
     auto key = ResolveApiKey(c.target);
-    client::Client probe(
-        MakeClientOptions(c.target, target_.client->root(), key ? key.value() : std::string()));
+    client::Client probe(MakeClientOptions(c.target,
+                                           target_.client->root() + target_.client->query(),
+                                           key ? key.value() : std::string()));
     offset = ProbeClockOffset(probe, "/v1/models");
     std::fprintf(stderr, "shard %d/%d (%s): clock offset to the server %s\n", c.shard_spec->index,
                  c.shard_spec->count, c.shard_spec->source.c_str(),

@@ -52,8 +52,8 @@ std::unique_ptr<resources::Sampler> StartSampler(const ResourceArgs& args,
   // thread, and these scrapes must not enter the run's journal. The sampler serialises reads,
   // so this client is never used by two threads at once.
   auto key = ResolveApiKey(target_options);
-  std::shared_ptr<client::Client> scraper = std::make_shared<client::Client>(
-      MakeClientOptions(target_options, target.client->root(), key ? key.value() : ""));
+  std::shared_ptr<client::Client> scraper = std::make_shared<client::Client>(MakeClientOptions(
+      target_options, target.client->root() + target.client->query(), key ? key.value() : ""));
   auto fetch = [scraper]() -> Result<std::string> {
     auto resp = scraper->Get("/metrics", std::chrono::milliseconds(2000));  // no journal
     if (!resp) {

@@ -19,13 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Trim(std::string s) {
-  auto not_space = [](unsigned char c) { return !std::isspace(c); };
-  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
-  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-  return s;
-}
-
 }  // namespace
 
 std::chrono::milliseconds Millis(double seconds) {
@@ -71,29 +64,6 @@ Result<void> CheckTimeouts(const TargetOptions& o) {
     }
   }
   return CheckSeconds("--request-timeout-s", o.request_timeout_s, true);
-}
-
-Result<std::string> ResolveApiKey(const TargetOptions& o) {
-  if (!o.api_key_file.empty()) {
-    std::ifstream in(o.api_key_file);
-    if (!in) {
-      return MakeError(ErrorCode::kSetup,
-                       fmt::format("cannot read API key file '{}'", o.api_key_file));
-    }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return Trim(ss.str());
-  }
-  std::string var = o.api_key_env.empty() ? "OPENAI_API_KEY" : o.api_key_env;
-  const char* v = std::getenv(var.c_str());
-  if (v == nullptr || *v == '\0') {
-    if (!o.api_key_env.empty()) {
-      return MakeError(ErrorCode::kSetup,
-                       fmt::format("--api-key-env {}: that environment variable is not set", var));
-    }
-    return std::string();
-  }
-  return std::string(v);
 }
 
 // Settings of the simulator that `run` and `perf` start when no --endpoint is given: a fast,

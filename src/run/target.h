@@ -62,9 +62,15 @@ struct Target {
   std::string model;
 };
 
-// The API key: the --api-key-file's contents (trimmed), else the --api-key-env variable (an error
-// when it is not set), else $OPENAI_API_KEY, else "" (no key).
+// The API key: the --api-key-file's contents (one trailing line break and surrounding spaces
+// removed), else the --api-key-env variable (an error when it is not set), else
+// $OPENAI_API_KEY, else "" (no key). A key holding a control character (CR, LF, NUL, DEL, ...:
+// it would forge HTTP headers) is a kSetup error naming its source, never the key.
 Result<std::string> ResolveApiKey(const TargetOptions& o);
+
+// The contents of the secret file `path` (`flag` names it in errors): kSetup error when it is
+// over 64 KiB ("is it a secret file?"), unreadable, or a pipe that delivers nothing for 30 s.
+Result<std::string> ReadSecretFile(const std::string& flag, const std::string& path);
 
 // Settings of the simulator that `run` and `perf` start when no --endpoint is given: a fast,
 // plausible server, so the whole product can be shown on a machine without a model.

@@ -1,3 +1,8 @@
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "core/redact.h"
@@ -12,10 +17,85 @@ namespace {
 // at a time, as with SQLite (the number is "sbstore" in ASCII).
 constexpr long long kWriteLock = 0x736273746f7265;
 
+// An unresponsive store must cost seconds, not the process (docs/store.md, "Safe writes"):
+// libpq gives up connecting after kConnectTimeoutS (per address); the server cancels a statement
+// that runs, or waits for a lock, longer than kStatementTimeout; and a statement whose answer
+// does not come kAnswerTimeout after it was sent (a server or backend that stopped, a network
+// that went silent, where the server's own timeouts cannot fire) is abandoned here.
+constexpr int kConnectTimeoutS = 5;
+constexpr const char* kStatementTimeout = "10s";
+constexpr auto kAnswerTimeout = std::chrono::seconds(15);
+
+// The connection and the transaction on it, owned together: a statement abandoned after
+// kAnswerTimeout keeps them alive in its thread until libpq returns (or the process ends).
+struct Session {
+  explicit Session(const std::string& url) : conn(url), ntx(conn) {}
+
+  pqxx::connection conn;
+  pqxx::nontransaction ntx;
+};
+
+// Runs `sql` on `session` in a thread of its own and waits at most kAnswerTimeout for it.
+// nullopt: no answer in time (the session is then unusable and left to that thread).
+std::optional<pqxx::result> ExecBounded(const std::shared_ptr<Session>& session,
+                                        const std::string& sql) {
+  struct Shared {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    pqxx::result result;
+    std::exception_ptr error;
+  };
+
+  auto shared = std::make_shared<Shared>();
+  std::thread([session, shared, sql] {
+    pqxx::result r;
+    std::exception_ptr error;
+    try {
+      r = session->ntx.exec(sql);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    std::lock_guard<std::mutex> lock(shared->mu);
+    shared->result = std::move(r);
+    shared->error = error;
+    shared->done = true;
+    shared->cv.notify_all();
+  }).detach();
+  std::unique_lock<std::mutex> lock(shared->mu);
+  if (!shared->cv.wait_for(lock, kAnswerTimeout, [&] { return shared->done; })) {
+    return std::nullopt;
+  }
+  if (shared->error) {
+    std::rethrow_exception(shared->error);
+  }
+  return std::move(shared->result);
+}
+
+// `url` with libpq's connect_timeout added, unless it names one already.
+std::string WithConnectTimeout(const std::string& url) {
+  if (url.find("connect_timeout=") != std::string::npos) {
+    return url;
+  }
+  const std::size_t fragment = url.find('#');
+  std::string base = url.substr(0, fragment);
+  base += base.find('?') == std::string::npos ? '?' : '&';
+  base += fmt::format("connect_timeout={}", kConnectTimeoutS);
+  return fragment == std::string::npos ? base : base + url.substr(fragment);
+}
+
+std::string Reason(const std::exception& e) {
+  std::string why = e.what();
+  while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) {
+    why.pop_back();
+  }
+  return why;
+}
+
 class PgDb final : public Db {
  public:
-  PgDb(std::unique_ptr<pqxx::connection> conn, std::string url)
-      : conn_(std::move(conn)), ntx_(*conn_), url_(std::move(url)) {}
+  PgDb(std::shared_ptr<Session> session, std::string url)
+      : session_(std::move(session)), url_(std::move(url)) {}
 
   Result<void> Exec(const std::string& sql, const std::vector<Value>& params) override {
     auto r = Run(sql, params);
@@ -55,7 +135,7 @@ class PgDb final : public Db {
       }
       const Value& v = params[p++];
       if (const auto* s = std::get_if<std::string>(&v)) {
-        out += conn_->quote(*s);
+        out += session_->conn.quote(*s);
       } else if (const auto* n = std::get_if<long long>(&v)) {
         out += std::to_string(*n);
       } else if (const auto* d = std::get_if<double>(&v)) {
@@ -68,8 +148,19 @@ class PgDb final : public Db {
   }
 
   Result<std::vector<Row>> Run(const std::string& sql, const std::vector<Value>& params) {
+    if (session_ == nullptr) {
+      return MakeError(ErrorCode::kSetup,
+                       "PostgreSQL: the connection was given up after a statement went unanswered");
+    }
     try {
-      const pqxx::result r = ntx_.exec(Bind(sql, params));
+      const auto answered = ExecBounded(session_, Bind(sql, params));
+      if (!answered) {
+        session_.reset();  // left to the thread still waiting on it
+        return MakeError(ErrorCode::kSetup,
+                         fmt::format("PostgreSQL: no answer within {} s (is the server stopped?)",
+                                     kAnswerTimeout.count()));
+      }
+      const pqxx::result& r = *answered;
       std::vector<Row> rows;
       for (const auto& row : r) {
         Row out;
@@ -97,16 +188,11 @@ class PgDb final : public Db {
       }
       return rows;
     } catch (const std::exception& e) {
-      std::string why = e.what();
-      while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) {
-        why.pop_back();
-      }
-      return MakeError(ErrorCode::kSetup, Redact(fmt::format("PostgreSQL: {}", why)));
+      return MakeError(ErrorCode::kSetup, Redact(fmt::format("PostgreSQL: {}", Reason(e))));
     }
   }
 
-  std::unique_ptr<pqxx::connection> conn_;
-  pqxx::nontransaction ntx_;
+  std::shared_ptr<Session> session_;  // null once a statement went unanswered
   std::string url_;
 };
 
@@ -114,18 +200,23 @@ class PgDb final : public Db {
 
 Result<std::unique_ptr<Db>> OpenPostgres(const std::string& url) {
   AddUrlSecrets(url);
+  std::shared_ptr<Session> session;
   try {
-    auto conn = std::make_unique<pqxx::connection>(url);
-    // Quiet NOTICEs ("relation already exists, skipping") on stderr.
-    pqxx::nontransaction(*conn).exec("SET client_min_messages TO WARNING");
-    return std::unique_ptr<Db>(std::make_unique<PgDb>(std::move(conn), url));
+    session = std::make_shared<Session>(WithConnectTimeout(url));
   } catch (const std::exception& e) {
-    std::string why = e.what();
-    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) {
-      why.pop_back();
-    }
-    return MakeError(ErrorCode::kSetup, Redact(fmt::format("cannot connect: {}", why)));
+    return MakeError(ErrorCode::kSetup, Redact(fmt::format("cannot connect: {}", Reason(e))));
   }
+  auto db = std::make_unique<PgDb>(std::move(session), url);
+  // Quiet NOTICEs ("relation already exists, skipping") on stderr; the server's own limits on a
+  // statement and on a lock wait (another writer's transaction, a lock held by hand).
+  for (const std::string& sql : {std::string("SET client_min_messages TO WARNING"),
+                                 fmt::format("SET statement_timeout = '{}'", kStatementTimeout),
+                                 fmt::format("SET lock_timeout = '{}'", kStatementTimeout)}) {
+    if (auto ok = db->Exec(sql, {}); !ok) {
+      return ok.error();
+    }
+  }
+  return std::unique_ptr<Db>(std::move(db));
 }
 
 }  // namespace sb::store::internal

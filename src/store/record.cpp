@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 
+#include "core/printable.h"
 #include "core/redact.h"
 
 namespace sb::store {
@@ -443,6 +444,14 @@ RunRecord RecordFromResults(const json& results, const std::vector<std::string>&
     labels_text += "\n" + k + "=" + v;
   }
   r.digest = Sha256Hex(results.dump() + "\n" + labels_text).substr(0, 16);
+  // What the server named is printed by `store ls`, history and leaderboard: one printable line
+  // (the identity above keeps the raw id, as results.json does).
+  r.model = PrintableLine(r.model);
+  r.server_kind = PrintableLine(r.server_kind);
+  r.server_version = PrintableLine(r.server_version);
+  for (TestRow& t : r.tests) {
+    t.reason = PrintableLine(t.reason);
+  }
   return r;
 }
 

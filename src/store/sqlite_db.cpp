@@ -112,20 +112,11 @@ class SqliteDb final : public Db {
 }  // namespace
 
 Result<std::unique_ptr<Db>> OpenSqlite(const std::string& path) {
-  const std::filesystem::path p(path);
-  std::error_code ec;
-  if (p.has_parent_path()) {
-    std::filesystem::create_directories(p.parent_path(), ec);
-    if (ec) {
-      return MakeError(ErrorCode::kIo,
-                       fmt::format("cannot create {}: {}", p.parent_path().string(), ec.message()));
-    }
-  }
   sqlite3* raw = nullptr;
-  const int rc =
+  const int open_rc =
       sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
-  if (rc != SQLITE_OK) {
-    std::string why = raw != nullptr ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
+  if (open_rc != SQLITE_OK) {
+    std::string why = raw != nullptr ? sqlite3_errmsg(raw) : sqlite3_errstr(open_rc);
     sqlite3_close_v2(raw);
     return MakeError(ErrorCode::kIo, fmt::format("cannot open: {}", why));
   }

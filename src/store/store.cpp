@@ -1,5 +1,6 @@
 #include "store/store.h"
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -443,11 +444,84 @@ Result<int> PrepareSchema(Db& db) {
   return done;
 }
 
-bool IsPostgresUrl(const std::string& location) {
-  return location.starts_with("postgresql://") || location.starts_with("postgres://");
+// The default location (its folder is created when needed), or nullopt without a HOME.
+std::optional<std::string> DefaultLocation() {
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v != nullptr ? std::string(v) : std::string();
+  };
+  const std::string xdg = env("XDG_DATA_HOME");
+  if (!xdg.empty() && std::filesystem::path(xdg).is_absolute()) {
+    return (std::filesystem::path(xdg) / "servebench" / "runs.sqlite").string();
+  }
+  const std::string home = env("HOME");
+  if (!home.empty()) {
+    return (std::filesystem::path(home) / ".local" / "share" / "servebench" / "runs.sqlite")
+        .string();
+  }
+  return std::nullopt;
+}
+
+// The length of an RFC 3986 scheme followed by "://" at the start of `location`, or 0.
+std::size_t SchemeLength(std::string_view location) {
+  if (location.empty() || !std::isalpha(static_cast<unsigned char>(location[0]))) {
+    return 0;
+  }
+  std::size_t i = 1;
+  while (i < location.size() && (std::isalnum(static_cast<unsigned char>(location[i])) ||
+                                 location[i] == '+' || location[i] == '-' || location[i] == '.')) {
+    ++i;
+  }
+  return location.substr(i).starts_with("://") ? i : 0;
+}
+
+// A PostgreSQL URL with its scheme in lower case (libpq recognises only that spelling).
+std::string LowerScheme(const std::string& location) {
+  std::string out = location;
+  const std::size_t n = SchemeLength(out);
+  for (std::size_t i = 0; i < n; ++i) {
+    out[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(out[i])));
+  }
+  return out;
 }
 
 }  // namespace
+
+bool IsPostgresUrl(std::string_view location) {
+  const std::size_t n = SchemeLength(location);
+  std::string scheme(location.substr(0, n));
+  for (char& c : scheme) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return scheme == "postgresql" || scheme == "postgres";
+}
+
+Result<void> CheckLocation(const std::string& location) {
+  if (location.empty()) {
+    return MakeError(ErrorCode::kUsage,
+                     "empty: give a SQLite file path or postgresql://USER@HOST/DB");
+  }
+  if (IsPostgresUrl(location)) {
+    return {};
+  }
+  if (const std::size_t n = SchemeLength(location); n > 0) {
+    return MakeError(ErrorCode::kUsage,
+                     fmt::format("unknown scheme '{}://': a store is a SQLite file path or a "
+                                 "postgresql:// (postgres://) URL",
+                                 location.substr(0, n)));
+  }
+  const std::filesystem::path parent = std::filesystem::path(location).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+    return MakeError(ErrorCode::kUsage,
+                     fmt::format("directory {} does not exist (create it first)", parent.string()));
+  }
+  if (std::filesystem::is_directory(location, ec)) {
+    return MakeError(ErrorCode::kUsage,
+                     "is a directory: give the SQLite file's path (e.g. DIR/runs.sqlite)");
+  }
+  return {};
+}
 
 std::optional<std::string> ResolveLocation(const StoreOptions& options) {
   if (options.no_store) {
@@ -467,16 +541,7 @@ std::optional<std::string> ResolveLocation(const StoreOptions& options) {
   if (!from_env.empty()) {
     return from_env;
   }
-  const std::string xdg = env("XDG_DATA_HOME");
-  if (!xdg.empty() && std::filesystem::path(xdg).is_absolute()) {
-    return (std::filesystem::path(xdg) / "servebench" / "runs.sqlite").string();
-  }
-  const std::string home = env("HOME");
-  if (!home.empty()) {
-    return (std::filesystem::path(home) / ".local" / "share" / "servebench" / "runs.sqlite")
-        .string();
-  }
-  return std::nullopt;
+  return DefaultLocation();
 }
 
 std::string DisplayLocation(const std::string& location) {
@@ -484,8 +549,21 @@ std::string DisplayLocation(const std::string& location) {
 }
 
 Result<std::unique_ptr<Store>> Open(const std::string& location) {
-  auto db =
-      IsPostgresUrl(location) ? internal::OpenPostgres(location) : internal::OpenSqlite(location);
+  if (location == DefaultLocation()) {
+    // The default store's folder is made on first use; any other store's must exist.
+    std::error_code ec;
+    const auto dir = std::filesystem::path(location).parent_path();
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+      return MakeError(ErrorCode::kIo,
+                       fmt::format("cannot create {}: {}", dir.string(), ec.message()))
+          .WithContext(fmt::format("store {}", DisplayLocation(location)));
+    }
+  } else if (auto ok = CheckLocation(location); !ok) {
+    return ok.error().WithContext(fmt::format("store {}", DisplayLocation(location)));
+  }
+  auto db = IsPostgresUrl(location) ? internal::OpenPostgres(LowerScheme(location))
+                                    : internal::OpenSqlite(location);
   if (!db) {
     return db.error().WithContext(fmt::format("store {}", DisplayLocation(location)));
   }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -33,6 +34,15 @@ struct StoreOptions {
 // $XDG_DATA_HOME/servebench/runs.sqlite, else ~/.local/share/servebench/runs.sqlite.
 // nullopt: no store (--no-store, SERVEBENCH_STORE=off, or no HOME to put it in).
 std::optional<std::string> ResolveLocation(const StoreOptions& options);
+
+// Whether `location` is a PostgreSQL URL: postgresql:// or postgres://, the scheme in any case.
+bool IsPostgresUrl(std::string_view location);
+
+// kUsage error unless `location` is a store this servebench can open: a PostgreSQL URL, or a
+// SQLite file path whose directory exists. An empty value, another scheme (sqlite://,
+// mysql://, file://) and a missing directory are refused (the default location's own folder is
+// created by Open, no other).
+Result<void> CheckLocation(const std::string& location);
 
 // A location as it may be printed (a PostgreSQL URL's password redacted).
 std::string DisplayLocation(const std::string& location);

@@ -187,10 +187,9 @@ TEST(StoreCli, AnUnwritableOrCorruptStoreNeverCostsAMeasurement) {
   Sim sim("m", "1");
   const fs::path junk = tmp.path() / "junk.sqlite";
   std::ofstream(junk) << std::string(8192, 'j');
-  std::ofstream(tmp.path() / "a-file") << "x";
+  // (A store whose directory is missing is refused before the run: StoreBounds.)
   const std::vector<std::pair<std::string, std::string>> stores = {
       {junk.string(), "not a database"},
-      {(tmp.path() / "a-file" / "runs.sqlite").string(), "cannot create"},
   };
   int i = 0;
   for (const auto& [store, reason] : stores) {

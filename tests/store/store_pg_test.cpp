@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <future>
+#include <thread>
 
 #include <netinet/in.h>
 #include <nlohmann/json.hpp>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -326,6 +328,78 @@ TEST_F(PgStore, MigratesAVersion1StoreWithNothingLost) {
   auto tags = testing::RunProcess(
       {bin_ + "/psql", "-At", "-d", pg, "-c", "SELECT key || '=' || value FROM tags ORDER BY key"});
   EXPECT_EQ(tags.out, "hw=dgx-spark\nspec=3\n");
+}
+
+// An unresponsive store costs seconds and one line, never the run (docs/store.md, "Safe writes"):
+// another session holds the store's write lock (the server's lock_timeout ends the wait), and
+// the writer's own backend is stopped while it waits (no server-side limit can fire: servebench
+// gives the statement up). The run's files and exit code are kept.
+TEST_F(PgStore, ALockedOrStoppedStoreCostsSecondsNotTheRun) {
+  TempDir tmp;
+  const std::string pg = NewDatabase("locked");
+  // The lock every writer takes (pg_db.cpp kWriteLock), held by hand for two minutes.
+  testing::Child holder({bin_ + "/psql", "-q", "-d", pg, "-c",
+                         "SELECT pg_advisory_lock(32477870335947365); SELECT pg_sleep(120)"});
+  Sim sim("m", "1");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto start = std::chrono::steady_clock::now();
+  auto r = DecodeRun(sim, tmp.path() / "run", pg);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(took, 40);
+  EXPECT_NE(r.err.find("run not stored in postgresql://***@"), std::string::npos) << r.err;
+  // lock_timeout or statement_timeout (both 10 s): whichever the server fires first.
+  EXPECT_NE(r.err.find("canceling statement due to"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(tmp.path() / "run" / "report.md"));
+
+  // Now the writer's backend is stopped (SIGSTOP) while it waits for the lock.
+  std::future<testing::ProcessResult> run =
+      std::async(std::launch::async, [&] { return DecodeRun(sim, tmp.path() / "run2", pg); });
+  int stopped = 0;
+  for (int i = 0; i < 200 && stopped == 0; ++i) {
+    auto q = testing::RunProcess(
+        {bin_ + "/psql", "-At", "-d", pg, "-c",
+         "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE "
+         "'%pg_advisory_xact_lock%' AND pid <> pg_backend_pid()"});
+    if (!q.out.empty()) {
+      stopped = std::stoi(q.out);
+      kill(stopped, SIGSTOP);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  ASSERT_NE(stopped, 0) << "the writer never waited for the lock";
+  start = std::chrono::steady_clock::now();
+  auto r2 = run.get();
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  kill(stopped, SIGCONT);
+  EXPECT_EQ(r2.exit_code, 0) << r2.err;
+  EXPECT_LT(waited, 30);
+  EXPECT_NE(r2.err.find("run not stored in postgresql://***@"), std::string::npos) << r2.err;
+  EXPECT_NE(r2.err.find("no answer within"), std::string::npos) << r2.err;
+  EXPECT_TRUE(fs::exists(tmp.path() / "run2" / "report.md"));
+  holder.Signal(SIGKILL);
+}
+
+// The whole server stopped (SIGSTOP to the postmaster): connecting ends at libpq's
+// connect_timeout with one line.
+TEST_F(PgStore, AStoppedServerCostsSecondsNotTheRun) {
+  TempDir tmp;
+  const std::string pg = NewDatabase("stopped");
+  const int postmaster = std::stoi(ReadFile(dir_ / "data" / "postmaster.pid"));
+  Sim sim("m", "1");
+  ASSERT_EQ(kill(postmaster, SIGSTOP), 0);
+  const auto start = std::chrono::steady_clock::now();
+  auto r = DecodeRun(sim, tmp.path() / "run", pg);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  kill(postmaster, SIGCONT);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(took, 30);
+  EXPECT_NE(r.err.find("run not stored in postgresql://***@"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(tmp.path() / "run" / "report.md"));
 }
 
 }  // namespace
