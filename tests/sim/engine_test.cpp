@@ -340,7 +340,7 @@ TEST(SimOptionsTest, RejectsBadValuesWithClearMessages) {
   o.fault_kinds = {"giant", "huge"};
   EXPECT_EQ(message(o),
             "fault_kinds: unknown fault 'huge' (expected reset, stall, malformed, 500, 429, 503, "
-            "giant or badutf8)");
+            "giant, badutf8, endless, done_open, done_only, huge_usage or huge_header)");
 }
 
 TEST(SimHttpTest, AcceptsGzip) {

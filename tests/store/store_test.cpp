@@ -183,6 +183,7 @@ RunRecord Record(const std::string& started_at, double decode) {
 
 TEST(StoreSqlite, AddIsIdempotentReplacesChangedRunsAndRemoves) {
   TempDir tmp;
+  fs::create_directories(tmp.path() / "sub");  // a --store path's folder must exist
   auto s = Open((tmp.path() / "sub" / "runs.sqlite").string());
   ASSERT_TRUE(s) << s.error().message;
   EXPECT_EQ(s.value()->SchemaVersion(), kSchemaVersion);
