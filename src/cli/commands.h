@@ -1,5 +1,5 @@
-// The command-line surface (docs/architecture.md): run, perf, launch, compare, roofline, suites, assets,
-// sim, doctor. Flag parsing only: what `run`, `perf` and `launch` do is in run/run.h.
+// The command-line surface (docs/architecture.md): run, perf, launch, compare, roofline, suites,
+// assets, sim, doctor. Flag parsing only: what `run`, `perf` and `launch` do is in run/run.h.
 #pragma once
 
 #include "run/exit_codes.h"

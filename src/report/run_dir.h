@@ -1,6 +1,6 @@
-// The run directory (docs/architecture.md, docs/results-schema.md): results.json, samples.jsonl, report.md.
-// samples.jsonl is appended one line per finished request and flushed at once, so a crash or
-// Ctrl-C loses nothing already appended. results.json and the text reports are replaced
+// The run directory (docs/architecture.md, docs/results-schema.md): results.json, samples.jsonl,
+// report.md. samples.jsonl is appended one line per finished request and flushed at once, so a
+// crash or Ctrl-C loses nothing already appended. results.json and the text reports are replaced
 // atomically (temp file in the same directory, fsync, rename), so an interrupted write leaves
 // the previous complete file, never half a file.
 // Thread safety: AppendSample may be called from several threads (lines never interleave);

@@ -1,5 +1,5 @@
-// Exit codes (docs/architecture.md) and the one way an error ends a command: a line on stderr, then the
-// code its kind maps to. Used by the run module and the command line alike.
+// Exit codes (docs/architecture.md) and the one way an error ends a command: a line on stderr, then
+// the code its kind maps to. Used by the run module and the command line alike.
 #pragma once
 
 #include "core/result.h"

@@ -284,7 +284,8 @@ TEST(SuiteCli, CtrlCDuringACodeCheckEndsAtOnce) {
   {
     std::ofstream(file) << "suite: loop\ntests:\n  - id: coding.spin\n    category: coding\n"
                            "    prompt: Spin.\n    check: {code: {language: python, timeout_s: "
-                           "10, tests: 'assert True'}}\n    reference_answer: |\n      ```python\n      while True:\n"
+                           "10, tests: 'assert True'}}\n    reference_answer: |\n      ```python\n "
+                           "     while True:\n"
                            "          pass\n      ```\n";
   }
   Sim sim({"--answers", file.string()});
