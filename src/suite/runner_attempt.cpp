@@ -317,6 +317,10 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
   call.id = next_id_++;
   call.body = client::BuildChatBody(params, target_.kind);
   call.total_timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
+  // A server that ignores max_tokens is stopped at the token cap perf uses, not only by the
+  // answer's byte cap below (a fast endless stream of short tokens took 20-80 s to reach it).
+  call.max_stream_tokens =
+      perf::kStreamTokensFactor * std::max(1, max_tokens) + perf::kStreamTokensMargin;
 
   const int near_repeats = test.loop_repeats * kNearRepeatFactor;
   LoopDetector answer_loop(test.loop_span, test.loop_repeats, near_repeats);
