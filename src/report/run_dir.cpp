@@ -206,11 +206,6 @@ Result<void> RunDir::RestatusResults(const std::string& status, const std::strin
   return WriteResults(r);
 }
 
-Result<void> ReplaceFileAtomically(const fs::path& dir, std::string_view name,
-                                   std::string_view data) {
-  return AtomicWrite(dir, name, data);
-}
-
 Result<void> RunDir::WriteText(std::string_view name, std::string_view text) {
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string_view::npos ||
       name.find('\0') != std::string_view::npos) {

@@ -82,11 +82,6 @@ class RunDir {
   std::unique_ptr<Samples> samples_;
 };
 
-// Replaces dir/name atomically (temp file in `dir`, fsync, rename), as RunDir::WriteText does,
-// for writers outside a run (`servebench report`). Errors: kIo naming the file and the reason.
-Result<void> ReplaceFileAtomically(const std::filesystem::path& dir, std::string_view name,
-                                   std::string_view data);
-
 // Reads a results.json, given its path or the run directory holding it.
 // Errors (kIo: cannot read; kSetup: not JSON, or not a servebench results file):
 //   "cannot read runs/x/results.json: No such file or directory"
