@@ -7,38 +7,6 @@
 
 namespace sb::chart {
 
-std::string XmlEscape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        // Control characters other than tab and line breaks are not allowed in XML (a model id
-        // with an ESC would make the page invalid): a space instead.
-        out += (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') ||
-                       c == 0x7F
-                   ? ' '
-                   : c;
-    }
-  }
-  return out;
-}
-
 std::string Px(double v) {
   if (!std::isfinite(v)) {
     return "0";

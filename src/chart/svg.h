@@ -1,4 +1,4 @@
-// SVG text helpers for the charts: XML escaping and the two number formats of the output —
+// SVG text helpers for the charts: the two number formats of the output —
 // pixel coordinates (two decimals at most, so the output is small and deterministic) and data
 // values (the shortest text that reads back as the same double, so a data-y attribute equals
 // the value in results.json exactly).
@@ -8,11 +8,9 @@
 #include <string>
 #include <string_view>
 
-namespace sb::chart {
+#include "core/escape.h"  // XmlEscape, for every chart's text
 
-// Escapes &, <, >, " and ' (text and attribute values alike); control characters (ESC, NUL,
-// DEL, ...; not tab or line breaks) become spaces. Invalid UTF-8 passes through.
-std::string XmlEscape(std::string_view text);
+namespace sb::chart {
 
 // A pixel coordinate: at most two decimals, trailing zeros dropped, "-0" written "0":
 // 12.3456 -> "12.35", 40.0 -> "40".

@@ -28,6 +28,7 @@
 #include "cli/suggest.h"
 #include "cli/suite_command.h"
 #include "cli/write_out.h"
+#include "core/profile_table.h"
 #include "core/result.h"
 #include "media/media.h"
 #include "perf/profiles.h"
@@ -337,7 +338,7 @@ int RunReport(const ReportCommand& c) {
 // The subcommands and their options, in the order `servebench --help` lists them.
 
 CLI::App* AddRunCommand(CLI::App& app, run::Plan& c) {
-  c.profiles = perf::ProfileNames();
+  c.profiles = perf::DefaultProfileNames();
   CLI::App* cmd = app.add_subcommand("run",
                                      "Run the quality suites and speed profiles, write a "
                                      "run directory and print the summary");
@@ -346,21 +347,20 @@ CLI::App* AddRunCommand(CLI::App& app, run::Plan& c) {
   AddServeOptions(cmd, c);
   AddSuiteOptions(cmd, c.suite);
   cmd->add_option("--profiles", c.profiles,
-                  "Speed profiles to run (default: decode, concurrency, max-tokens, ttft, "
-                  "context when no --suite is given; none with --suite)")
+                  fmt::format("Speed profiles to run (default: {} when no --suite is given; "
+                              "none with --suite)",
+                              fmt::join(perf::DefaultProfileNames(), ", ")))
       ->delimiter(',');
   return cmd;
 }
 
 CLI::App* AddPerfCommand(CLI::App& app, run::Plan& c) {
-  CLI::App* cmd = app.add_subcommand("perf",
-                                     "Run speed profiles: decode, concurrency, "
-                                     "max-tokens, ttft, context, rate");
+  CLI::App* cmd =
+      app.add_subcommand("perf", fmt::format("Run speed profiles: {}", ProfileNameList()));
   AddSpeedOptions(cmd, c);
   AddServeOptions(cmd, c);
   cmd->add_option("--profile", c.profiles,
-                  "Profile(s): decode, concurrency, max-tokens, ttft, context, rate (repeat or "
-                  "comma-separate)")
+                  fmt::format("Profile(s): {} (repeat or comma-separate)", ProfileNameList()))
       ->delimiter(',')
       ->required();
   cmd->add_option("--io-threads", c.target.io_threads,
@@ -400,7 +400,7 @@ CLI::App* AddLaunchCommand(CLI::App& app, run::MatrixPlan& l) {
   cmd->add_option("--profiles", l.base.profiles,
                   "Speed profiles to run for every recipe (as for `run`)")
       ->delimiter(',');
-  l.base.profiles = perf::ProfileNames();
+  l.base.profiles = perf::DefaultProfileNames();
   return cmd;
 }
 
@@ -556,6 +556,17 @@ struct Commands {
   }
 };
 
+// The options given to `app` on the command line, by their long name.
+std::vector<std::string> GivenFlags(const CLI::App* app) {
+  std::vector<std::string> out;
+  for (const CLI::Option* o : app->get_options()) {
+    if (o->count() > 0 && !o->get_lnames().empty()) {
+      out.push_back("--" + o->get_lnames().front());
+    }
+  }
+  return out;
+}
+
 // Runs the parsed command.
 int Dispatch(Commands& c, const std::string& command_line) {
   std::stop_source stop;
@@ -563,16 +574,19 @@ int Dispatch(Commands& c, const std::string& command_line) {
   if (c.run_app->parsed()) {
     c.run_cmd.profiles_given =
         c.run_app->get_option("--profiles")->count() > 0 || c.run_cmd.profiles_given;
+    c.run_cmd.given_flags = GivenFlags(c.run_app);
     WatchStopSignals(stop);
     return run::ExecuteRun(c.run_cmd, command_line, stop);
   }
   if (c.launch_app->parsed()) {
     c.launch_cmd.base.profiles_given =
         c.launch_app->get_option("--profiles")->count() > 0 || c.launch_cmd.base.profiles_given;
+    c.launch_cmd.base.given_flags = GivenFlags(c.launch_app);
     WatchStopSignals(stop);
     return run::ExecuteMatrix(c.launch_cmd, command_line, stop);
   }
   if (c.perf_app->parsed()) {
+    c.perf_cmd.given_flags = GivenFlags(c.perf_app);
     WatchStopSignals(stop);
     return run::ExecuteRun(c.perf_cmd, command_line, stop);
   }

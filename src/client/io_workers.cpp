@@ -7,17 +7,9 @@
 
 #include <time.h>
 
+#include "core/clock.h"
+
 namespace sb::client::io {
-
-namespace {
-
-std::int64_t ThreadCpuNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-}  // namespace
 
 int WorkerCount(int requested, std::size_t calls, std::size_t max_in_flight, bool scheduled) {
   const std::size_t streams = max_in_flight > 0 ? std::min(max_in_flight, calls) : calls;

@@ -5,6 +5,12 @@
 
 namespace sb {
 
+std::int64_t ThreadCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
 bool SteadyClock::SleepUntil(SteadyTime t, std::stop_token stop) {
   // Sleep in short slices so a stop request is seen promptly; the last slice is exact.
   constexpr auto kSlice = std::chrono::milliseconds(50);

@@ -60,6 +60,10 @@ inline double ToSeconds(Nanos d) {
   return static_cast<double>(d.count()) / 1e9;
 }
 
+// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID), in nanoseconds: the client's
+// and the sampler's own cost, measured beside what they measure.
+std::int64_t ThreadCpuNs();
+
 // "2026-12-02T09:00:00Z" for the current wall-clock time (labels only).
 std::string UtcTimestamp();
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/profile_table.h"
 #include "export/export.h"
 
 namespace sb::exporter {
@@ -147,40 +148,25 @@ std::string ToCsv(const json& results) {
   Writer w;
   w.out = std::string(kCsvHeader) + "\n";
   const json* perf = results.contains("perf") ? &results["perf"] : nullptr;
-  auto section = [&](const char* name) -> const json* {
-    return perf != nullptr && perf->is_object() && perf->contains(name) && (*perf)[name].is_object()
-               ? &(*perf)[name]
-               : nullptr;
-  };
-  if (const json* d = section("decode")) {
-    w.profile = "decode";
-    w.Walk(*d, "", "");
-  }
-  if (const json* c = section("concurrency")) {
-    w.profile = "concurrency";
-    if (c->contains("tokens") && (*c)["tokens"].is_number()) {
-      w.Row("tokens", "value", (*c)["tokens"].get<double>(), "tokens");
+  for (const ProfileSpec& p : Profiles()) {  // the table's order, its names
+    const std::string key(p.key);
+    if (perf == nullptr || !perf->is_object() || !perf->contains(key) ||
+        !(*perf)[key].is_object()) {
+      continue;
     }
-    w.Table(c->value("levels", json()), "concurrency", "streams");
-  }
-  if (const json* m = section("max_tokens")) {
-    w.profile = "max-tokens";
-    w.Table(m->value("lengths", json()), "max_tokens", "tokens");
-  }
-  if (const json* t = section("ttft")) {
-    w.profile = "ttft";
-    w.Table(t->value("prompts", json()), "name", "prompt");
-  }
-  if (const json* c = section("context")) {
-    w.profile = "context";
-    w.Table(c->value("rows", json()), "size", "tokens");
-  }
-  if (const json* r = section("rate")) {
-    w.profile = "rate";
-    w.Table(r->value("rates", json()), "rate_rps", "req/s");
-    if (r->contains("search") && (*r)["search"].is_object()) {
+    const json& s = (*perf)[key];
+    w.profile = std::string(p.name);
+    if (p.dim.empty()) {
+      w.Walk(s, "", "");
+      continue;
+    }
+    if (p.id == ProfileId::kConcurrency && s.contains("tokens") && s["tokens"].is_number()) {
+      w.Row("tokens", "value", s["tokens"].get<double>(), "tokens");
+    }
+    w.Table(s.value(std::string(p.rows), json()), std::string(p.dim), std::string(p.dim_unit));
+    if (p.id == ProfileId::kRate && s.contains("search") && s["search"].is_object()) {
       w.profile = "rate-search";
-      w.Table((*r)["search"].value("points", json()), "rate_rps", "req/s");
+      w.Table(s["search"].value("points", json()), std::string(p.dim), std::string(p.dim_unit));
     }
   }
   if (results.contains("spec_decode") && results["spec_decode"].is_object()) {

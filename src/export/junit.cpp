@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/escape.h"
 #include "core/redact.h"
 #include "export/export.h"
 #include "report/format.h"
@@ -21,45 +22,6 @@ using nlohmann::json;
 
 std::string Str(const json& j, const char* key, std::string fallback = "") {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : fallback;
-}
-
-// XML attribute/text escaping; characters XML 1.0 does not allow (C0 controls but tab, LF, CR)
-// become U+FFFD.
-std::string Xml(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      case '\t':
-      case '\n':
-      case '\r':
-        out += c;
-        break;
-      default:
-        if (u < 0x20) {
-          out += "\xEF\xBF\xBD";
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
 }
 
 // The schema's xs:token: no leading/trailing/double spaces, no line breaks.
@@ -189,8 +151,8 @@ std::string ToJunit(const json& results) {
       std::string secs = Seconds(*t, "time_ms");
       time += std::stod(secs);
       cases += fmt::format("    <testcase name=\"{}\" classname=\"{}\" time=\"{}\"",
-                           Xml(Token(name + " (" + id + ")")),
-                           Xml(Token("servebench." + s.category)), secs);
+                           XmlEscape(Token(name + " (" + id + ")")),
+                           XmlEscape(Token("servebench." + s.category)), secs);
       std::string message = reason.empty() ? status : status + ": " + reason;
       if (status == "PASS") {
         cases += "/>\n";
@@ -199,31 +161,31 @@ std::string ToJunit(const json& results) {
       if (status == "FAIL" || status == "LOOP") {
         ++failures;
         cases += fmt::format(">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n", status,
-                             Xml(message), Xml(reason));
+                             XmlEscape(message), XmlEscape(reason));
       } else if (status == "UNSUPPORTED" || status == "EMPTY") {
         ++skipped;
-        cases += fmt::format(">\n      <skipped message=\"{}\"/>\n", Xml(message));
+        cases += fmt::format(">\n      <skipped message=\"{}\"/>\n", XmlEscape(message));
       } else {  // ERROR, TIMEOUT, or a status this version does not know
         ++errors;
-        cases +=
-            fmt::format(">\n      <error type=\"{}\" message=\"{}\">{}</error>\n",
-                        Xml(Token(status.empty() ? "ERROR" : status)), Xml(message), Xml(reason));
+        cases += fmt::format(">\n      <error type=\"{}\" message=\"{}\">{}</error>\n",
+                             XmlEscape(Token(status.empty() ? "ERROR" : status)),
+                             XmlEscape(message), XmlEscape(reason));
       }
       cases += "    </testcase>\n";
     }
     body += fmt::format(
         "  <testsuite package=\"{}\" id=\"{}\" name=\"{}\" timestamp=\"{}\" hostname=\"{}\" "
         "tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
-        Xml(package), i, Xml(Token(s.category)), timestamp, Xml(host), s.tests.size(), failures,
-        errors, skipped, time);
+        XmlEscape(package), i, XmlEscape(Token(s.category)), timestamp, XmlEscape(host),
+        s.tests.size(), failures, errors, skipped, time);
     body += "    <properties>\n";
     for (const auto& [k, v] : props) {
-      body += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", k, Xml(v));
+      body += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", k, XmlEscape(v));
     }
     body += "    </properties>\n" + cases;
-    body +=
-        fmt::format("    <system-out>{}</system-out>\n    <system-err></system-err>\n",
-                    Xml(fmt::format("{} {} tests against {}", s.tests.size(), s.category, model)));
+    body += fmt::format(
+        "    <system-out>{}</system-out>\n    <system-err></system-err>\n",
+        XmlEscape(fmt::format("{} {} tests against {}", s.tests.size(), s.category, model)));
     body += "  </testsuite>\n";
   }
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/escape.h"
 #include "media/draw.h"
 #include "media/internal.h"
 
@@ -297,26 +298,6 @@ constexpr std::string_view kCode =
     "\n"
     "print(total([1, 2, 3, 4, 5, 6]))\n";
 
-std::string Escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 // One line of Python as pango markup with a dark-theme highlighting.
 std::string Highlight(std::string_view line) {
   static const std::map<std::string, std::string, std::less<>> kWordColours = {
@@ -346,7 +327,7 @@ std::string Highlight(std::string_view line) {
     } else if (is_word(token[0])) {
       colour = "#9cdcfe";
     }
-    out += fmt::format("<span foreground=\"{}\">{}</span>", colour, Escape(token));
+    out += fmt::format("<span foreground=\"{}\">{}</span>", colour, XmlEscape(token));
     i = j;
   }
   return out;

@@ -27,25 +27,14 @@ bool AddTimingsDrafts(const std::string& timings_json, SpecWindow& window) {
   return true;
 }
 
-const std::vector<std::string>& ProfileNames() {
-  static const std::vector<std::string> names = {"decode", "concurrency", "max-tokens", "ttft",
-                                                 "context"};
+std::vector<std::string> DefaultProfileNames() {
+  std::vector<std::string> names;
+  for (const ProfileSpec& p : Profiles()) {
+    if (p.in_default_run) {
+      names.emplace_back(p.name);
+    }
+  }
   return names;
-}
-
-const std::vector<std::string>& PerfProfileNames() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> all = ProfileNames();
-    all.push_back("rate");
-    return all;
-  }();
-  return names;
-}
-
-std::string ProfileKey(const std::string& name) {
-  std::string key = name;
-  std::replace(key.begin(), key.end(), '-', '_');
-  return key;
 }
 
 json StatsJson(const std::vector<double>& values) {

@@ -785,7 +785,17 @@ void Session::WarnClientBound(const std::string& profile) {
       fmt::join(shown, ", "), notes.flagged.front(), fmt::join(notes.first_reasons, "; ")));
 }
 
-json Session::Run(const std::string& name, const ProfileOptions& options) {
+json Session::Run(std::string_view name, const ProfileOptions& options) {
+  if (const ProfileSpec* p = FindProfile(name)) {
+    return Run(p->id, options);
+  }
+  const std::string text =
+      fmt::format("unknown profile '{}' (available: {})", name, ProfileNameList());
+  Warn(text);
+  return json{{"error", text}};
+}
+
+json Session::Run(ProfileId id, const ProfileOptions& options) {
   request_timeout_ = options.request_timeout;
   if (options.first_byte_timeout.count() > 0) {
     first_byte_limit_ = options.first_byte_timeout;
@@ -793,25 +803,24 @@ json Session::Run(const std::string& name, const ProfileOptions& options) {
   client_bound_ms_ = options.client_bound_ms;
   client_bound_ = ClientBoundNotes{};
   auto run = [&]() -> json {
-    if (name == "decode") {
-      return Decode(options);
+    switch (id) {
+      case ProfileId::kDecode:
+        return Decode(options);
+      case ProfileId::kConcurrency:
+        return Concurrency(options);
+      case ProfileId::kMaxTokens:
+        return MaxTokens(options);
+      case ProfileId::kTtft:
+        return Ttft(options);
+      case ProfileId::kContext:
+        return Context(options);
+      case ProfileId::kRate:
+        return Rate(options);
     }
-    if (name == "concurrency") {
-      return Concurrency(options);
-    }
-    if (name == "max-tokens") {
-      return MaxTokens(options);
-    }
-    if (name == "rate") {
-      return Rate(options);
-    }
-    if (name == "context") {
-      return Context(options);
-    }
-    return Ttft(options);
+    return json::object();  // unreachable: -Wswitch names a profile without a case
   };
   json out = run();
-  WarnClientBound(name);  // once per profile, naming the rows, not once per row
+  WarnClientBound(std::string(Profile(id).name));  // once per profile, naming the rows
   return out;
 }
 

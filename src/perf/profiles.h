@@ -21,6 +21,7 @@
 
 #include "client/chat.h"
 #include "client/http_client.h"
+#include "core/profile_table.h"
 #include "perf/prometheus.h"
 #include "perf/schedule.h"
 #include "perf/server_watch.h"
@@ -107,15 +108,8 @@ struct ProfileOptions {
   double client_bound_ms = 1.0;
 };
 
-// The profiles `run` executes by default, in that order.
-const std::vector<std::string>& ProfileNames();
-
-// Every name --profile accepts: ProfileNames() plus "rate" (open-loop load, which `run` leaves
-// out by default because its length depends on the rates asked for).
-const std::vector<std::string>& PerfProfileNames();
-
-// "max-tokens" -> "max_tokens" (the results.json key).
-std::string ProfileKey(const std::string& name);
+// The profiles `run` executes by default, in the table's order (core/profile_table.h).
+std::vector<std::string> DefaultProfileNames();
 
 struct SessionTarget {
   std::string model;
@@ -148,8 +142,10 @@ class Session {
   Session(client::Client& client, SessionTarget target, SampleSink on_sample,
           ProgressSink on_progress, std::stop_token stop, std::int64_t t0_ns);
 
-  // Runs one profile by name. REQUIRES: name is in ProfileNames().
-  nlohmann::json Run(const std::string& name, const ProfileOptions& options);
+  // Runs one profile (core/profile_table.h). By name: a name the table does not know is
+  // answered {"error": "unknown profile ..."} and a warning, never another profile.
+  nlohmann::json Run(ProfileId id, const ProfileOptions& options);
+  nlohmann::json Run(std::string_view name, const ProfileOptions& options);
 
   nlohmann::json Decode(const ProfileOptions& options);
   nlohmann::json Concurrency(const ProfileOptions& options);

@@ -43,12 +43,6 @@ std::int64_t NowNs() {
   return ToNanos(std::chrono::steady_clock::now());
 }
 
-std::int64_t ThreadCpuNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
 double Ms(std::int64_t ns) {
   return static_cast<double>(ns) / 1e6;
 }

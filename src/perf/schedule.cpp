@@ -7,48 +7,13 @@
 
 #include <fmt/format.h>
 
+#include "core/rng.h"
+
 namespace sb::perf {
 
 namespace {
 
-// xoshiro256** (Blackman & Vigna), seeded through splitmix64.
-class Generator {
- public:
-  explicit Generator(std::uint64_t seed) {
-    for (auto& s : s_) {
-      seed += 0x9e3779b97f4a7c15ULL;
-      std::uint64_t z = seed;
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-      s = z ^ (z >> 31);
-    }
-  }
-
-  std::uint64_t Next() {
-    const std::uint64_t result = Rotl(s_[1] * 5, 7) * 9;
-    const std::uint64_t t = s_[1] << 17;
-    s_[2] ^= s_[0];
-    s_[3] ^= s_[1];
-    s_[1] ^= s_[2];
-    s_[0] ^= s_[3];
-    s_[2] ^= t;
-    s_[3] = Rotl(s_[3], 45);
-    return result;
-  }
-
-  // Uniform in (0, 1]: never 0, so its logarithm is finite.
-  double OpenUniform() { return static_cast<double>((Next() >> 11) + 1) * 0x1.0p-53; }
-
-  // Uniform in [0, 1).
-  double Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
-
- private:
-  static std::uint64_t Rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-  std::uint64_t s_[4] = {};
-};
-
-double StandardNormal(Generator& g) {  // Box-Muller, one value per pair of uniforms
+double StandardNormal(Rng& g) {  // Box-Muller, one value per pair of uniforms
   const double u1 = g.OpenUniform();
   const double u2 = g.Uniform();
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
@@ -56,7 +21,7 @@ double StandardNormal(Generator& g) {  // Box-Muller, one value per pair of unif
 
 // Gamma(shape, 1), mean = shape. Marsaglia & Tsang (2000) for shape >= 1; for shape < 1,
 // Gamma(shape + 1) × U^(1/shape) (their section 6).
-double StandardGamma(double shape, Generator& g) {
+double StandardGamma(double shape, Rng& g) {
   if (shape < 1.0) {
     const double u = g.OpenUniform();
     return StandardGamma(shape + 1.0, g) * std::pow(u, 1.0 / shape);
@@ -100,7 +65,7 @@ class UnitGaps {
  private:
   bool exponential_;
   double shape_;
-  Generator generator_;
+  Rng generator_;
 };
 
 // Calls emit(offset) for each arrival in order until it returns false.

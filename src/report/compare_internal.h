@@ -1,7 +1,10 @@
 // Internal to the compare files: building rows and sections of a Comparison (compare.h).
 #pragma once
 
+#include <initializer_list>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +25,14 @@ struct RowSpec {
   bool counts = false;
   double quantile = 0.5;
 };
+
+// The item of run's array (a path) whose `field` equals v, or nullptr.
+const nlohmann::json* ItemWith(const nlohmann::json& run,
+                               std::initializer_list<std::string_view> array,
+                               std::string_view field, double v);
+// Every value of `field` over the items of that array, in every run (the union of the sweeps).
+std::set<double> NumbersOver(const std::vector<CompareRun>& runs,
+                             std::initializer_list<std::string_view> array, std::string_view field);
 
 CompareCell Missing();
 CompareCell Cell(std::optional<double> v, std::string text, std::vector<double> samples = {});

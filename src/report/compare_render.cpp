@@ -232,7 +232,7 @@ std::string RenderCompareJson(const Comparison& c) {
 }
 
 std::string RenderCompareHtml(const Comparison& c) {
-  std::string title = HtmlEscape(Title(c));
+  std::string title = XmlEscape(Title(c));
   std::string out = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<title>{}</title>\n<style>\n{}</style>\n</head>\n<body>\n<h1>{}</h1>\n",
@@ -243,56 +243,56 @@ std::string RenderCompareHtml(const Comparison& c) {
   for (const CompareRunInfo& r : c.runs) {
     out += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-        HtmlEscape(r.label), HtmlEscape(Or(r.model)), HtmlEscape(r.server),
-        HtmlEscape(Or(r.endpoint)), HtmlEscape(Or(r.status)), HtmlEscape(Or(r.started_at)));
+        XmlEscape(r.label), XmlEscape(Or(r.model)), XmlEscape(r.server), XmlEscape(Or(r.endpoint)),
+        XmlEscape(Or(r.status)), XmlEscape(Or(r.started_at)));
   }
   out += "</table>\n";
   if (!c.notes.empty() || !c.warnings.empty()) {
     out += "<ul>\n";
     for (const std::string& n : c.notes) {
-      out += "<li>" + HtmlEscape(n) + "</li>\n";
+      out += "<li>" + XmlEscape(n) + "</li>\n";
     }
     for (const std::string& w : c.warnings) {
-      out += "<li><strong>Warning:</strong> " + HtmlEscape(w) + "</li>\n";
+      out += "<li><strong>Warning:</strong> " + XmlEscape(w) + "</li>\n";
     }
     out += "</ul>\n";
   }
   for (const CompareSection& s : c.sections) {
-    out += "<h2>" + HtmlEscape(s.title) + "</h2>\n";
+    out += "<h2>" + XmlEscape(s.title) + "</h2>\n";
     if (!s.note.empty()) {
-      out += "<p>" + HtmlEscape(s.note) + "</p>\n";
+      out += "<p>" + XmlEscape(s.note) + "</p>\n";
     }
     out += "<table>\n<tr><th>Metric</th>";
     for (const CompareRunInfo& r : c.runs) {
-      out += "<th>" + HtmlEscape(r.label) + "</th>";
+      out += "<th>" + XmlEscape(r.label) + "</th>";
     }
     out += "<th>Advantage</th></tr>\n";
     for (const CompareRow& row : s.rows) {
-      out += "<tr><td>" + HtmlEscape(row.metric) + "</td>";
+      out += "<tr><td>" + XmlEscape(row.metric) + "</td>";
       for (const CompareCell& v : row.cells) {
-        out += "<td class=\"num\">" + HtmlEscape(v.text) + "</td>";
+        out += "<td class=\"num\">" + XmlEscape(v.text) + "</td>";
       }
-      out += "<td>" + HtmlEscape(row.judgement.text) + "</td></tr>\n";
+      out += "<td>" + XmlEscape(row.judgement.text) + "</td></tr>\n";
     }
     out += "</table>\n";
   }
   if (!c.paired.empty() || !c.changes.empty()) {
     out += "<h2>Quality: tests both runs ran</h2>\n";
     for (const PairedQuality& p : c.paired) {
-      out += "<p>" + HtmlEscape(p.text) + "</p>\n";
+      out += "<p>" + XmlEscape(p.text) + "</p>\n";
     }
     if (!c.changes.empty()) {
       out += "<table>\n<tr><th>Test</th><th>Runs</th><th>Change</th><th>Reason</th></tr>\n";
       for (const TestChange& ch : c.changes) {
         out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                           HtmlEscape(TestName(ch)),
-                           HtmlEscape(Label(c, ch.base) + " → " + Label(c, ch.other)),
-                           HtmlEscape(ch.change), HtmlEscape(ch.reason));
+                           XmlEscape(TestName(ch)),
+                           XmlEscape(Label(c, ch.base) + " → " + Label(c, ch.other)),
+                           XmlEscape(ch.change), XmlEscape(ch.reason));
       }
       out += "</table>\n";
     }
   }
-  out += "<p>" + HtmlEscape(c.method) + "</p>\n</body>\n</html>\n";
+  out += "<p>" + XmlEscape(c.method) + "</p>\n</body>\n</html>\n";
   return out;
 }
 

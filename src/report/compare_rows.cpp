@@ -12,6 +12,32 @@
 
 namespace sb::report::compare_detail {
 
+using nlohmann::json;
+
+const json* ItemWith(const json& run, std::initializer_list<std::string_view> array,
+                     std::string_view field, double v) {
+  for (const json* l : ArrayAt(run, array)) {
+    if (NumberAt(*l, {field}) == v) {
+      return l;
+    }
+  }
+  return nullptr;
+}
+
+std::set<double> NumbersOver(const std::vector<CompareRun>& runs,
+                             std::initializer_list<std::string_view> array,
+                             std::string_view field) {
+  std::set<double> out;
+  for (const CompareRun& r : runs) {
+    for (const json* l : ArrayAt(r.results, array)) {
+      if (auto c = NumberAt(*l, {field})) {
+        out.insert(*c);
+      }
+    }
+  }
+  return out;
+}
+
 namespace {
 
 const RowSpec kScoreSpec{"", "", "tests", Better::kHigher, "passed", true};
@@ -61,30 +87,6 @@ std::map<std::string, CategoryCount> CountCategories(const json& run,
 bool HasTests(const CompareRun& run) {
   auto total = NumberAt(run.results, {"summary", "total"});
   return !ArrayAt(run.results, {"tests"}).empty() || (total && *total > 0);
-}
-
-const json* ItemWith(const json& run, std::initializer_list<std::string_view> array,
-                     std::string_view field, double v) {
-  for (const json* l : ArrayAt(run, array)) {
-    if (NumberAt(*l, {field}) == v) {
-      return l;
-    }
-  }
-  return nullptr;
-}
-
-std::set<double> NumbersOver(const std::vector<CompareRun>& runs,
-                             std::initializer_list<std::string_view> array,
-                             std::string_view field) {
-  std::set<double> out;
-  for (const CompareRun& r : runs) {
-    for (const json* l : ArrayAt(r.results, array)) {
-      if (auto c = NumberAt(*l, {field})) {
-        out.insert(*c);
-      }
-    }
-  }
-  return out;
 }
 
 void AddQualityRows(const std::vector<CompareRun>& runs, RowBuilder& b) {

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/profile_table.h"
 #include "report/compare_internal.h"
 #include "report/compare_stats.h"
 #include "report/format.h"
@@ -30,30 +31,6 @@ std::string Upper(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
   return s;
-}
-
-std::set<double> NumbersOver(const std::vector<CompareRun>& runs,
-                             std::initializer_list<std::string_view> array,
-                             std::string_view field) {
-  std::set<double> out;
-  for (const CompareRun& r : runs) {
-    for (const json* l : ArrayAt(r.results, array)) {
-      if (auto c = NumberAt(*l, {field})) {
-        out.insert(*c);
-      }
-    }
-  }
-  return out;
-}
-
-const json* ItemWith(const json& run, std::initializer_list<std::string_view> array,
-                     std::string_view field, double v) {
-  for (const json* l : ArrayAt(run, array)) {
-    if (NumberAt(*l, {field}) == v) {
-      return l;
-    }
-  }
-  return nullptr;
 }
 
 // A section when at least two runs have a figure in one of its rows.
@@ -317,7 +294,8 @@ std::function<std::optional<std::string>(const json&)> ListField(
 }
 
 std::string ProfileName(const std::string& key) {
-  return key == "max_tokens" ? "max-tokens" : key;
+  const ProfileSpec* p = FindProfile(key);
+  return p != nullptr ? std::string(p->name) : key;
 }
 
 }  // namespace

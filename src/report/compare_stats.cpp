@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/rng.h"
+
 namespace sb::report::stats {
 
 namespace {
@@ -10,23 +12,12 @@ namespace {
 // The fixed base seed of every interval (docs/compare.md).
 constexpr std::uint64_t kBaseSeed = 0x5EB0'0C0A'1DA7'E5EDull;
 
-struct SplitMix64 {
-  std::uint64_t state;
-
-  std::uint64_t Next() {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-
-  // Uniform in [0, n) by the top 53 bits scaled to n (the bias is below 2^-30 for any
-  // sample count we see).
-  std::size_t Below(std::size_t n) {
-    double u = static_cast<double>(Next() >> 11) * 0x1.0p-53;
-    return std::min(n - 1, static_cast<std::size_t>(u * static_cast<double>(n)));
-  }
-};
+// Uniform in [0, n) by the top 53 bits scaled to n (the bias is below 2^-30 for any sample
+// count we see; kept rather than Rng::Below so that intervals stay as published).
+std::size_t ScaledBelow(SplitMix64& rng, std::size_t n) {
+  double u = static_cast<double>(rng.Next() >> 11) * 0x1.0p-53;
+  return std::min(n - 1, static_cast<std::size_t>(u * static_cast<double>(n)));
+}
 
 // Nearest-rank percentile of sorted values (p in [0, 1]).
 double NearestRank(const std::vector<double>& sorted, double p) {
@@ -47,7 +38,7 @@ double ResampleStat(const std::vector<double>& v, double q, SplitMix64& rng,
                     std::vector<double>& scratch) {
   scratch.resize(v.size());
   for (double& x : scratch) {
-    x = v[rng.Below(v.size())];
+    x = v[ScaledBelow(rng, v.size())];
   }
   std::sort(scratch.begin(), scratch.end());
   return QuantileSorted(scratch, q);
@@ -73,7 +64,7 @@ std::optional<RatioInterval> BootstrapRatio(const std::vector<double>& a,
   RatioInterval out;
   out.ratio = Quantile(a, q) / den;
   out.resamples = resamples;
-  SplitMix64 rng{seed};
+  SplitMix64 rng(seed);
   std::vector<double> ratios;
   ratios.reserve(static_cast<std::size_t>(resamples));
   std::vector<double> scratch;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/profile_table.h"
 #include "report/format.h"
 
 namespace sb::report {
@@ -47,8 +48,8 @@ std::vector<FailedRequest> FailedRequests(const json& r) {
     CollectFailed("concurrency", where, ArrayAt(*l, {"requests"}), failed);
   }
   for (const json* l : ArrayAt(*perf, {"max_tokens", "lengths"})) {
-    std::string where = fmt::format("max_tokens {}", FormatCount(NumberAt(*l, {"max_tokens"})));
-    CollectFailed("max_tokens", where, ArrayAt(*l, {"runs"}), failed);
+    std::string where = fmt::format("{} tokens", FormatCount(NumberAt(*l, {"max_tokens"})));
+    CollectFailed(Profile(ProfileId::kMaxTokens).name, where, ArrayAt(*l, {"runs"}), failed);
   }
   for (const json* p : ArrayAt(*perf, {"ttft", "prompts"})) {
     CollectFailed("ttft", StringAt(*p, {"name"}).value_or(""), ArrayAt(*p, {"runs"}), failed);

@@ -10,7 +10,7 @@
 namespace sb::report {
 
 struct FailedRequest {
-  std::string profile;           // "decode", "concurrency", "max_tokens", "ttft"
+  std::string profile;           // the profile table's name: "decode", "max-tokens" ...
   std::string request;           // "8 streams, request 3", "short run 2", ...
   const nlohmann::json* record;  // the request record (status, http_status, reason)
 };

@@ -220,36 +220,6 @@ std::string MarkdownCell(std::string_view text, std::size_t max_chars) {
   return out;
 }
 
-std::string HtmlEscape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        // Control characters (ESC, NUL, ...) are not allowed in HTML text: a space instead.
-        out.push_back((static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') || c == 0x7F
-                          ? ' '
-                          : c);
-    }
-  }
-  return out;
-}
-
 std::string ServerKindName(std::string_view kind) {
   if (kind == "vllm") {
     return "vLLM";

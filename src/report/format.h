@@ -13,6 +13,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/escape.h"  // XmlEscape, for every page
+
 namespace sb::report {
 
 // What every writer prints for a value that was not measured (null in results.json).
@@ -78,10 +80,6 @@ std::string FormatRatio(double ratio);
 // and other control characters (ESC, NUL, DEL, C1) become spaces, and text longer than max_chars
 // (UTF-8 aware) is cut with "…".
 std::string MarkdownCell(std::string_view text, std::size_t max_chars = 200);
-
-// Escapes &, <, >, " and ' for HTML text and attribute values; control characters other than tab
-// and line feed become spaces.
-std::string HtmlEscape(std::string_view text);
 
 // "vllm" -> "vLLM", "sglang" -> "SGLang", "sim" -> "servebench simulator", ...; unknown kinds
 // are returned as given.

@@ -22,7 +22,6 @@ namespace sb::report {
 namespace {
 
 using json = nlohmann::json;
-using chart::XmlEscape;
 
 constexpr std::array<std::string_view, 7> kStatuses = {"PASS",        "FAIL",  "EMPTY",  "LOOP",
                                                        "UNSUPPORTED", "ERROR", "TIMEOUT"};

@@ -26,7 +26,7 @@ std::string Value(const chart::Axis& axis, std::optional<double> v) {
 std::string Wrap(const std::string& id, const std::string& svg, const std::string& table,
                  const std::string& note) {
   std::string out = fmt::format("<figure class=\"figure\" id=\"chart-{0}\" data-figure=\"{0}\">\n",
-                                chart::XmlEscape(id));
+                                XmlEscape(id));
   out += "<div class=\"plot\">\n" + svg + "</div>\n" + table;
   if (!note.empty()) {
     out += "<figcaption>" + note + "</figcaption>\n";
@@ -47,11 +47,10 @@ std::string Figure(const chart::XYChart& c, const std::string& note) {
   }
   std::sort(xs.begin(), xs.end());
   xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
-  std::string t =
-      "<table class=\"data\">\n<thead><tr><th>" + chart::XmlEscape(AxisTitle(c.x)) + "</th>";
+  std::string t = "<table class=\"data\">\n<thead><tr><th>" + XmlEscape(AxisTitle(c.x)) + "</th>";
   for (const auto& s : c.series) {
-    t += "<th>" + chart::XmlEscape(s.name) +
-         (c.y.unit.empty() ? "" : " (" + chart::XmlEscape(c.y.unit) + ")") + "</th>";
+    t += "<th>" + XmlEscape(s.name) + (c.y.unit.empty() ? "" : " (" + XmlEscape(c.y.unit) + ")") +
+         "</th>";
   }
   t += "</tr></thead>\n<tbody>\n";
   for (double x : xs) {
@@ -70,21 +69,21 @@ std::string Figure(const chart::XYChart& c, const std::string& note) {
   for (const auto& r : c.refs) {
     t += fmt::format(
         "<tr class=\"ref-row\"><td>{}</td><td class=\"num\" colspan=\"{}\">{}</td></tr>\n",
-        chart::XmlEscape(r.name), std::max<std::size_t>(c.series.size(), 1), Value(c.y, r.y));
+        XmlEscape(r.name), std::max<std::size_t>(c.series.size(), 1), Value(c.y, r.y));
   }
   t += "</tbody>\n</table>\n";
   return Wrap(c.id, chart::RenderXY(c), t, note);
 }
 
 std::string Figure(const chart::BarChart& c, const std::string& note) {
-  std::string t = "<table class=\"data\">\n<thead><tr><th>" + chart::XmlEscape(c.x_label) + "</th>";
+  std::string t = "<table class=\"data\">\n<thead><tr><th>" + XmlEscape(c.x_label) + "</th>";
   for (const auto& s : c.series) {
-    t += "<th>" + chart::XmlEscape(s.name) +
-         (c.y.unit.empty() ? "" : " (" + chart::XmlEscape(c.y.unit) + ")") + "</th>";
+    t += "<th>" + XmlEscape(s.name) + (c.y.unit.empty() ? "" : " (" + XmlEscape(c.y.unit) + ")") +
+         "</th>";
   }
   t += "</tr></thead>\n<tbody>\n";
   for (std::size_t k = 0; k < c.categories.size(); ++k) {
-    t += "<tr><td>" + chart::XmlEscape(c.categories[k]) + "</td>";
+    t += "<tr><td>" + XmlEscape(c.categories[k]) + "</td>";
     for (const auto& s : c.series) {
       t += "<td class=\"num\">" + Value(c.y, k < s.values.size() ? s.values[k] : std::nullopt) +
            "</td>";
@@ -94,7 +93,7 @@ std::string Figure(const chart::BarChart& c, const std::string& note) {
   for (const auto& r : c.refs) {
     t += fmt::format(
         "<tr class=\"ref-row\"><td>{}</td><td class=\"num\" colspan=\"{}\">{}</td></tr>\n",
-        chart::XmlEscape(r.name), std::max<std::size_t>(c.series.size(), 1), Value(c.y, r.y));
+        XmlEscape(r.name), std::max<std::size_t>(c.series.size(), 1), Value(c.y, r.y));
   }
   t += "</tbody>\n</table>\n";
   return Wrap(c.id, chart::RenderBars(c), t, note);
@@ -118,10 +117,10 @@ std::string TimeFigure(const chart::XYChart& c, const std::string& note) {
   std::string t = fmt::format(
       "<details class=\"samples\"><summary>The {} samples</summary>\n<table class=\"data\">\n"
       "<thead><tr><th>{}</th>",
-      rows.size(), chart::XmlEscape(AxisTitle(c.x)));
+      rows.size(), XmlEscape(AxisTitle(c.x)));
   for (const auto& s : c.series) {
-    t += "<th>" + chart::XmlEscape(s.name) +
-         (c.y.unit.empty() ? "" : " (" + chart::XmlEscape(c.y.unit) + ")") + "</th>";
+    t += "<th>" + XmlEscape(s.name) + (c.y.unit.empty() ? "" : " (" + XmlEscape(c.y.unit) + ")") +
+         "</th>";
   }
   t += "</tr></thead>\n<tbody>\n";
   for (auto& [key, ys] : rows) {

@@ -26,7 +26,6 @@ using json = nlohmann::json;
 using chart::Axis;
 using chart::Point;
 using chart::Series;
-using chart::XmlEscape;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kMiB = 1024.0 * 1024;

@@ -40,8 +40,7 @@ Axis Ms(std::string label) {
 }
 
 std::string Section(const std::string& title, const std::string& body) {
-  return "<section class=\"speed\">\n<h3>" + chart::XmlEscape(title) + "</h3>\n" + body +
-         "</section>\n";
+  return "<section class=\"speed\">\n<h3>" + XmlEscape(title) + "</h3>\n" + body + "</section>\n";
 }
 
 // Decode tok/s per run: each run a dot (x = its position in perf.decode.runs, from 1), the
@@ -301,7 +300,7 @@ std::string Rate(const json& rate, int& charts) {
         "<p class=\"search\" data-best-rps=\"{}\">Highest rate meeting the SLOs: "
         "<strong>{}</strong> req/s ({}).</p>\n",
         best ? fmt::format("{}", *best) : "", best ? FormatFixed1(*best) : std::string(kMissing),
-        chart::XmlEscape(StringAt(rate, {"search", "result"}).value_or("?")));
+        XmlEscape(StringAt(rate, {"search", "result"}).value_or("?")));
   }
   return Section("Open-loop load",
                  search +

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/profile_table.h"
 #include "report/format.h"
 #include "report/table.h"
 
@@ -19,10 +20,6 @@ namespace sb::report::md {
 namespace {
 
 using nlohmann::json;
-
-// The perf profiles this report version renders, in report order.
-constexpr std::array<std::string_view, 6> kKnownProfiles = {"decode", "concurrency", "max_tokens",
-                                                            "ttft",   "context",     "rate"};
 
 std::string Cell(std::string_view text) {
   return MarkdownCell(text);
@@ -398,12 +395,30 @@ bool HasSpecDecode(const json& r) {
   return s != nullptr && s->is_object();
 }
 
+// A profile's section of report.md (-Wswitch names a profile of the table without one).
+void RenderProfile(ProfileId id, const json& s, std::string& out) {
+  switch (id) {
+    case ProfileId::kDecode:
+      return RenderDecode(s, out);
+    case ProfileId::kConcurrency:
+      return RenderConcurrency(s, out);
+    case ProfileId::kMaxTokens:
+      return RenderMaxTokens(s, out);
+    case ProfileId::kTtft:
+      return RenderTtft(s, out);
+    case ProfileId::kContext:
+      return RenderContext(s, out);
+    case ProfileId::kRate:
+      return RenderRate(s, out);
+  }
+}
+
 void RenderSpeed(const json& r, std::string& out) {
   const json* perf = Find(r, {"perf"});
   bool any = HasSpecDecode(r);
   if (perf != nullptr && perf->is_object()) {
-    for (std::string_view p : kKnownProfiles) {
-      const json* prof = Find(*perf, {p});
+    for (const ProfileSpec& p : Profiles()) {
+      const json* prof = Find(*perf, {p.key});
       any = any || (prof != nullptr && prof->is_object());
     }
   }
@@ -412,23 +427,10 @@ void RenderSpeed(const json& r, std::string& out) {
   }
   out += "## Speed\n\n";
   if (perf != nullptr && perf->is_object()) {
-    if (const json* d = Find(*perf, {"decode"}); d != nullptr && d->is_object()) {
-      RenderDecode(*d, out);
-    }
-    if (const json* c = Find(*perf, {"concurrency"}); c != nullptr && c->is_object()) {
-      RenderConcurrency(*c, out);
-    }
-    if (const json* m = Find(*perf, {"max_tokens"}); m != nullptr && m->is_object()) {
-      RenderMaxTokens(*m, out);
-    }
-    if (const json* t = Find(*perf, {"ttft"}); t != nullptr && t->is_object()) {
-      RenderTtft(*t, out);
-    }
-    if (const json* c = Find(*perf, {"context"}); c != nullptr && c->is_object()) {
-      RenderContext(*c, out);
-    }
-    if (const json* rt = Find(*perf, {"rate"}); rt != nullptr && rt->is_object()) {
-      RenderRate(*rt, out);
+    for (const ProfileSpec& p : Profiles()) {  // the table's order
+      if (const json* s = Find(*perf, {p.key}); s != nullptr && s->is_object()) {
+        RenderProfile(p.id, *s, out);
+      }
     }
   }
   if (HasSpecDecode(r)) {
@@ -443,8 +445,7 @@ void RenderOtherProfiles(const json& r, std::string& out) {
   }
   std::vector<std::string> other;
   for (const auto& [key, value] : perf->items()) {
-    if (!value.is_null() &&
-        std::find(kKnownProfiles.begin(), kKnownProfiles.end(), key) == kKnownProfiles.end()) {
+    if (!value.is_null() && FindProfile(key) == nullptr) {
       other.push_back("`perf." + Text(key) + "`");
     }
   }

@@ -12,12 +12,6 @@ using nlohmann::json;
 
 namespace {
 
-std::int64_t ThreadCpuNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
 double Seconds(std::int64_t ns) {
   return static_cast<double>(ns) / 1e9;
 }

@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 
 #include "client/http_client.h"
+#include "core/profile_table.h"
 
 namespace sb::run {
 
@@ -122,14 +123,47 @@ Result<void> CheckOpenFiles(const std::string& flag, long long streams, bool emb
                   hard));
 }
 
+std::vector<std::string> UnreadFlagWarnings(const Plan& c) {
+  auto split = [](std::string_view list) {
+    std::vector<std::string> out;
+    while (!list.empty()) {
+      const auto comma = list.find(',');
+      out.emplace_back(list.substr(0, comma));
+      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    }
+    return out;
+  };
+  auto chosen = [&](const ProfileSpec& p) {
+    return std::find(c.profiles.begin(), c.profiles.end(), p.name) != c.profiles.end();
+  };
+  std::vector<std::string> warnings;
+  for (const std::string& flag : c.given_flags) {
+    std::vector<std::string> readers;
+    bool read = false;
+    for (const ProfileSpec& p : Profiles()) {
+      const auto flags = split(p.flags);
+      if (std::find(flags.begin(), flags.end(), flag) == flags.end()) {
+        continue;
+      }
+      readers.emplace_back(p.name);
+      read = read || chosen(p);
+    }
+    if (!readers.empty() && !read) {
+      warnings.push_back(fmt::format(
+          "{} has no effect: only the {} profile reads it, and this run does not include it{}",
+          flag, fmt::join(readers, "/"),
+          c.profiles.empty() ? "" : fmt::format(" (profiles: {})", fmt::join(c.profiles, ", "))));
+    }
+  }
+  return warnings;
+}
+
 Result<void> CheckPlan(Plan& c, const EnvLookup& env) {
   for (const auto& p : c.profiles) {
-    const auto& names = perf::PerfProfileNames();
-    if (std::find(names.begin(), names.end(), p) == names.end()) {
+    const ProfileSpec* spec = FindProfile(p);
+    if (spec == nullptr || spec->name != p) {
       return MakeError(ErrorCode::kUsage,
-                       fmt::format("unknown profile '{}' (available: decode, concurrency, "
-                                   "max-tokens, ttft, context, rate)",
-                                   p));
+                       fmt::format("unknown profile '{}' (available: {})", p, ProfileNameList()));
     }
   }
   auto positive = [](const std::vector<int>& v) {

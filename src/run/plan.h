@@ -27,7 +27,9 @@ struct Plan {
   bool overwrite = false;
   std::vector<std::string> profiles;
   bool profiles_given = false;  // --profiles on the command line (run)
-  bool is_run = false;          // `run` (suites + profiles) rather than `perf`
+  // The options given on the command line ("--levels" ...), for UnreadFlagWarnings.
+  std::vector<std::string> given_flags;
+  bool is_run = false;  // `run` (suites + profiles) rather than `perf`
   SuiteArgs suite;
   // The server to start, measure and stop (--serve / --recipe / a matrix entry).
   std::string serve;
@@ -74,6 +76,10 @@ struct MatrixPlan {
 // client maker for --max-concurrency; a shard (run/shard.h, from `env`) gets its share of the
 // load and its own directory under --out (DIR/shard-I).
 Result<void> CheckPlan(Plan& plan, const EnvLookup& env = ProcessEnv());
+
+// One warning for each given option that only profiles outside plan.profiles read (the
+// profile table's flags): "--levels has no effect: only the concurrency profile reads it ...".
+std::vector<std::string> UnreadFlagWarnings(const Plan& plan);
 
 // Every time limit of the plan in one place, each named by its flag: --connect-timeout-s,
 // --first-byte-timeout-s, --idle-timeout-s, --request-timeout-s (0 = none), --test-timeout-s,

@@ -19,6 +19,7 @@
 #include "client/server_info.h"
 #include "core/clock.h"
 #include "core/printable.h"
+#include "core/profile_table.h"
 #include "core/redact.h"
 #include "launch/launch.h"
 #include "perf/profiles.h"
@@ -261,6 +262,10 @@ Result<void> RunState::Prepare() {
     } else if (!c.suite.suites.empty() && !c.profiles_given) {
       c.profiles.clear();
     }
+  }
+  for (const std::string& w : UnreadFlagWarnings(c)) {
+    std::fprintf(stderr, "warning: %s\n", w.c_str());
+    extra_warnings_.push_back(w);
   }
   auto loaded = LoadSuites(c.suite.suites);
   if (!loaded) {
@@ -665,8 +670,12 @@ Result<void> RunState::RunSuitesAndProfiles() {
     if (stop_.stop_requested()) {
       break;
     }
+    const ProfileSpec* spec = FindProfile(name);  // CheckPlan refused any other name
+    if (spec == nullptr) {
+      continue;
+    }
     std::fprintf(stderr, "%s:\n", name.c_str());
-    results_["perf"][perf::ProfileKey(name)] = session_->Run(name, plan_.profile);
+    results_["perf"][std::string(spec->key)] = session_->Run(spec->id, plan_.profile);
     if (auto ok = WriteResults("running"); !ok) {
       NoteIoError(ok.error().message, "stopping the run");
     }

@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/rng.h"
+
 namespace sb::run {
 
 using nlohmann::json;
@@ -29,13 +31,6 @@ std::optional<long long> Integer(std::string_view text, long long lo, long long 
     return std::nullopt;
   }
   return v;
-}
-
-std::uint64_t SplitMix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
 }
 
 struct Family {
@@ -156,7 +151,7 @@ std::uint64_t ShardSeed(std::uint64_t seed, const ShardSpec& s) {
   if (s.count == 1) {
     return seed;
   }
-  return SplitMix64(SplitMix64(seed) ^ static_cast<std::uint64_t>(s.index + 1));
+  return Mix64(Mix64(seed) ^ static_cast<std::uint64_t>(s.index + 1));
 }
 
 Result<void> ApplyShare(const ShardSpec& s, perf::RateOptions& rate) {

@@ -53,8 +53,8 @@ Result<std::optional<ShardSpec>> DetectShard(const std::string& flag, int shards
 // (10 over 4 -> 3, 3, 2, 2).
 long long ShareOf(long long total, const ShardSpec& s);
 
-// The arrival seed of shard s: the run's seed itself for a single shard, else a SplitMix64 mix of
-// the seed and the rank (distinct per shard, the same on every run).
+// The arrival seed of shard s: the run's seed itself for a single shard, else a splitmix64 mix
+// (core/rng.h Mix64) of the seed and the rank (distinct per shard, the same on every run).
 std::uint64_t ShardSeed(std::uint64_t seed, const ShardSpec& s);
 
 // This shard's share of the rate profile (the only profile that runs sharded): every rate R/N,

@@ -26,55 +26,6 @@ constexpr std::array<int, 6> kLoopPhrase = {0, 1, 7, 0, 62, 12};
 
 }  // namespace
 
-std::uint64_t Mix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-Rng::Rng(std::uint64_t seed) {
-  std::uint64_t x = seed;
-  for (auto& s : s_) {
-    x += 0x9e3779b97f4a7c15ULL;
-    std::uint64_t z = x;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    s = z ^ (z >> 31);
-  }
-}
-
-std::uint64_t Rng::Next() {
-  const auto rotl = [](std::uint64_t v, int k) { return (v << k) | (v >> (64 - k)); };
-  const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const std::uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
-}
-
-double Rng::Uniform() {
-  return static_cast<double>(Next() >> 11) * 0x1.0p-53;
-}
-
-std::uint64_t Rng::Below(std::uint64_t n) {
-  // Lemire's nearly divisionless method would be faster; rejection keeps it exactly uniform.
-  const std::uint64_t limit = UINT64_MAX - UINT64_MAX % n;
-  std::uint64_t v = Next();
-  while (v >= limit) {
-    v = Next();
-  }
-  return v % n;
-}
-
-std::int64_t Rng::Between(std::int64_t lo, std::int64_t hi) {
-  return lo + static_cast<std::int64_t>(Below(static_cast<std::uint64_t>(hi - lo) + 1));
-}
-
 std::optional<Fault> ParseFault(std::string_view name) {
   if (name == "reset") {
     return Fault::kReset;

@@ -11,27 +11,12 @@
 #include <string_view>
 #include <vector>
 
+#include "core/rng.h"  // Rng (xoshiro256**) and Mix64: fast and identical everywhere
 #include "sim/sim_server.h"
 
 namespace sb::sim {
 
 inline constexpr std::string_view kServerName = "servebench-sim/0.1.0";
-
-// xoshiro256** seeded through splitmix64: fast, well distributed and identical everywhere.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed);
-  std::uint64_t Next();
-  double Uniform();                                        // [0, 1)
-  std::uint64_t Below(std::uint64_t n);                    // [0, n); REQUIRES: n > 0
-  std::int64_t Between(std::int64_t lo, std::int64_t hi);  // [lo, hi]; REQUIRES: lo <= hi
-
- private:
-  std::uint64_t s_[4];
-};
-
-// splitmix64's finaliser: a good 64-bit mix of x.
-std::uint64_t Mix64(std::uint64_t x);
 
 enum class Fault {
   kNone,

@@ -7,6 +7,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/escape.h"
+#include "core/profile_table.h"
+
 namespace sb::store {
 
 namespace {
@@ -55,29 +58,6 @@ std::string CsvField(const std::string& s) {
     out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
   }
   return out + "\"";
-}
-
-std::string HtmlEscape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
 }
 
 std::string MdCell(const std::string& s) {
@@ -131,25 +111,25 @@ struct Table {
   std::string Html(const std::string& title, const std::vector<std::string>& notes) const {
     std::string s =
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
-        HtmlEscape(title) +
+        XmlEscape(title) +
         "</title>\n<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
         "th,td{border:1px solid #ccc;padding:4px 8px;text-align:left}th{background:#eee}"
         "</style>\n</head>\n<body>\n<h1>" +
-        HtmlEscape(title) + "</h1>\n<table>\n<tr>";
+        XmlEscape(title) + "</h1>\n<table>\n<tr>";
     for (const auto& h : header) {
-      s += "<th>" + HtmlEscape(h) + "</th>";
+      s += "<th>" + XmlEscape(h) + "</th>";
     }
     s += "</tr>\n";
     for (const auto& r : rows) {
       s += "<tr>";
       for (const auto& c : r) {
-        s += "<td>" + HtmlEscape(c.empty() ? "—" : c) + "</td>";
+        s += "<td>" + XmlEscape(c.empty() ? "—" : c) + "</td>";
       }
       s += "</tr>\n";
     }
     s += "</table>\n";
     for (const auto& n : notes) {
-      s += "<p>" + HtmlEscape(n) + "</p>\n";
+      s += "<p>" + XmlEscape(n) + "</p>\n";
     }
     return s + "</body>\n</html>\n";
   }
@@ -183,8 +163,7 @@ Result<MetricSpec> ParseMetric(const std::string& text) {
                                  "decode.decode_tok_s or concurrency.throughput_tok_s@8",
                                  text));
   }
-  s.profile = rest.substr(0, dot);
-  std::replace(s.profile.begin(), s.profile.end(), '-', '_');  // max-tokens -> max_tokens
+  s.profile = ProfileDisplayName(rest.substr(0, dot));  // max_tokens (older docs) -> max-tokens
   s.metric = rest.substr(dot + 1);
   return s;
 }

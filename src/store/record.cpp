@@ -11,6 +11,7 @@
 #include <openssl/evp.h>
 
 #include "core/printable.h"
+#include "core/profile_table.h"
 #include "core/redact.h"
 
 namespace sb::store {
@@ -333,7 +334,7 @@ std::vector<MetricRow> MetricRows(const json& results) {
       if (!it.value().is_object()) {
         continue;
       }
-      Walker w{it.key(), rows};
+      Walker w{ProfileDisplayName(it.key()), rows};
       w.Walk(it.value(), "", "", "");
     }
   }

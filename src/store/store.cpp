@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/profile_table.h"
 #include "core/redact.h"
 #include "store/db.h"
 
@@ -363,7 +364,7 @@ class SqlStore final : public Store {
         continue;
       }
       MetricRow m;
-      m.profile = Text(r[1]);
+      m.profile = ProfileDisplayName(Text(r[1]));  // a store written before: max_tokens
       m.dim = Text(r[2]);
       m.point = Text(r[3]);
       m.metric = Text(r[4]);

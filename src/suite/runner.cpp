@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <re2/re2.h>
 
+#include "core/profile_table.h"
 #include "core/stats.h"
 #include "perf/metrics.h"
 #include "suite/checkers.h"
@@ -377,7 +378,8 @@ void SuiteRunner::RunProfileTest(const TestSpec& test) {
     o.temperature = options_.temperature ? options_.temperature : test.temperature;
   }
   const json result = session_.Run(test.profile, o);
-  const std::string key = perf::ProfileKey(test.profile);
+  const ProfileSpec* spec = FindProfile(test.profile);  // the suite loader refused other names
+  const std::string key = spec != nullptr ? std::string(spec->key) : test.profile;
   perf_[key] = result;
 
   auto base = [&](const std::string& id_suffix, const std::string& name) {

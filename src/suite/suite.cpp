@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include "core/profile_table.h"
 #include "suite/checkers.h"
 #include "yamlfile/strict_yaml.h"
 
@@ -322,8 +323,6 @@ const std::vector<std::string> kTestKeys = {"id",          "name",
                                             "depth",       "context_max_tokens"};
 const std::vector<std::string> kMessageKeys = {"role",  "text",   "image", "images",
                                                "video", "videos", "audio", "audios"};
-const std::vector<std::string> kProfiles = {"decode", "concurrency", "max-tokens", "ttft",
-                                            "context"};
 const std::vector<std::string> kProfileArgKeys = {
     "levels", "lengths", "sizes", "runs", "tokens", "depth", "context_max_tokens"};
 
@@ -791,9 +790,10 @@ class Loader {
 
   void ReadProfileTest(const YAML::Node& t, const std::string& where, TestSpec& spec) {
     spec.profile = String(t["profile"], where + ": profile");
-    if (std::find(kProfiles.begin(), kProfiles.end(), spec.profile) == kProfiles.end()) {
+    const ProfileSpec* known = FindProfile(spec.profile);
+    if (known == nullptr || !known->in_suites || known->name != spec.profile) {
       Throw(t["profile"], fmt::format("{}: unknown profile '{}' (known: {})", where, spec.profile,
-                                      Join(kProfiles)));
+                                      ProfileNameList(/*suites_only=*/true)));
     }
     for (const char* key : {"prompt", "messages", "check", "reference_answer", "bad_answers",
                             "tools", "tool_choice", "image", "images", "video", "videos", "audio",

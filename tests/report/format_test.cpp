@@ -74,7 +74,7 @@ TEST(FormatTest, MarkdownCellEscapesAndCuts) {
 }
 
 TEST(FormatTest, HtmlEscape) {
-  EXPECT_EQ(HtmlEscape("<b>\"x\" & 'y'</b>"), "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;");
+  EXPECT_EQ(XmlEscape("<b>\"x\" & 'y'</b>"), "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;");
 }
 
 TEST(FormatTest, NullSafeReads) {

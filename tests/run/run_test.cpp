@@ -105,6 +105,31 @@ TEST(RunPlan, CheckPlanBadValuesAreUsageErrorsNamingTheFlag) {
   ExpectUsage(p, "--first-byte-timeout-s");
 }
 
+// The results.json key is not a profile name on the command line: one spelling.
+TEST(RunPlan, AProfileIsNamedAsTheTableNamesIt) {
+  Plan p = DecodePlan();
+  p.profiles = {"max_tokens"};
+  ExpectUsage(p, "unknown profile 'max_tokens' (available: decode, concurrency, max-tokens");
+  p = DecodePlan();
+  p.profiles = {"max-tokens"};
+  EXPECT_TRUE(CheckPlan(p));
+}
+
+// An option only another profile reads is said to have no effect (the table's flags).
+TEST(RunPlan, AFlagOnlyAnUnchosenProfileReadsIsWarnedAbout) {
+  Plan p = DecodePlan();
+  p.profiles = {"decode"};
+  p.given_flags = {"--tokens", "--levels", "--rates", "--runs"};
+  const auto w = UnreadFlagWarnings(p);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_NE(w[0].find("--levels has no effect: only the concurrency profile reads it"),
+            std::string::npos)
+      << w[0];
+  EXPECT_NE(w[1].find("--rates has no effect: only the rate profile"), std::string::npos) << w[1];
+  p.profiles = {"decode", "concurrency", "rate"};
+  EXPECT_TRUE(UnreadFlagWarnings(p).empty());
+}
+
 TEST(RunPlan, ParseDurationBareNumbersAreSecondsUnitsScale) {
   EXPECT_EQ(ParseDuration("--deadline", "90").value(), 90);
   EXPECT_EQ(ParseDuration("--deadline", "90s").value(), 90);

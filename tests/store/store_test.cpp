@@ -524,12 +524,13 @@ TEST(StoreQuery, AMetricTheStoreDoesNotHaveIsAUsageErrorNamingWhatItHas) {
   RunRecord r;
   r.id = "r";
   r.metrics = MetricRows(SampleResults("2026-12-01T00:00:00Z", 100));
-  r.metrics.push_back({"max_tokens", "max_tokens", "64", "tok_s", 90, "tok/s", 3, {}, {}});
+  r.metrics.push_back({"max-tokens", "max_tokens", "64", "tok_s", 90, "tok/s", 3, {}, {}});
   const std::vector<RunRecord> runs = {r};
   EXPECT_TRUE(CheckMetric(runs, ParseMetric("decode.decode_tok_s").value()));
   EXPECT_TRUE(CheckMetric(runs, ParseMetric("concurrency.throughput_tok_s@4").value()));
   EXPECT_TRUE(CheckMetric(runs, ParseMetric("max-tokens.tok_s@64").value()));
-  EXPECT_TRUE(CheckMetric({}, ParseMetric("bogus.metric").value()));  // an empty store
+  EXPECT_TRUE(CheckMetric(runs, ParseMetric("max_tokens.tok_s@64").value()));  // the old spelling
+  EXPECT_TRUE(CheckMetric({}, ParseMetric("bogus.metric").value()));           // an empty store
 
   auto bogus = CheckMetric(runs, ParseMetric("bogus.metric").value());
   ASSERT_FALSE(bogus);
@@ -555,7 +556,19 @@ TEST(StoreQuery, AMetricTheStoreDoesNotHaveIsAUsageErrorNamingWhatItHas) {
   const std::string list = ListMetrics(runs);
   EXPECT_NE(list.find("concurrency.throughput_tok_s"), std::string::npos) << list;
   EXPECT_NE(list.find("@1, @4"), std::string::npos) << list;
-  EXPECT_NE(list.find("max_tokens.tok_s"), std::string::npos) << list;
+  EXPECT_NE(list.find("max-tokens.tok_s"), std::string::npos) << list;
+}
+
+// The store names a profile as the profile table does (one spelling everywhere), though
+// results.json keeps its schema's key (perf.max_tokens).
+TEST(StoreRecord, ProfilesAreStoredUnderTheTablesName) {
+  nlohmann::json results = nlohmann::json::parse(R"({"perf": {"max_tokens": {"lengths": [
+      {"max_tokens": 64, "tok_s": {"n": 1, "median": 90, "values": [90]}}]}}})");
+  const auto rows = MetricRows(results);
+  ASSERT_FALSE(rows.empty());
+  for (const MetricRow& m : rows) {
+    EXPECT_EQ(m.profile, "max-tokens");
+  }
 }
 
 TEST(StoreLocation, FlagThenEnvironmentThenXdgThenHome) {
