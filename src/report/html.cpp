@@ -295,4 +295,8 @@ std::string RenderHtml(const json& r) {
       XmlEscape(model), html::Stylesheet(), charts, body);
 }
 
+std::string_view HtmlStylesheet() {
+  return html::Stylesheet();
+}
+
 }  // namespace sb::report
