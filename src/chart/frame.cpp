@@ -132,7 +132,7 @@ bool Covers(const LabelBox& b, const MarkAt& m) {
 std::pair<double, double> PlaceRefLabel(const Frame& f, double py, std::size_t chars,
                                         const std::vector<MarkAt>& marks) {
   const double width = RefLabelBox(0, 0, chars).right - RefLabelBox(0, 0, chars).left;
-  for (double off : {4.0, 0.0, 12.0, 24.0}) {
+  for (double off : {0.0, 4.0, 12.0, 24.0}) {
     for (double x = f.right; x - width >= f.left - 1e-9; x -= 8) {
       for (double baseline : {py - 4 - off, py + 14 + off}) {
         const LabelBox b = RefLabelBox(x, baseline, chars);
