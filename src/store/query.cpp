@@ -116,20 +116,10 @@ std::string SeriesKey(const RunRecord& r) {
   return r.model + "\n" + r.Config();
 }
 
-// A leaderboard entry's configuration as shown: the recipe and the tags, whichever the run has
-// ("mtp, hw=spark"), else "-".
-std::string BoardConfig(const RunRecord& r) {
-  std::string s = r.recipe;
-  for (const auto& [k, v] : r.tags) {
-    s += (s.empty() ? "" : ",") + k + "=" + v;
-  }
-  return s.empty() ? "-" : s;
-}
-
 // What a `--by model` leaderboard groups by: the model, the server (kind and version), the
 // recipe and the tags, so runs against another server or endpoint never replace each other.
 std::string BoardKey(const RunRecord& r) {
-  return r.model + "\n" + Server(r) + "\n" + BoardConfig(r);
+  return r.model + "\n" + Server(r) + "\n" + r.Config();
 }
 
 struct BoardColumn {
@@ -165,7 +155,7 @@ std::string LeaderboardHtml(const std::vector<const RunRecord*>& entries,
     const RunRecord& r = *entries[i];
     std::vector<html::Cell> row = {{std::to_string(rank[i]) + (tie[i] ? "=" : ""), true},
                                    {r.model, false},
-                                   {BoardConfig(r), false},
+                                   {r.Config(), false},
                                    {Server(r), false},
                                    {r.tool_version, false}};
     for (const BoardColumn& c : columns) {
@@ -638,7 +628,7 @@ std::string RenderLeaderboard(const std::vector<RunRecord>& runs, const MetricSp
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const RunRecord& r = *entries[i];
       json e = {{"rank", rank[i]},     {"tie", tie[i]},
-                {"model", r.model},    {"config", BoardConfig(r)},
+                {"model", r.model},    {"config", r.Config()},
                 {"server", Server(r)}, {"servebench", r.tool_version},
                 {"run", r.id},         {"started_at", r.started_at}};
       const MetricRow* m = FindMetric(r, spec);
@@ -665,7 +655,7 @@ std::string RenderLeaderboard(const std::vector<RunRecord>& runs, const MetricSp
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const RunRecord& r = *entries[i];
     std::vector<std::string> row = {std::to_string(rank[i]) + (tie[i] ? "=" : ""), r.model,
-                                    BoardConfig(r), Server(r), r.tool_version};
+                                    r.Config(), Server(r), r.tool_version};
     for (const Column& c : columns) {
       const MetricRow* x = FindMetric(r, c.spec);
       if (x == nullptr) {

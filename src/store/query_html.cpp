@@ -83,7 +83,8 @@ std::string Page(const std::string& title, const std::string& body) {
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
       "style-src 'unsafe-inline'\">\n"
       "<title>servebench {0}</title>\n<style>\n{1}"
-      "th.num {{ text-align: right; }}\n</style>\n</head>\n<body>\n<h1>servebench {0}</h1>\n{2}"
+      "th.num {{ text-align: right; }}\ntd {{ white-space: nowrap; "
+      "}}\n</style>\n</head>\n<body>\n<h1>servebench {0}</h1>\n{2}"
       "</body>\n</html>\n",
       Escape(title), report::HtmlStylesheet(), body);
 }

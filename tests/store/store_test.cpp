@@ -543,6 +543,17 @@ TEST(StoreQuery, LeaderboardGroupsByServerRecipeAndTags) {
   EXPECT_EQ(j["entries"][0]["config"], "mtp,hw=spark");
   const std::string md = RenderLeaderboard(runs, spec, "model", OutputFormat::kMarkdown);
   EXPECT_NE(md.find("| m | mtp,hw=spark | vllm 0.12.0 |"), std::string::npos) << md;
+  // One recipe with two tag values (--serve runs tagged itl=3 and itl=8) is two
+  // configurations: two entries, and two series in history (the tags used to be ignored when a
+  // recipe was known). History groups by model and configuration only (not the server).
+  runs[2].recipe = "mtp";
+  runs[2].tags = {{"hw", "box"}};
+  j = json::parse(RenderLeaderboard(runs, spec, "model", OutputFormat::kJson));
+  EXPECT_EQ(j["entries"].size(), 4u) << j.dump(1);
+  const json h = json::parse(RenderHistory(runs, spec, OutputFormat::kJson));
+  ASSERT_EQ(h["series"].size(), 3u) << h.dump(1);  // "-" (a, b), then c and d
+  EXPECT_EQ(h["series"][1]["config"], "mtp,hw=box");
+  EXPECT_EQ(h["series"][2]["config"], "mtp,hw=spark");
 }
 
 // Issue 24 item 24: `history --format html` has a chart of the metric over time (one line per
