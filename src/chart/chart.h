@@ -21,6 +21,9 @@ struct Axis {
   bool zero = true;      // linear: the domain includes 0
   bool integer = false;  // linear: ticks on whole numbers only (run numbers, counts)
   int decimals = 1;      // decimals of the values in hover titles and reference labels
+  // Linear, not integer: the domain ends exactly here (a time series' end: the run's end)
+  // instead of at the next nice tick; ticks past it are left out. Unset: the nice tick.
+  std::optional<double> end{};
 };
 
 struct Point {
@@ -38,7 +41,9 @@ struct Series {
   bool dots = true;   // a circle per point (the marks)
 };
 
-// A horizontal reference line (a median, an objective) with its label at the right end.
+// A horizontal reference line (a median, an objective) with its label at the right end, or, when
+// a mark of an XY chart lies under that place, the nearest place along the line (above or below
+// it) where the label's box covers no mark.
 struct RefLine {
   std::string name{};  // data-ref value: "median", "slo"
   double y = 0;

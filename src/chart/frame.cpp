@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -105,16 +106,63 @@ void DrawXAxis(std::string& out, const Frame& f, const Scale& s, const std::vect
       XmlEscape(AxisTitle(axis)));
 }
 
+LabelBox RefLabelBox(double x_end, double baseline, std::size_t chars) {
+  // 7.2 px a character and 11 px above the baseline to 3.5 below hold an 11px sans-serif label
+  // (DejaVu Sans digits are 7.0 px wide), so the box the browser draws lies inside this one.
+  constexpr double kLabelCharWidth = 7.2;
+  return LabelBox{x_end - kLabelCharWidth * static_cast<double>(chars) - 2, baseline - 11,
+                  x_end + 1, baseline + 3.5};
+}
+
+namespace {
+
+std::size_t CodePoints(const std::string& s) {
+  return static_cast<std::size_t>(std::count_if(
+      s.begin(), s.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
+}
+
+bool Covers(const LabelBox& b, const MarkAt& m) {
+  const double r = kMarkRadius + 1.5;  // the circle, its outline and a pixel of air
+  return m.x + r > b.left && m.x - r < b.right && m.y + r > b.top && m.y - r < b.bottom;
+}
+
+// The label's place: (x of its right end, baseline). The right end above the line when no mark
+// is under it, else the first free place sliding left, above then below the line, then
+// further off; the right end above the line when there is none.
+std::pair<double, double> PlaceRefLabel(const Frame& f, double py, std::size_t chars,
+                                        const std::vector<MarkAt>& marks) {
+  const double width = RefLabelBox(0, 0, chars).right - RefLabelBox(0, 0, chars).left;
+  for (double off : {0.0, 4.0, 12.0, 24.0}) {
+    for (double x = f.right; x - width >= f.left - 1e-9; x -= 8) {
+      for (double baseline : {py - 4 - off, py + 14 + off}) {
+        const LabelBox b = RefLabelBox(x, baseline, chars);
+        if (b.top < f.top - 2 || b.bottom > f.bottom) {
+          continue;  // out of the plot area
+        }
+        if (std::none_of(marks.begin(), marks.end(),
+                         [&](const MarkAt& m) { return Covers(b, m); })) {
+          return {x, baseline};
+        }
+      }
+    }
+  }
+  return {f.right, py - 4};
+}
+
+}  // namespace
+
 void DrawRefs(std::string& out, const Frame& f, const Scale& y, const std::vector<RefLine>& refs,
-              const Axis& axis) {
+              const Axis& axis, const std::vector<MarkAt>& marks) {
   for (const RefLine& r : refs) {
     const double py = y(r.y);
+    const std::string label = r.label.empty() ? r.name + " " + ValueText(axis, r.y) : r.label;
+    const auto [lx, ly] = PlaceRefLabel(f, py, CodePoints(label), marks);
     out += fmt::format(
         "<g class=\"ref\" data-ref=\"{0}\" data-y=\"{1}\"><line x1=\"{2}\" x2=\"{3}\" y1=\"{4}\" "
-        "y2=\"{4}\"><title>{5}</title></line><text x=\"{3}\" y=\"{6}\" "
+        "y2=\"{4}\"><title>{5}</title></line><text x=\"{6}\" y=\"{7}\" "
         "text-anchor=\"end\">{5}</text></g>\n",
-        XmlEscape(r.name), Num(r.y), Px(f.left), Px(f.right), Px(py),
-        XmlEscape(r.label.empty() ? r.name + " " + ValueText(axis, r.y) : r.label), Px(py - 4));
+        XmlEscape(r.name), Num(r.y), Px(f.left), Px(f.right), Px(py), XmlEscape(label), Px(lx),
+        Px(ly));
   }
 }
 
@@ -144,6 +192,18 @@ AxisFit FitAxis(const Axis& axis, double lo, double hi) {
     if (fit.ticks.empty()) {
       fit.ticks = {lo};
     }
+    return fit;
+  }
+  if (axis.end && std::isfinite(*axis.end) && *axis.end > lo) {
+    // The domain ends at `end` (or at the data, should any lie past it); no tick beyond.
+    const double d1 = std::max(*axis.end, hi);
+    for (double t : NiceTicks(lo, d1, 5)) {
+      if (t <= d1 * (1 + 1e-12) + 1e-12) {
+        fit.ticks.push_back(t);
+      }
+    }
+    fit.d0 = std::min(fit.ticks.front(), lo);
+    fit.d1 = d1;
     return fit;
   }
   fit.ticks = NiceTicks(lo, hi, 5);

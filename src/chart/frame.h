@@ -35,9 +35,27 @@ void DrawYAxis(std::string& out, const Frame& f, const Scale& s, const std::vect
 void DrawXAxis(std::string& out, const Frame& f, const Scale& s, const std::vector<double>& ticks,
                const Axis& axis);
 
-// Reference lines across the plot area, each with its label and a hover title.
+// The pixel centre of a mark (a circle of radius kMarkRadius) that a label must not cover.
+struct MarkAt {
+  double x = 0, y = 0;
+};
+
+inline constexpr double kMarkRadius = 4;
+
+// Reference lines across the plot area, each with its label and a hover title. The label goes
+// at the right end above the line unless its box would cover one of `marks`; then at the first
+// place, right to left, above and below the line and further off, whose box covers none.
 void DrawRefs(std::string& out, const Frame& f, const Scale& y, const std::vector<RefLine>& refs,
-              const Axis& axis);
+              const Axis& axis, const std::vector<MarkAt>& marks = {});
+
+// Where a reference label goes (its text anchor is "end" at x, its baseline at y), and the box
+// a label of `chars` characters is assumed to cover there (font size 11px; generous, so the
+// real text fits inside it).
+struct LabelBox {
+  double left = 0, top = 0, right = 0, bottom = 0;
+};
+
+LabelBox RefLabelBox(double x_end, double baseline, std::size_t chars);
 
 // The ticks and the scale of a numeric axis over the data range [lo, hi] onto [r0, r1].
 struct AxisFit {

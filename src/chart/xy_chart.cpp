@@ -66,7 +66,15 @@ std::string RenderXY(const XYChart& c) {
         "data</text>\n",
         Px((f.left + f.right) / 2), Px((f.top + f.bottom) / 2));
   }
-  internal::DrawRefs(out, f, sy, c.refs, c.y);
+  std::vector<internal::MarkAt> marks;  // the circles a reference label must not cover
+  for (const Series& s : c.series) {
+    for (const Point& p : s.points) {
+      if (s.dots && Drawable(c.x, p.x) && Drawable(c.y, p.y)) {
+        marks.push_back({sx(p.x), sy(p.y)});
+      }
+    }
+  }
+  internal::DrawRefs(out, f, sy, c.refs, c.y, marks);
 
   for (std::size_t i = 0; i < c.series.size(); ++i) {
     const Series& s = c.series[i];
@@ -102,9 +110,10 @@ std::string RenderXY(const XYChart& c) {
                                         internal::ValueText(c.y, p.y))
                           : p.tip;
         out += fmt::format(
-            "<circle class=\"mark\" cx=\"{}\" cy=\"{}\" r=\"4\" data-series=\"{}\" "
+            "<circle class=\"mark\" cx=\"{}\" cy=\"{}\" r=\"{}\" data-series=\"{}\" "
             "data-x=\"{}\" data-y=\"{}\"><title>{}</title></circle>\n",
-            Px(sx(p.x)), Px(sy(p.y)), name, Num(p.x), Num(p.y), XmlEscape(tip));
+            Px(sx(p.x)), Px(sy(p.y)), Px(internal::kMarkRadius), name, Num(p.x), Num(p.y),
+            XmlEscape(tip));
       }
     }
     out += "</g>\n";

@@ -182,7 +182,7 @@ int RunHistoryOrLeaderboard(const StoreCommands& c, bool leaderboard) {
   if (!spec) {
     return Fail(spec.error());
   }
-  auto format = store::ParseOutputFormat(c.format, leaderboard);
+  auto format = store::ParseOutputFormat(c.format, /*html_allowed=*/true);
   if (!format) {
     return Fail(format.error());
   }
@@ -258,14 +258,14 @@ void AddStoreCommands(CLI::App& app, StoreCommands& c) {
       "One row per stored run in time order: the metric, its change from the previous run of "
       "the same model and configuration, a sparkline, and the bridge check across versions");
   AddFilterFlags(c.history_app, c);
-  c.history_app->add_option("--format", c.format, "md, csv or json")
-      ->check(CLI::IsMember({"md", "csv", "json"}))
+  c.history_app->add_option("--format", c.format, "md, csv, json or html (with a chart)")
+      ->check(CLI::IsMember({"md", "csv", "json", "html"}))
       ->capture_default_str();
   AddStoreFlag(c.history_app, c);
 
   c.leaderboard_app = app.add_subcommand(
       "leaderboard",
-      "The stored runs ranked by a metric (latest run per model and configuration); "
+      "The stored runs ranked by a metric (latest run per model, server and configuration); "
       "neighbours whose 95% intervals overlap are ties; peak memory and J/token columns when "
       "runs were sampled");
   AddFilterFlags(c.leaderboard_app, c);

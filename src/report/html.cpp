@@ -294,4 +294,8 @@ std::string RenderHtml(const json& r) {
       XmlEscape(model), html::Stylesheet(), charts, body);
 }
 
+std::string_view HtmlStylesheet() {
+  return html::Stylesheet();
+}
+
 }  // namespace sb::report

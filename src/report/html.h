@@ -20,6 +20,11 @@ inline constexpr std::string_view kHtmlReportFile = "report.html";
 
 std::string RenderHtml(const nlohmann::json& results);
 
+// report.html's stylesheet (light and dark palettes, print rules, tables with right-aligned
+// `td.num`, charts), for the other servebench pages that should look the same (the store's
+// leaderboard and history pages).
+std::string_view HtmlStylesheet();
+
 // `servebench report RUN`: (re)writes report.html for a saved run from its results.json
 // (`run` is the run directory or its results.json). `out` empty: RUN's directory/report.html;
 // "-": nothing is written (the caller prints the page). Returns the page and where it went.

@@ -94,39 +94,53 @@ std::vector<const json*> SpeedRequests(const json& r) {
   return out;
 }
 
-// Output tok/s per sampling interval (t[i-1], t[i]], at t[i]: each successful request's
-// completion tokens spread evenly over its decode window (send + TTFT to send + E2E; a
-// one-token request at its first token). Empty when no request has the times. Requests
-// replayed from the journal by --resume ran before this run's clock and are left out.
+// A request's completion tokens, spread evenly over its decode window (send + TTFT to send +
+// E2E; a one-token request at its first token), added to the sampling intervals (t[k-1], t[k]]
+// it overlaps. Tokens outside the samples' span are not drawn. False when it lacks a figure.
+bool AddTokens(const json& q, const std::vector<double>& t, std::vector<double>& tokens) {
+  auto sent = NumberAt(q, {"sent_at_ms"});
+  auto ttft = NumberAt(q, {"ttft_ms"});
+  auto e2e = NumberAt(q, {"e2e_ms"});
+  auto n = NumberAt(q, {"completion_tokens"});
+  if (!sent || !ttft || !e2e || !n || *n <= 0) {
+    return false;
+  }
+  const double a = (*sent + *ttft) / 1000.0, b = (*sent + *e2e) / 1000.0;
+  // The first interval k (t[k-1], t[k]] that can hold a.
+  const auto first = static_cast<std::size_t>(std::lower_bound(t.begin(), t.end(), a) - t.begin());
+  if (b <= a) {
+    if (first > 0 && first < t.size()) {
+      tokens[first] += *n;
+    }
+    return true;
+  }
+  for (std::size_t k = std::max<std::size_t>(first, 1); k < t.size() && t[k - 1] < b; ++k) {
+    const double overlap = std::min(b, t[k]) - std::max(a, t[k - 1]);
+    if (overlap > 0) {
+      tokens[k] += *n * overlap / (b - a);
+    }
+  }
+  return true;
+}
+
+// Output tok/s per sampling interval (t[i-1], t[i]], at t[i], of every request that produced
+// tokens: the speed profiles' successful requests and every attempt of a quality test that
+// received its answer (a test's "attempts", each with its send time; ERROR and TIMEOUT attempts
+// have no token count). Empty when no request has the times. Requests replayed from the journal
+// by --resume ran before this run's samples and fall outside them.
 std::vector<double> OutputTokS(const json& r, const std::vector<double>& t) {
   std::vector<double> tokens(t.size(), 0);
   bool any = false;
   for (const json* q : SpeedRequests(r)) {
-    auto sent = NumberAt(*q, {"sent_at_ms"});
-    auto ttft = NumberAt(*q, {"ttft_ms"});
-    auto e2e = NumberAt(*q, {"e2e_ms"});
-    auto n = NumberAt(*q, {"completion_tokens"});
-    if (!sent || !ttft || !e2e || !n || *n <= 0 || BoolAt(*q, {"replayed"}).value_or(false) ||
+    if (BoolAt(*q, {"replayed"}).value_or(false) ||
         StringAt(*q, {"status"}).value_or("ok") != "ok") {
       continue;
     }
-    any = true;
-    const double a = (*sent + *ttft) / 1000.0, b = (*sent + *e2e) / 1000.0;
-    // The first interval k (t[k-1], t[k]] that can hold a; tokens outside the samples' span
-    // are not drawn.
-    const auto first =
-        static_cast<std::size_t>(std::lower_bound(t.begin(), t.end(), a) - t.begin());
-    if (b <= a) {
-      if (first > 0 && first < t.size()) {
-        tokens[first] += *n;
-      }
-      continue;
-    }
-    for (std::size_t k = std::max<std::size_t>(first, 1); k < t.size() && t[k - 1] < b; ++k) {
-      const double overlap = std::min(b, t[k]) - std::max(a, t[k - 1]);
-      if (overlap > 0) {
-        tokens[k] += *n * overlap / (b - a);
-      }
+    any = AddTokens(*q, t, tokens) || any;
+  }
+  for (const json* test : ArrayAt(r, {"tests"})) {
+    for (const json* attempt : ArrayAt(*test, {"attempts"})) {
+      any = AddTokens(*attempt, t, tokens) || any;
     }
   }
   if (!any || t.size() < 2) {
@@ -284,6 +298,7 @@ std::string ResourcesSection(const json& r, int& charts) {
   const int time_decimals = period >= 10 ? 2 : 3;
   auto figure = [&](chart::XYChart c, const std::string& note, bool sampled = true) {
     c.x.decimals = time_decimals;
+    c.x.end = t.back();  // the axis ends with the run (its last sample), not at a rounder time
     ++charts;
     body += TimeFigure(c, sampled ? note + " Gaps are samples that did not read the value." : note);
   };
@@ -293,9 +308,9 @@ std::string ResourcesSection(const json& r, int& charts) {
       figure(chart::TimeSeriesChart("res-tok-s", "Output tokens per second over the run",
                                     Axis{.label = "Output", .unit = "tok/s", .decimals = 1},
                                     {Line("output tok/s", "c0", t, tok)}),
-             "Derived from the speed profiles' requests in results.json: each request's tokens "
-             "spread evenly from its first token to its last, summed per sampling interval "
-             "(quality-suite requests are not counted).",
+             "Derived from the requests in results.json (the speed profiles' and the quality "
+             "tests'): each request's tokens spread evenly from its first token to its last, "
+             "summed per sampling interval.",
              false);
     }
     const auto gpu_mem = Column(*series, "gpu_memory_used_bytes", n);

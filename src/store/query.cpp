@@ -9,6 +9,7 @@
 
 #include "core/escape.h"
 #include "core/profile_table.h"
+#include "store/query_html.h"
 
 namespace sb::store {
 
@@ -68,7 +69,7 @@ std::string MdCell(const std::string& s) {
   return out.empty() ? "—" : out;
 }
 
-// A table: header and rows of cells, rendered as Markdown, CSV or HTML.
+// A table: header and rows of cells, rendered as Markdown or CSV (HTML: query_html.h).
 struct Table {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
@@ -107,32 +108,6 @@ struct Table {
     }
     return s;
   }
-
-  std::string Html(const std::string& title, const std::vector<std::string>& notes) const {
-    std::string s =
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
-        XmlEscape(title) +
-        "</title>\n<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-        "th,td{border:1px solid #ccc;padding:4px 8px;text-align:left}th{background:#eee}"
-        "</style>\n</head>\n<body>\n<h1>" +
-        XmlEscape(title) + "</h1>\n<table>\n<tr>";
-    for (const auto& h : header) {
-      s += "<th>" + XmlEscape(h) + "</th>";
-    }
-    s += "</tr>\n";
-    for (const auto& r : rows) {
-      s += "<tr>";
-      for (const auto& c : r) {
-        s += "<td>" + XmlEscape(c.empty() ? "—" : c) + "</td>";
-      }
-      s += "</tr>\n";
-    }
-    s += "</table>\n";
-    for (const auto& n : notes) {
-      s += "<p>" + XmlEscape(n) + "</p>\n";
-    }
-    return s + "</body>\n</html>\n";
-  }
 };
 
 json Optional(const std::optional<double>& v) {
@@ -143,6 +118,106 @@ std::string SeriesKey(const RunRecord& r) {
   return r.model + "\n" + r.Config();
 }
 
+// What a `--by model` leaderboard groups by: the model, the server (kind and version), the
+// recipe and the tags, so runs against another server or endpoint never replace each other.
+std::string BoardKey(const RunRecord& r) {
+  return r.model + "\n" + Server(r) + "\n" + r.Config();
+}
+
+struct BoardColumn {
+  std::string title;
+  MetricSpec spec;
+};
+
+// A figure as the HTML pages print it: thousands grouped, a pass rate in percent.
+std::string HtmlFigure(double v, const MetricSpec& spec, const std::string& unit) {
+  return spec.profile == "suite" ? fmt::format("{:.1f}%", v * 100) : html::Grouped(Fixed(v, unit));
+}
+
+// `leaderboard --format html`: the table with the ranked metric's 95% interval beside it, the
+// columns no entry has left out, and the tie note only when there is a tie.
+std::string LeaderboardHtml(const std::vector<const RunRecord*>& entries,
+                            const std::vector<int>& rank, const std::vector<bool>& tie,
+                            const std::vector<BoardColumn>& columns, const MetricSpec& spec,
+                            const std::string& title, const std::string& intro,
+                            const std::string& note) {
+  html::Table t{.css = "leaderboard", .header = {}, .rows = {}};
+  t.header = {"rank (" + spec.Name() + ")", "model", "configuration", "server", "servebench"};
+  std::vector<std::size_t> keep = {0, 1, 2, 3, 4};
+  for (const BoardColumn& c : columns) {
+    t.header.push_back(c.title);
+    if (c.spec.Name() == spec.Name()) {
+      keep.push_back(t.header.size() - 1);
+      t.header.push_back("95% CI");
+    }
+  }
+  t.header.push_back("run");
+  keep.push_back(t.header.size() - 1);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const RunRecord& r = *entries[i];
+    std::vector<html::Cell> row = {{std::to_string(rank[i]) + (tie[i] ? "=" : ""), true},
+                                   {r.model, false},
+                                   {r.Config(), false},
+                                   {Server(r), false},
+                                   {r.tool_version, false}};
+    for (const BoardColumn& c : columns) {
+      const MetricRow* x = FindMetric(r, c.spec);
+      row.push_back({x ? HtmlFigure(x->value, c.spec, x->unit) : "", true});
+      if (c.spec.Name() == spec.Name()) {
+        row.push_back({x && x->ci_lo && x->ci_hi ? HtmlFigure(*x->ci_lo, c.spec, x->unit) + "–" +
+                                                       HtmlFigure(*x->ci_hi, c.spec, x->unit)
+                                                 : "",
+                       true});
+      }
+    }
+    row.push_back({r.id, false});
+    t.rows.push_back(std::move(row));
+  }
+  html::DropEmptyColumns(t, keep);
+  std::string body = "<p class=\"meta\">" + XmlEscape(intro) + "</p>\n";
+  if (!entries.empty()) {
+    body += html::RenderTable(t);
+  }
+  if (std::find(tie.begin(), tie.end(), true) != tie.end()) {
+    body += "<p class=\"note\">" + XmlEscape(note) + "</p>\n";
+  }
+  body +=
+      "<p class=\"note\">Columns no entry measured are left out; — marks a figure an entry "
+      "lacks. 95% CI: the interval of the ranked metric (docs/store.md).</p>\n";
+  return html::Page(title, body);
+}
+
+// `history --format html`: the chart of the metric over time, then the table (its Markdown cells,
+// numbers right-aligned and grouped in thousands) and the bridge lines.
+std::string HistoryHtml(const Table& md, const MetricSpec& spec, const std::string& unit,
+                        const std::vector<html::HistoryPoint>& points,
+                        const std::vector<std::string>& bridge) {
+  html::Table t{.css = "history", .header = md.header, .rows = {}};
+  for (const auto& row : md.rows) {
+    std::vector<html::Cell> cells;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      const bool num = c == 0 || c >= 7;  // #, the value, its interval, the change
+      cells.push_back({num && c > 0 ? html::Grouped(row[c]) : row[c], num});
+    }
+    if (cells.size() > 8) {  // the interval "lo–hi": both ends grouped
+      const std::string& ci = row[8];
+      if (const auto dash = ci.find("–"); dash != std::string::npos) {
+        cells[8].text =
+            html::Grouped(ci.substr(0, dash)) + "–" + html::Grouped(ci.substr(dash + 3));
+      }
+    }
+    t.rows.push_back(std::move(cells));
+  }
+  std::string body =
+      fmt::format("<p class=\"meta\">{} run{}</p>\n", points.size(), points.size() == 1 ? "" : "s");
+  if (!points.empty()) {
+    body += html::HistoryChart(spec.Name(), unit, points) + html::RenderTable(t);
+  }
+  for (const std::string& line : bridge) {
+    body += "<p class=\"note\">" + XmlEscape(line) + "</p>\n";
+  }
+  return html::Page("history of " + spec.Name(), body);
+}
 }  // namespace
 
 std::string MetricSpec::Name() const {
@@ -399,7 +474,7 @@ std::string RenderHistory(const std::vector<RunRecord>& runs, const MetricSpec& 
       "95% CI", "change"};
   int i = 0;
   for (const Entry& e : entries) {
-    const bool md = format == OutputFormat::kMarkdown;
+    const bool md = format == OutputFormat::kMarkdown || format == OutputFormat::kHtml;
     const std::string ci = e.m->ci_lo && e.m->ci_hi
                                ? (md ? Fixed(*e.m->ci_lo, unit) + "–" + Fixed(*e.m->ci_hi, unit)
                                      : fmt::format("{} {}", *e.m->ci_lo, *e.m->ci_hi))
@@ -411,6 +486,14 @@ std::string RenderHistory(const std::vector<RunRecord>& runs, const MetricSpec& 
   }
   if (format == OutputFormat::kCsv) {
     return t.Csv();
+  }
+  if (format == OutputFormat::kHtml) {
+    std::vector<html::HistoryPoint> points;
+    for (const Entry& e : entries) {
+      points.push_back(
+          {e.run->model + " (" + e.run->Config() + ")", e.run->started_at, e.run->id, e.m->value});
+    }
+    return HistoryHtml(t, spec, unit, points, bridge);
   }
   std::string s = fmt::format("history of {}: {} run{}\n\n", spec.Name(), entries.size(),
                               entries.size() == 1 ? "" : "s");
@@ -449,7 +532,7 @@ std::string RenderLeaderboard(const std::vector<RunRecord>& runs, const MetricSp
     }
     std::string key;
     if (by == "model") {
-      key = SeriesKey(r);
+      key = BoardKey(r);
     } else if (by == "recipe") {
       key = r.recipe.empty() ? "-" : r.recipe;
     } else {
@@ -518,11 +601,7 @@ std::string RenderLeaderboard(const std::vector<RunRecord>& runs, const MetricSp
     combined = MetricSpec{"concurrency", "throughput_tok_s", fmt::format("{}", *common->rbegin())};
   }
 
-  struct Column {
-    std::string title;
-    MetricSpec spec;
-  };
-
+  using Column = BoardColumn;
   std::vector<Column> columns = {{"decode tok/s", {"decode", "decode_tok_s", ""}}};
   if (combined) {
     columns.push_back({"combined tok/s @c" + combined->point, *combined});
@@ -599,15 +678,16 @@ std::string RenderLeaderboard(const std::vector<RunRecord>& runs, const MetricSp
   const std::string title = fmt::format("leaderboard by {}", spec.Name());
   const std::string note =
       "= marks a tie: the 95% intervals of neighbours overlap, so their order is noise.";
-  if (format == OutputFormat::kHtml) {
-    return t.Html(title, {note});
-  }
   // Say what an entry is: a run that is not shown was replaced by a later one of its group.
-  const std::string group = by == "model"    ? "model and configuration"
+  const std::string group = by == "model"    ? "model, server and configuration"
                             : by == "recipe" ? "recipe"
                                              : "value of " + by;
-  std::string s = fmt::format("{}: {} entr{} (the latest run of each {})\n\n", title,
-                              entries.size(), entries.size() == 1 ? "y" : "ies", group);
+  const std::string intro = fmt::format("{} entr{} (the latest run of each {})", entries.size(),
+                                        entries.size() == 1 ? "y" : "ies", group);
+  if (format == OutputFormat::kHtml) {
+    return LeaderboardHtml(entries, rank, tie, columns, spec, title, intro, note);
+  }
+  std::string s = fmt::format("{}: {}\n\n", title, intro);
   if (entries.empty()) {
     return s;
   }

@@ -267,17 +267,13 @@ void LabelsFromArgs(const std::vector<std::string>& args, Labels& labels) {
 }  // namespace
 
 std::string RunRecord::Config() const {
-  if (!recipe.empty()) {
-    return recipe;
-  }
-  if (tags.empty()) {
-    return "-";
-  }
-  std::string s;
+  // The recipe and the tags together: runs of one recipe with different tags (--serve with
+  // --tag itl=3 and --tag itl=8) are different configurations.
+  std::string s = recipe;
   for (const auto& [k, v] : tags) {
     s += (s.empty() ? "" : ",") + k + "=" + v;
   }
-  return s;
+  return s.empty() ? "-" : s;
 }
 
 Result<std::pair<std::string, std::string>> ParseTag(const std::string& text) {

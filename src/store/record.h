@@ -47,8 +47,8 @@ struct RunRecord {
   std::vector<MetricRow> metrics;
   std::vector<TestRow> tests;
 
-  // The configuration a leaderboard and the bridge check group by: the recipe when known, else
-  // the tags as "k=v,k=v", else "-".
+  // The configuration history, the leaderboard and the bridge check group by: the recipe and
+  // the tags, whichever the run has ("mtp,hw=spark"), else "-".
   std::string Config() const;
 };
 

@@ -289,6 +289,10 @@ json SuiteRunner::RunTest(const TestSpec& test, int repeat) {
         {"reason", last.reason.empty() ? json(nullptr) : json(last.reason)},
         {"finish_reason", r.finish_reason.empty() ? json(nullptr) : json(r.finish_reason)},
         {"http_status", r.http_status == 0 ? json(nullptr) : json(r.http_status)},
+        // On the run's clock (that of the speed profiles' sent_at_ms and of the resource
+        // samples), so report.html can place the attempt's tokens in time.
+        {"sent_at_ms",
+         r.send_ns != 0 ? json(static_cast<double>(r.send_ns - t0_ns_) / 1e6) : json(nullptr)},
         {"ttft_ms", Opt(last.metrics.ttft_ms)},
         {"e2e_ms", Opt(last.metrics.e2e_ms)},
         {"completion_tokens", tokens_of(last)},

@@ -536,6 +536,44 @@ TEST(ReportHtmlBrowserTest, DarkModeFollowsTheReadersColourScheme) {
   EXPECT_NE(l["mark"], d["mark"]);
 }
 
+// Issue 24 item 12: the decode chart's median label never covers a dot, measured on the boxes
+// the browser lays out (getBBox of the label's text and of every circle). Runs at and just above
+// the median at the right end sit where the label used to be drawn.
+TEST(ReportHtmlBrowserTest, TheDecodeMedianLabelCoversNoDot) {
+  SKIP_WITHOUT_BROWSER();
+  TempDir dir;
+  json results = json::parse(R"({"schema": "servebench.results/1", "status": "complete",
+    "target": {"model": "m"}, "perf": {"decode": {"tokens": 256, "runs": [
+      {"status": "ok", "decode_tok_s": 100.2}, {"status": "ok", "decode_tok_s": 100.6},
+      {"status": "ok", "decode_tok_s": 100.4}, {"status": "ok", "decode_tok_s": 101.5},
+      {"status": "ok", "decode_tok_s": 100.4}, {"status": "ok", "decode_tok_s": 102.0}],
+      "decode_tok_s": {"n": 6, "median": 100.4}}}})");
+  std::ofstream(dir.path() / "report.html") << report::RenderHtml(results);
+  const std::string probe = R"js(JSON.stringify((() => {
+    const svg = document.querySelector('svg[data-chart="decode"]');
+    const box = e => { const b = e.getBBox(); return [b.x, b.y, b.x + b.width, b.y + b.height]; };
+    return {label: box(svg.querySelector('g.ref text')),
+            text: svg.querySelector('g.ref text').textContent,
+            marks: [...svg.querySelectorAll('circle.mark')].map(box)};
+  })()))js";
+  PageLoad load = LoadPage(dir.path() / "report.html", probe);
+  ASSERT_TRUE(load.ok) << load.failure;
+  EXPECT_TRUE(load.errors.empty()) << ::testing::PrintToString(load.errors);
+  const json got = json::parse(load.value.get<std::string>());
+  EXPECT_EQ(got["text"], "median 100.4 tok/s");
+  ASSERT_EQ(got["marks"].size(), 6u);
+  const json& l = got["label"];
+  ASSERT_GT(l[2].get<double>() - l[0].get<double>(), 50);  // the text was laid out
+  for (const json& m : got["marks"]) {
+    // The circle's box, widened by its 1px outline.
+    const bool overlap = m[2].get<double>() + 0.5 > l[0].get<double>() &&
+                         m[0].get<double>() - 0.5 < l[2].get<double>() &&
+                         m[3].get<double>() + 0.5 > l[1].get<double>() &&
+                         m[1].get<double>() - 0.5 < l[3].get<double>();
+    EXPECT_FALSE(overlap) << "label " << l.dump() << " covers the dot " << m.dump();
+  }
+}
+
 // Negative controls: a console error, a request to the network and a request for a local file
 // must each be caught, or the clean results above would prove nothing.
 TEST(ReportHtmlBrowserTest, TheDetectorsCatchConsoleErrorsAndRequestsLeavingTheFile) {

@@ -143,6 +143,67 @@ TEST(XYChartTest, DotPlotHasNoLineAndAMarkedMedian) {
   EXPECT_EQ(svg.find(">1.5<"), std::string::npos);
 }
 
+// Issue 24 item 12: the median's label never covers a dot. Runs at the median itself and one
+// just above it sit where the label used to go (the right end, just above the line); the
+// label's box (the generous box of RefLabelBox-sized text: 7.2 px a character, 11 px above the
+// baseline, 3.5 below) must clear every circle (radius 4 and its outline).
+TEST(XYChartTest, TheMedianLabelCoversNoDot) {
+  XYChart c;
+  c.id = "decode";
+  c.title = "Decode";
+  c.x = Axis{.label = "Run", .zero = false, .integer = true};
+  c.y = Axis{.label = "Decode", .unit = "tok/s"};
+  c.series.push_back(Series{.name = "run",
+                            .points = {{1, 100.2, ""},
+                                       {2, 100.6, ""},
+                                       {3, 100.4, ""},
+                                       {4, 101.5, ""},
+                                       {5, 100.4, ""},
+                                       {6, 102.0, ""}},
+                            .line = false});
+  c.refs.push_back(RefLine{.name = "median", .y = 100.4, .label = ""});
+  const std::string svg = RenderXY(c);
+  const std::regex text(R"re(<g class="ref"[^>]*>.*<text x="([^"]+)" y="([^"]+)" )re"
+                        R"re(text-anchor="end">([^<]*)</text>)re");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(svg, m, text)) << svg;
+  const std::string label = m[3];
+  EXPECT_EQ(label, "median 100.4 tok/s");
+  const double right = D(m[1]) + 1, left = D(m[1]) - 7.2 * label.size() - 2;
+  const double top = D(m[2]) - 11, bottom = D(m[2]) + 3.5;
+  const auto circles = Elements(svg, "circle");
+  ASSERT_EQ(circles.size(), 6u);
+  for (const auto& circle : circles) {
+    const double cx = D(circle.at("cx")), cy = D(circle.at("cy")), r = D(circle.at("r")) + 0.5;
+    const bool overlap = cx + r > left && cx - r < right && cy + r > top && cy - r < bottom;
+    EXPECT_FALSE(overlap) << "label box [" << left << ", " << top << ", " << right << ", " << bottom
+                          << "] covers the dot at " << cx << "," << cy;
+  }
+  // Nothing under the usual place: the label stays at the right end, just above the line.
+  c.series[0].points = {{1, 100.4, ""}};
+  const std::string alone = RenderXY(c);
+  ASSERT_TRUE(std::regex_search(alone, m, text));
+  EXPECT_EQ(D(m[1]), 616);  // the plot area's right edge (640 - 24)
+}
+
+// Issue 24 item 11: a time axis ends at the run's end (Axis::end), not at the next round time.
+TEST(XYChartTest, ATimeAxisEndsAtTheRunsEnd) {
+  XYChart c = TimeSeriesChart(
+      "tok", "Output", Axis{.label = "Output", .unit = "tok/s"},
+      {Series{.name = "tok/s", .points = {{0, 1, ""}, {5, 3, ""}, {10.3, 2, ""}}, .dots = true}});
+  std::string svg = RenderXY(c);
+  EXPECT_NE(svg.find(">15</text>"), std::string::npos);  // the nice tick past the end, before
+  c.x.end = 10.3;
+  svg = RenderXY(c);
+  EXPECT_EQ(svg.find(">15</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">10</text>"), std::string::npos);
+  // The last sample is at the right edge of the plot area.
+  const auto circles = Elements(svg, "circle");
+  ASSERT_EQ(circles.size(), 3u);
+  EXPECT_EQ(D(circles[2].at("cx")), 616);
+  EXPECT_EQ(D(circles[0].at("cx")), 72);
+}
+
 TEST(XYChartTest, AnEmptyChartSaysSo) {
   XYChart c = Simple();
   c.series[0].points.clear();

@@ -210,5 +210,43 @@ TEST(HtmlResourcesTest, OutputTokSIsDerivedFromTheRequestsPerSamplingInterval) {
   EXPECT_TRUE(FigureOf(RenderHtml(doc), "res-tok-s").empty());
 }
 
+// Issue 24 item 11: the quality suite's requests count too (each attempt that received its
+// answer, at its sent_at_ms), and the time axis ends at the last sample. A suite test of 200
+// tokens from 0.1 s to 1.1 s and a failed attempt (no token count); samples at 0, 0.5, 1.0,
+// 1.5, 1.9 s: 80 tokens in (0, 0.5] = 160 tok/s, 100 in (0.5, 1.0] = 200 tok/s, 20 in
+// (1.0, 1.5] = 40 tok/s, then 0.
+TEST(HtmlResourcesTest, OutputTokSCountsTheQualityTestsAndEndsAtTheRunsEnd) {
+  json doc = json::parse(R"({
+    "status": "complete", "target": {"model": "m"},
+    "tests": [
+      {"id": "text.a", "name": "A", "category": "text", "status": "PASS",
+       "attempts": [{"max_tokens": 512, "status": "PASS", "sent_at_ms": 0, "ttft_ms": 100,
+                     "e2e_ms": 1100, "completion_tokens": 200}]},
+      {"id": "text.b", "name": "B", "category": "text", "status": "ERROR",
+       "attempts": [{"max_tokens": 512, "status": "ERROR", "sent_at_ms": 0, "ttft_ms": 100,
+                     "e2e_ms": 1100, "completion_tokens": null}]},
+      {"id": "speed.decode", "name": "Decode", "category": "speed", "status": "PASS",
+       "profile": "decode", "attempts": 1}],
+    "resources": {"period_ms": 500, "samples": 5, "sources": [],
+                  "series": {"t_s": [0.0, 0.5, 1.0, 1.5, 1.9]}}})");
+  const std::string fig = FigureOf(RenderHtml(doc), "res-tok-s");
+  ASSERT_FALSE(fig.empty()) << "the suite's tokens make the chart";
+  EXPECT_TRUE(Contains(fig, "<tr><td>0.50</td><td>160.0</td></tr>")) << fig;
+  EXPECT_TRUE(Contains(fig, "<tr><td>1.00</td><td>200.0</td></tr>")) << fig;
+  EXPECT_TRUE(Contains(fig, "<tr><td>1.50</td><td>40.0</td></tr>")) << fig;
+  EXPECT_TRUE(Contains(fig, "<tr><td>1.90</td><td>0.0</td></tr>")) << fig;
+  // The x axis ends at 1.9 s: its ticks stop at 1.5 (a nice axis would run on to 2).
+  const std::regex tick(
+      R"re(<text class="tick" x="([^"]+)" y="([^"]+)" text-anchor="middle">([^<]*)</text>)re");
+  std::vector<std::string> ticks;
+  for (auto it = std::sregex_iterator(fig.begin(), fig.end(), tick); it != std::sregex_iterator();
+       ++it) {
+    ticks.push_back((*it)[3]);
+  }
+  ASSERT_FALSE(ticks.empty());
+  EXPECT_EQ(ticks.back(), "1.5") << fig;
+  EXPECT_TRUE(Contains(fig, "class=\"axis-line\" x1=\"72\" x2=\"616\""));
+}
+
 }  // namespace
 }  // namespace sb::report

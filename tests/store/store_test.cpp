@@ -5,7 +5,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
+#include <tuple>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -323,7 +325,7 @@ TEST(StoreQuery, LeaderboardRanksAndMarksOverlappingIntervalsAsTies) {
   EXPECT_LT(fast, close);
   EXPECT_LT(close, slow);
   EXPECT_NE(md.find("= marks a tie"), std::string::npos);
-  EXPECT_NE(md.find("3 entries (the latest run of each model and configuration)"),
+  EXPECT_NE(md.find("3 entries (the latest run of each model, server and configuration)"),
             std::string::npos)
       << md;
   // A later run of "slow" replaces the earlier one: still three entries, slow now first.
@@ -338,8 +340,8 @@ TEST(StoreQuery, LeaderboardRanksAndMarksOverlappingIntervalsAsTies) {
   EXPECT_EQ(j["entries"][0]["model"], "fast");
   EXPECT_EQ(j["entries"][2]["model"], "slow");
   const std::string html = RenderLeaderboard(runs, spec, "model", OutputFormat::kHtml);
-  EXPECT_NE(html.find("<table>"), std::string::npos);
-  EXPECT_NE(html.find("<td>1=</td>"), std::string::npos);
+  EXPECT_NE(html.find("<table class=\"leaderboard\">"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num\">1=</td>"), std::string::npos);
 }
 
 // SampleResults with sampled resources: the whole run, and two decode runs of 100 and 300 J
@@ -442,7 +444,7 @@ TEST(StoreQuery, LeaderboardShowsPeakMemoryAndJPerTokenOnlyWhenAnEntryHasThem) {
   EXPECT_EQ(j["entries"][1]["columns"]["resources.j_per_token"], 0.42);
   EXPECT_EQ(j["entries"][1]["columns"]["resources.peak_memory_bytes"], 5.5e10);
   const std::string html = RenderLeaderboard(runs, spec, "model", OutputFormat::kHtml);
-  EXPECT_NE(html.find("<th>J/token</th>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<th class=\"num\">J/token</th>"), std::string::npos) << html;
 
   // Ranked by J/token: lower is better.
   runs[0].metrics.push_back(
@@ -451,6 +453,141 @@ TEST(StoreQuery, LeaderboardShowsPeakMemoryAndJPerTokenOnlyWhenAnEntryHasThem) {
       runs, ParseMetric("resources.j_per_token").value(), "model", OutputFormat::kJson));
   EXPECT_EQ(by_energy["entries"][0]["model"], "slow");
   EXPECT_EQ(by_energy["entries"][1]["model"], "fast");
+}
+
+// The <td>/<th> cells of the first <tr> of `html`'s <tbody> (or of its <thead> with head).
+std::vector<std::string> Cells(const std::string& html, const std::string& row_start) {
+  std::vector<std::string> out;
+  const auto start = html.find(row_start);
+  if (start == std::string::npos) {
+    return out;
+  }
+  const std::string row = html.substr(start, html.find("</tr>", start) - start);
+  const std::regex cell(R"re(<t[dh][^>]*>([^<]*)</t[dh]>)re");
+  for (auto it = std::sregex_iterator(row.begin(), row.end(), cell); it != std::sregex_iterator();
+       ++it) {
+    out.push_back((*it)[1]);
+  }
+  return out;
+}
+
+// Issue 24 item 24: the HTML leaderboard looks like report.html (its stylesheet, numbers
+// right-aligned with thousands separators), shows the ranked metric's 95% interval, drops the
+// columns no entry has (the pass rates of runs without suites), and has the tie note only when
+// a tie appears.
+TEST(StoreQuery, HtmlLeaderboardIsStyledLikeTheReportWithCiAndNoEmptyColumns) {
+  std::vector<RunRecord> runs = {
+      Synthetic("a", "fast", "1", 1234.5, 1200, 1250, "2026-12-01T00:00:01Z"),
+      Synthetic("b", "slow", "1", 100, 99, 101, "2026-12-01T00:00:02Z"),
+  };
+  const auto spec = ParseMetric("decode.decode_tok_s").value();
+  const std::string html = RenderLeaderboard(runs, spec, "model", OutputFormat::kHtml);
+  // report.html's stylesheet (its palette and the right-aligned number cells) and its CSP.
+  EXPECT_NE(html.find("--pass: #2e9e5b"), std::string::npos) << html;
+  EXPECT_NE(html.find("td.num { text-align: right;"), std::string::npos);
+  EXPECT_NE(html.find("Content-Security-Policy"), std::string::npos);
+  const auto head = Cells(html, "<thead>");
+  EXPECT_EQ(head, (std::vector<std::string>{"rank (decode.decode_tok_s)", "model", "configuration",
+                                            "server", "servebench", "decode tok/s", "95% CI",
+                                            "TTFT ms", "run"}))
+      << html;
+  const auto first = Cells(html, "<tbody>");
+  EXPECT_EQ(first, (std::vector<std::string>{"1", "fast", "-", "vllm 1", "0.1.0", "1,234.5",
+                                             "1,200.0–1,250.0", "0.8", "a"}))
+      << html;
+  EXPECT_NE(html.find("<td class=\"num\">1,234.5</td>"), std::string::npos);
+  // No tie: no tie note.
+  EXPECT_EQ(html.find("marks a tie"), std::string::npos) << html;
+  // A tie: the note appears.
+  runs.push_back(Synthetic("c", "close", "1", 1230, 1190, 1240, "2026-12-01T00:00:03Z"));
+  const std::string tied = RenderLeaderboard(runs, spec, "model", OutputFormat::kHtml);
+  EXPECT_NE(tied.find("marks a tie"), std::string::npos) << tied;
+  EXPECT_NE(tied.find("<td class=\"num\">1=</td>"), std::string::npos) << tied;
+  // A pass rate some entry measured keeps its column ("—" for the others).
+  runs[0].metrics.push_back({"suite", "", "", "pass_rate", 0.75, "", 4, 0.3, 0.95});
+  const std::string with_suite = RenderLeaderboard(runs, spec, "model", OutputFormat::kHtml);
+  EXPECT_NE(with_suite.find("<th class=\"num\">pass rate</th>"), std::string::npos);
+  EXPECT_NE(with_suite.find("<td class=\"num\">75.0%</td>"), std::string::npos);
+  EXPECT_EQ(with_suite.find("effective pass rate"), std::string::npos);
+}
+
+// Issue 24 item 25: runs of one model against two servers (the demo's simulator and a vLLM
+// endpoint), neither with a recipe or tags, are two entries, not one replacing the other; and
+// a recipe and tags both show in the configuration.
+TEST(StoreQuery, LeaderboardGroupsByServerRecipeAndTags) {
+  std::vector<RunRecord> runs = {
+      Synthetic("a", "m", "0.11.0", 200, 195, 205, "2026-12-01T00:00:01Z"),
+      Synthetic("b", "m", "1", 100, 99, 101, "2026-12-01T00:00:02Z"),
+  };
+  runs[1].server_kind = "sim";
+  runs[1].server_version = "0.1.0";
+  const auto spec = ParseMetric("decode.decode_tok_s").value();
+  json j = json::parse(RenderLeaderboard(runs, spec, "model", OutputFormat::kJson));
+  ASSERT_EQ(j["entries"].size(), 2u) << j.dump(1);
+  EXPECT_EQ(j["entries"][0]["server"], "vllm 0.11.0");
+  EXPECT_EQ(j["entries"][1]["server"], "sim 0.1.0");
+  // Another server version is another entry too.
+  runs.push_back(Synthetic("c", "m", "0.12.0", 210, 205, 215, "2026-12-01T00:00:03Z"));
+  j = json::parse(RenderLeaderboard(runs, spec, "model", OutputFormat::kJson));
+  EXPECT_EQ(j["entries"].size(), 3u) << j.dump(1);
+  // The same server, recipe and tags: the later run replaces the earlier one.
+  runs.push_back(Synthetic("d", "m", "0.12.0", 220, 215, 225, "2026-12-01T00:00:04Z"));
+  j = json::parse(RenderLeaderboard(runs, spec, "model", OutputFormat::kJson));
+  ASSERT_EQ(j["entries"].size(), 3u) << j.dump(1);
+  EXPECT_EQ(j["entries"][0]["run"], "d");
+  // A recipe and tags: both make the configuration, and each is its own entry.
+  runs[3].recipe = "mtp";
+  runs[3].tags = {{"hw", "spark"}};
+  j = json::parse(RenderLeaderboard(runs, spec, "model", OutputFormat::kJson));
+  ASSERT_EQ(j["entries"].size(), 4u) << j.dump(1);
+  EXPECT_EQ(j["entries"][0]["config"], "mtp,hw=spark");
+  const std::string md = RenderLeaderboard(runs, spec, "model", OutputFormat::kMarkdown);
+  EXPECT_NE(md.find("| m | mtp,hw=spark | vllm 0.12.0 |"), std::string::npos) << md;
+  // One recipe with two tag values (--serve runs tagged itl=3 and itl=8) is two
+  // configurations: two entries, and two series in history (the tags used to be ignored when a
+  // recipe was known). History groups by model and configuration only (not the server).
+  runs[2].recipe = "mtp";
+  runs[2].tags = {{"hw", "box"}};
+  j = json::parse(RenderLeaderboard(runs, spec, "model", OutputFormat::kJson));
+  EXPECT_EQ(j["entries"].size(), 4u) << j.dump(1);
+  const json h = json::parse(RenderHistory(runs, spec, OutputFormat::kJson));
+  ASSERT_EQ(h["series"].size(), 3u) << h.dump(1);  // "-" (a, b), then c and d
+  EXPECT_EQ(h["series"][1]["config"], "mtp,hw=box");
+  EXPECT_EQ(h["series"][2]["config"], "mtp,hw=spark");
+}
+
+// Issue 24 item 24: `history --format html` has a chart of the metric over time (one line per
+// model and configuration, a dot per run at its value) above the styled table.
+TEST(StoreQuery, HtmlHistoryChartsTheMetricOverTime) {
+  std::vector<RunRecord> runs = {
+      Synthetic("a", "m", "1", 1200, 1190, 1210, "2026-12-01T00:00:00Z"),
+      Synthetic("b", "m", "1", 1250, 1240, 1260, "2026-12-01T06:00:00Z"),
+      Synthetic("c", "other", "1", 90, 89, 91, "2026-12-01T12:00:00Z"),
+  };
+  const auto spec = ParseMetric("decode.decode_tok_s").value();
+  const std::string html = RenderHistory(runs, spec, OutputFormat::kHtml);
+  EXPECT_NE(html.find("--pass: #2e9e5b"), std::string::npos);  // report.html's stylesheet
+  ASSERT_NE(html.find("<svg"), std::string::npos) << html;
+  EXPECT_NE(html.find("data-chart=\"history\""), std::string::npos);
+  EXPECT_NE(html.find(">Time since the first run (hours)</text>"), std::string::npos) << html;
+  const std::regex mark(R"re(<circle class="mark"[^>]*data-series="([^"]*)" data-x="([^"]*)" )re"
+                        R"re(data-y="([^"]*)")re");
+  std::vector<std::tuple<std::string, std::string, std::string>> marks;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), mark); it != std::sregex_iterator();
+       ++it) {
+    marks.emplace_back((*it)[1], (*it)[2], (*it)[3]);
+  }
+  using M = std::tuple<std::string, std::string, std::string>;
+  EXPECT_EQ(marks, (std::vector<M>{M{"m (-)", "0", "1200"}, M{"m (-)", "6", "1250"},
+                                   M{"other (-)", "12", "90"}}));
+  EXPECT_NE(html.find("<td class=\"num\">1,250.0</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td class=\"num\">+4.2%</td>"), std::string::npos) << html;
+  // Runs over more than two days: the axis is in days.
+  runs[2].started_at = "2026-12-05T00:00:00Z";
+  EXPECT_NE(RenderHistory(runs, spec, OutputFormat::kHtml).find("(days)</text>"),
+            std::string::npos);
+  // Nothing measured: no chart, no table.
+  EXPECT_EQ(RenderHistory({}, spec, OutputFormat::kHtml).find("<svg"), std::string::npos);
 }
 
 // A -0.1% change drew a full-height jump (the scale was min..max, however close they were).

@@ -1,0 +1,141 @@
+#include "store/query_html.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <limits>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "chart/chart.h"
+#include "chart/svg.h"
+#include "report/html.h"
+
+namespace sb::store::html {
+
+void DropEmptyColumns(Table& t, const std::vector<std::size_t>& keep) {
+  for (std::size_t c = t.header.size(); c-- > 0;) {
+    if (std::find(keep.begin(), keep.end(), c) != keep.end()) {
+      continue;
+    }
+    const bool empty = std::all_of(t.rows.begin(), t.rows.end(), [&](const auto& row) {
+      return c >= row.size() || row[c].text.empty();
+    });
+    if (!empty) {
+      continue;
+    }
+    t.header.erase(t.header.begin() + static_cast<std::ptrdiff_t>(c));
+    for (auto& row : t.rows) {
+      if (c < row.size()) {
+        row.erase(row.begin() + static_cast<std::ptrdiff_t>(c));
+      }
+    }
+  }
+}
+
+std::string RenderTable(const Table& t) {
+  std::string s = fmt::format("<table class=\"{}\">\n<thead><tr>", XmlEscape(t.css));
+  for (std::size_t c = 0; c < t.header.size(); ++c) {
+    // A column of numbers has its header right-aligned over them.
+    const bool num = !t.rows.empty() && c < t.rows.front().size() && t.rows.front()[c].num;
+    s += fmt::format("<th{}>{}</th>", num ? " class=\"num\"" : "", XmlEscape(t.header[c]));
+  }
+  s += "</tr></thead>\n<tbody>\n";
+  for (const auto& row : t.rows) {
+    s += "<tr>";
+    for (const Cell& cell : row) {
+      s += fmt::format("<td{}>{}</td>", cell.num ? " class=\"num\"" : "",
+                       XmlEscape(cell.text.empty() ? "—" : cell.text));
+    }
+    s += "</tr>\n";
+  }
+  return s + "</tbody>\n</table>\n";
+}
+
+std::string Grouped(const std::string& number) {
+  std::size_t start = number.starts_with('-') || number.starts_with('+') ? 1 : 0;
+  std::size_t end = start;
+  while (end < number.size() && std::isdigit(static_cast<unsigned char>(number[end]))) {
+    ++end;
+  }
+  std::string digits = number.substr(start, end - start);
+  std::string grouped;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) {
+      grouped += ',';
+    }
+    grouped += digits[i];
+  }
+  return number.substr(0, start) + grouped + number.substr(end);
+}
+
+std::string Page(const std::string& title, const std::string& body) {
+  return fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+      "style-src 'unsafe-inline'\">\n"
+      "<title>servebench {0}</title>\n<style>\n{1}"
+      "th.num {{ text-align: right; }}\ntd {{ white-space: nowrap; "
+      "}}\n</style>\n</head>\n<body>\n<h1>servebench {0}</h1>\n{2}"
+      "</body>\n</html>\n",
+      XmlEscape(title), report::HtmlStylesheet(), body);
+}
+
+double IsoSeconds(const std::string& iso) {
+  std::tm tm{};
+  double sec = 0;
+  if (std::sscanf(iso.c_str(), "%d-%d-%dT%d:%d:%lf", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                  &tm.tm_hour, &tm.tm_min, &sec) != 6) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  tm.tm_sec = 0;
+  return static_cast<double>(timegm(&tm)) + sec;
+}
+
+std::string HistoryChart(const std::string& metric, const std::string& unit,
+                         const std::vector<HistoryPoint>& points) {
+  double first = std::numeric_limits<double>::infinity(), last = -first;
+  for (const HistoryPoint& p : points) {
+    const double t = IsoSeconds(p.started_at);
+    if (std::isfinite(t)) {
+      first = std::min(first, t);
+      last = std::max(last, t);
+    }
+  }
+  if (!(first <= last)) {
+    return "";
+  }
+  const bool days = last - first > 2 * 86400.0;
+  const double per = days ? 86400.0 : 3600.0;
+  chart::XYChart c;
+  c.id = "history";
+  c.title = metric + " over time";
+  c.x = chart::Axis{
+      .label = "Time since the first run", .unit = days ? "days" : "hours", .decimals = 2};
+  c.y = chart::Axis{.label = metric, .unit = unit, .decimals = unit == "tok/s" ? 1 : 3};
+  std::map<std::string, std::size_t> index;
+  for (const HistoryPoint& p : points) {
+    const double t = IsoSeconds(p.started_at);
+    if (!std::isfinite(t)) {
+      continue;
+    }
+    if (!index.contains(p.series)) {
+      index[p.series] = c.series.size();
+      c.series.push_back(chart::Series{.name = p.series, .points = {}, .css = "", .line = true});
+    }
+    const std::string tip =
+        fmt::format("{}: {} {} (run {}, {})", p.series, p.value, unit, p.run, p.started_at);
+    c.series[index[p.series]].points.push_back(chart::Point{(t - first) / per, p.value, tip});
+  }
+  return "<figure class=\"figure\" id=\"chart-history\"><div class=\"plot\">" + chart::RenderXY(c) +
+         "</div><figcaption>One line per model and configuration, a dot per run (hover for its "
+         "value, run and start time).</figcaption></figure>\n";
+}
+
+}  // namespace sb::store::html
