@@ -571,13 +571,13 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
   json reasons = json::array();
   if (!st.lag.empty() && st.lag.ValueAtPercentile(99) > late_ns) {
     reasons.push_back(fmt::format("schedule lag p99 {:.3f} ms is above {:g} ms",
-                                  Ms(st.lag.ValueAtPercentile(99)), ro.late_ms));
+                                  st.lag.ValueAtPercentile(99) / 1e6, ro.late_ms));
   }
   if (!st.event_delay.empty() && st.event_delay.ValueAtPercentile(99) > late_ns) {
     reasons.push_back(
         fmt::format("events waited {:.3f} ms (p99) between arriving and being "
                     "processed",
-                    Ms(st.event_delay.ValueAtPercentile(99))));
+                    st.event_delay.ValueAtPercentile(99) / 1e6));
   }
   {
     std::vector<std::string> why;
@@ -655,7 +655,7 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
 
   if (on_progress_) {
     const auto p = [](const Histogram& h, double q) {
-      return h.empty() ? std::string("n/a") : fmt::format("{:.1f}", Ms(h.ValueAtPercentile(q)));
+      return h.empty() ? std::string("n/a") : fmt::format("{:.1f}", h.ValueAtPercentile(q) / 1e6);
     };
     std::string good;
     if (!ro.slo.empty() && st.sent > 0) {

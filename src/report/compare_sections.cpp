@@ -235,7 +235,17 @@ std::vector<CompareRow> StartupRows(const std::vector<CompareRun>& runs) {
   b.Add(Spec("Server time to ready", "server.time_to_ready_s", "s", Better::kLower, "faster"),
         [](const CompareRun& r) {
           auto s = NumberAt(r.results, {"server_process", "time_to_ready_s"});
-          return s ? Cell(s, FormatSeconds(s) + "s") : Missing();
+          if (!s) {
+            return Missing();
+          }
+          // Known to the poll: older runs (no resolution recorded) compare exactly.
+          auto res = NumberAt(r.results, {"server_process", "time_to_ready_resolution_s"});
+          CompareCell c = Cell(s, FormatSeconds(s) + "s");
+          if (res && *res > 0) {
+            c.resolution = *res;
+            c.text += fmt::format(" (±{}s)", FormatSeconds(res));
+          }
+          return c;
         });
   return b.Take();
 }

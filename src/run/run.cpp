@@ -320,7 +320,8 @@ Result<void> RunState::StartServer() {
     return started.error();
   }
   server_ = std::move(started.value());
-  std::fprintf(stderr, "server ready after %.1f s at %s (%s)\n", server_->time_to_ready_s(),
+  std::fprintf(stderr, "server ready after %.2f s (±%.2f s) at %s (%s)\n",
+               server_->time_to_ready_s(), server_->time_to_ready_resolution_s(),
                server_->endpoint().c_str(), server_->command().c_str());
   c.target.endpoint = server_->endpoint();
   c.out = server_out.string();
