@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <re2/re2.h>
 
+#include "core/number_format.h"
 #include "core/stats.h"
 #include "perf/metrics.h"
 #include "suite/checkers.h"
@@ -592,8 +593,7 @@ void SuiteRunner::Run(const Suite& suite) {
         if (result.contains("time_ms") && result["time_ms"].is_number()) {
           line += fmt::format(" ({:.2f} s", result["time_ms"].get<double>() / 1000);
           if (result["completion_tokens"].is_number()) {
-            line +=
-                fmt::format(", {} tokens", Thousands(result["completion_tokens"].get<long long>()));
+            line += ", " + CountOf(result["completion_tokens"].get<long long>(), "token", "tokens");
           }
           line += ")";
         }

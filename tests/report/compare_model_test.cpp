@@ -217,6 +217,24 @@ TEST(CompareModelTest, SectionsWhenBothRunsHaveTheData) {
   EXPECT_EQ(SectionOf(Build({a, b}), "rate"), nullptr);
 }
 
+// Issue 24 item 6: a goodput at a nominal rate shows the rate the drawn schedule offered.
+TEST(CompareModelTest, GoodputCellsShowTheOfferedRateBesideTheNominal) {
+  json a = MakeDoc("a");
+  json b = MakeDoc("b");
+  json pa = RatePoint(5, {40, 41, 42}, 5.84);
+  pa["offered_rate_rps"] = 6.01;
+  json pb = RatePoint(5, {40, 41, 42}, 4.9);
+  pb["offered_rate_rps"] = 4.97;
+  a["perf"]["rate"] = {{"rates", {pa}}};
+  b["perf"]["rate"] = {{"rates", {pb}}};
+  Comparison c = Build({a, b});
+  const CompareRow* row = RowOf(c, "rate.5.00.goodput_rps");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->metric, "Goodput, 5.00 req/s");
+  EXPECT_EQ(row->cells[0].text, "5.84 req/s (100%; offered 6.01 req/s)");
+  EXPECT_EQ(row->cells[1].text, "4.90 req/s (100%; offered 4.97 req/s)");
+}
+
 // Issue 24 item 2: start-up times known only to the poll (0.5 s) ranked "draft 1.00× faster" the
 // wrong way round; within the larger of the two resolutions they are a tie.
 TEST(CompareModelTest, StartupTimesWithinTheirPollResolutionTie) {
