@@ -421,6 +421,25 @@ TEST(ConsoleTest, ProgressAndSummaryShareOneNumberFormat) {
       << r.out;
 }
 
+// A rate run: the progress line and the summary round the rate the same way ("2.83 req/s", not
+// "2.82843 req/s"), and the summary has a line for the rate with goodput.
+TEST(ConsoleTest, RateRunRoundsTheRateAlikeAndSummarisesIt) {
+  SimProcess sim;
+  ASSERT_FALSE(sim.url().empty());
+  TempDir dir;
+  ProcessResult r = RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "rate",
+                                "--rates", "2.828427", "--requests", "4", "--rate-tokens", "4",
+                                "--slo", "ttft_ms=5000", "--out", (dir.path() / "run").string()},
+                               std::chrono::seconds(120));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(LineStarting(r.err, "  2.83 req/s: 4/4 ok"), "") << r.err;
+  const std::string line = LineStarting(r.out, "rate 2.83 req/s (offered ");
+  EXPECT_NE(line, "") << r.out;
+  EXPECT_NE(line.find(", goodput "), std::string::npos) << line;
+  EXPECT_EQ(r.out.find("2.82843"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("2.82843 req/s:"), std::string::npos) << r.err;
+}
+
 // With 2>&1 the summary comes before the store's "stored run" line.
 TEST(ConsoleTest, SummaryBeforeTheStoredRunLineInOneStream) {
   TempDir dir;
