@@ -1,5 +1,6 @@
 #include "cli/completion.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -7,8 +8,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/profile_table.h"
 #include "run/exit_codes.h"
 #include "run/run.h"
+#include "suite/suite.h"
 
 namespace sb::cli {
 
@@ -67,6 +70,75 @@ std::vector<std::string> Choices(const CLI::Option& o) {
   return out;
 }
 
+// Values of options that no IsMember check lists (a profile list is checked after parsing, a
+// suite may also be a file): the profile names, the built-in suites, --by's groupings.
+std::vector<std::string> KnownValues(const CLI::Option& o) {
+  for (const auto& l : o.get_lnames()) {
+    if (l == "profile" || l == "profiles") {
+      std::vector<std::string> out;
+      for (const ProfileSpec& p : Profiles()) {  // core/profile_table.h
+        out.emplace_back(p.name);
+      }
+      return out;
+    }
+    if (l == "suite" || l == "suites") {
+      std::vector<std::string> out;
+      for (const auto& b : suite::BuiltinSuites()) {
+        out.emplace_back(b.name);
+      }
+      return out;
+    }
+    if (l == "by") {
+      return {"model", "recipe", "tag:"};
+    }
+  }
+  return {};
+}
+
+bool IsSuite(const CLI::Option& o) {
+  return o.check_lname("suite") || o.check_lname("suites");
+}
+
+// --metric: the metric names of the user's store, asked of the binary at completion time (the
+// first column of `servebench history --list-metrics`, the store's ListMetrics).
+bool IsMetric(const CLI::Option& o) {
+  return o.check_lname("metric");
+}
+
+constexpr const char* kMetricList =
+    "servebench history --list-metrics 2>/dev/null | awk '{print $1}'";
+
+std::string Join(const std::vector<std::string>& items, const char* sep);
+
+// A command's options and those of its own subcommands (`store import|ls|rm`), each name once.
+std::vector<const CLI::Option*> AllOptions(const CLI::App& sub) {
+  std::vector<const CLI::Option*> out;
+  std::vector<std::string> seen;
+  auto add = [&](const CLI::App& a) {
+    for (const auto* o : Options(a)) {
+      const auto names = Names(*o);
+      const std::string key = names.empty() ? "positional " + o->get_name(true) : Join(names, " ");
+      if (std::find(seen.begin(), seen.end(), key) == seen.end()) {
+        seen.push_back(key);
+        out.push_back(o);
+      }
+    }
+  };
+  add(sub);
+  for (const auto* nested : Subcommands(sub)) {
+    add(*nested);
+  }
+  return out;
+}
+
+std::vector<std::string> NestedNames(const CLI::App& sub) {
+  std::vector<std::string> out;
+  for (const auto* nested : Subcommands(sub)) {
+    out.push_back(nested->get_name());
+  }
+  return out;
+}
+
 // The type name without its check ("TEXT:{md,html}" -> "TEXT").
 std::string TypeName(const CLI::Option& o) {
   std::string type = o.get_type_name();
@@ -104,7 +176,7 @@ std::string Bash(const CLI::App& app) {
       "# command definitions: do not edit.\n"
       "_servebench() {\n"
       "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
-      "  local cmd='' words='' i\n"
+      "  local cmd='' words='' nested='' i\n"
       "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
       "    case ${COMP_WORDS[i]} in\n"
       "      " +
@@ -119,7 +191,8 @@ std::string Bash(const CLI::App& app) {
     std::vector<std::string> words;
     std::vector<std::string> files;
     std::string choices;
-    for (const auto* o : Options(*sub)) {
+    words = NestedNames(*sub);  // `store import|ls|rm`
+    for (const auto* o : AllOptions(*sub)) {
       const auto n = Names(*o);
       if (n.empty()) {
         continue;  // a positional: the default (file names) completes it
@@ -128,9 +201,18 @@ std::string Bash(const CLI::App& app) {
       if (!TakesValue(*o)) {
         continue;
       }
-      if (auto c = Choices(*o); !c.empty()) {
+      auto c = Choices(*o);
+      if (c.empty()) {
+        c = KnownValues(*o);
+      }
+      if (IsMetric(*o)) {
+        choices += "        " + Join(n, "|") + ") COMPREPLY=($(compgen -W \"$(" + kMetricList +
+                   ")\" -- \"$cur\")); return ;;\n";
+      } else if (!c.empty()) {
+        // A suite may also be a file: names first, then file names.
         choices += "        " + Join(n, "|") + ") COMPREPLY=($(compgen -W " +
-                   SingleQuoted(Join(c, " ")) + " -- \"$cur\")); return ;;\n";
+                   SingleQuoted(Join(c, " ")) + " -- \"$cur\")" +
+                   (IsSuite(*o) ? " $(compgen -f -- \"$cur\")" : "") + "); return ;;\n";
       } else {
         files.insert(files.end(), n.begin(), n.end());
       }
@@ -143,11 +225,17 @@ std::string Bash(const CLI::App& app) {
       }
       s += "      esac\n";
     }
-    s += "      words=" + SingleQuoted(Join(words, " ")) + " ;;\n";
+    s += "      words=" + SingleQuoted(Join(words, " "));
+    if (const auto nested = NestedNames(*sub); !nested.empty()) {
+      s += "; nested=" + SingleQuoted(Join(nested, " "));
+    }
+    s += " ;;\n";
   }
   s += "  esac\n"
        "  if [[ -z $cmd || $cur == -* ]]; then\n"
        "    COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
+       "  elif [[ -n $nested && $prev == \"$cmd\" ]]; then  # `store import|ls|rm`\n"
+       "    COMPREPLY=($(compgen -W \"$nested\" -- \"$cur\"))\n"
        "  fi\n"
        "}\n"
        "complete -o default -F _servebench servebench\n";
@@ -172,8 +260,16 @@ std::string ZshDescription(const std::string& d) {
 std::string ZshSpec(const CLI::Option& o, bool exclusive = false) {
   const auto n = Names(o);
   std::string action = "_files";
-  if (auto c = Choices(o); !c.empty()) {
-    action = "(" + Join(c, " ") + ")";
+  auto c = Choices(o);
+  if (c.empty()) {
+    c = KnownValues(o);
+  }
+  if (IsMetric(o)) {
+    action = "_servebench_metrics";
+  } else if (!c.empty()) {
+    action = IsSuite(o)
+                 ? "{_alternative \"suites:suite:(" + Join(c, " ") + ")\" \"files:file:_files\"}"
+                 : "(" + Join(c, " ") + ")";
   }
   if (n.empty()) {
     std::string name = o.get_name(true);
@@ -211,6 +307,13 @@ std::string Zsh(const CLI::App& app) {
        "  _describe -t commands 'servebench command' commands\n"
        "}\n"
        "\n"
+       "_servebench_metrics() {\n"
+       "  local -a metrics=(${(f)\"$(" +
+       std::string(kMetricList) +
+       ")\"})\n"
+       "  compadd -a metrics\n"
+       "}\n"
+       "\n"
        "_servebench() {\n"
        "  local curcontext=$curcontext state line ret=1\n"
        "  _arguments -C \\\n";
@@ -224,7 +327,10 @@ std::string Zsh(const CLI::App& app) {
        "    case $words[1] in\n";
   for (const auto* sub : Subcommands(app)) {
     s += "      " + sub->get_name() + ")\n        _arguments -s \\\n";
-    for (const auto* o : Options(*sub)) {
+    if (const auto nested = NestedNames(*sub); !nested.empty()) {
+      s += "          '1:command:(" + Join(nested, " ") + ")' \\\n";
+    }
+    for (const auto* o : AllOptions(*sub)) {
       s += "          " + ZshSpec(*o) + " \\\n";
     }
     s += "          && ret=0 ;;\n";
@@ -286,6 +392,85 @@ std::string ManOption(const CLI::Option& o) {
   return ".TP\n" + head + "\n" + Roff(body) + "\n";
 }
 
+// Examples of each command, shown in its section of the page ("what", "command line").
+std::vector<std::pair<std::string, std::string>> Examples(const std::string& command) {
+  static const std::vector<std::pair<std::string, std::pair<std::string, std::string>>> kAll = {
+      {"run",
+       {"Quality suites and speed profiles against a server",
+        "servebench run \\-\\-endpoint http://gpu\\-7:8000/v1 \\-\\-suite quick"}},
+      {"run",
+       {"The same against the built-in simulator (no \\-\\-endpoint)",
+        "servebench run \\-\\-suite quick"}},
+      {"perf",
+       {"Decode speed and concurrency only",
+        "servebench perf \\-\\-endpoint URL \\-\\-profile decode,concurrency"}},
+      {"perf",
+       {"Open-loop load at three rates with latency objectives",
+        "servebench perf \\-\\-profile rate \\-\\-rates 5,20,60 \\-\\-slo "
+        "ttft_ms=500"}},
+      {"launch",
+       {"Start each server of a recipe matrix, measure it, compare them",
+        "servebench launch matrix.yaml \\-\\-profiles decode,concurrency"}},
+      {"compare", {"Two runs side by side", "servebench compare runs/a runs/b \\-\\-format md"}},
+      {"report", {"Re-render a run directory's reports", "servebench report runs/a"}},
+      {"export", {"A run as CSV", "servebench export runs/a \\-\\-format csv"}},
+      {"sim", {"The simulator as a standalone server", "servebench sim \\-\\-port 8000"}},
+      {"suites", {"List the built-in suites", "servebench suites"}},
+      {"store",
+       {"Import run directories, list and remove stored runs",
+        "servebench store import runs/*; servebench store ls"}},
+      {"history", {"One metric over time", "servebench history \\-\\-metric decode.decode_tok_s"}},
+      {"leaderboard",
+       {"Rank stored runs",
+        "servebench leaderboard \\-\\-metric decode.decode_tok_s \\-\\-by "
+        "model"}},
+      {"doctor", {"What works on this machine", "servebench doctor"}},
+  };
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [cmd, ex] : kAll) {
+    if (cmd == command) {
+      out.push_back(ex);
+    }
+  }
+  return out;
+}
+
+// An example block: each "what" as a paragraph, its command line below it (roff already).
+std::string ManExamples(const std::vector<std::pair<std::string, std::string>>& examples) {
+  std::string s;
+  for (const auto& [what, line] : examples) {
+    s += ".PP\n" + what + ":\n.RS\n.nf\n.B " + line + "\n.fi\n.RE\n";
+  }
+  return s;
+}
+
+// ENVIRONMENT and FILES: what every command reads (docs/store.md, docs/media.md, README.md).
+constexpr const char* kManEnvironmentAndFiles =
+    ".SH ENVIRONMENT\n"
+    ".TP\n.B OPENAI_API_KEY\n"
+    "The API key sent to the server when set (another variable: \\-\\-api\\-key\\-env; a file: "
+    "\\-\\-api\\-key\\-file). Never written to any output.\n"
+    ".TP\n.B SERVEBENCH_STORE\n"
+    "The run store when no \\-\\-store is given: a SQLite path or a postgresql:// URL; \\fBoff\\fR "
+    "records nothing.\n"
+    ".TP\n.B XDG_DATA_HOME\n"
+    "The default store is $XDG_DATA_HOME/servebench/runs.sqlite.\n"
+    ".TP\n.B SERVEBENCH_CACHE_DIR\n"
+    "The generated media's disk cache (default $XDG_CACHE_HOME/servebench/media, else "
+    "~/.cache/servebench/media); \\fBoff\\fR: none.\n"
+    ".TP\n.B SERVEBENCH_NVML_LIB\n"
+    "The NVML library to load for GPU memory and power (default libnvidia\\-ml.so.1).\n"
+    ".TP\n.B TMPDIR\n"
+    "Where the sandbox that runs model\\-written code makes its working directories.\n"
+    ".SH FILES\n"
+    ".TP\n.I runs/<UTC time>\\-<model>/\n"
+    "One directory per run (\\-\\-out): results.json, samples.jsonl, report.md, report.html, "
+    "plan.json, journal.jsonl, and server.log when servebench started the server.\n"
+    ".TP\n.I ~/.local/share/servebench/runs.sqlite\n"
+    "The default run store (store, history, leaderboard).\n"
+    ".TP\n.I ~/.cache/servebench/media/\n"
+    "The generated test media, made again when missing.\n";
+
 std::string Man(const CLI::App& app) {
   // The app's description: "servebench: WHAT\nMORE...": WHAT is the NAME line.
   std::string desc = app.get_description();
@@ -331,7 +516,20 @@ std::string Man(const CLI::App& app) {
     for (const auto* o : Options(*sub)) {
       s += ManOption(*o);
     }
+    for (const auto* nested : Subcommands(*sub)) {  // store import|ls|rm
+      s += ".TP\n\\fB" + Roff(nested->get_name()) + "\\fR\n" + Roff(nested->get_description()) +
+           "\n";
+    }
+    if (const auto examples = Examples(sub->get_name()); !examples.empty()) {
+      s += ".PP\n\\fBExamples\\fR\n" + ManExamples(examples);
+    }
+    s += ".PP\n\\fBExit status\\fR: as for every command (EXIT STATUS below).\n";
   }
+  s += ".SH EXAMPLES\n";
+  for (const char* cmd : {"run", "perf", "compare"}) {
+    s += ManExamples(Examples(cmd));
+  }
+  s += kManEnvironmentAndFiles;
   s += ".SH EXIT STATUS\n"
        ".TP\n" +
        std::to_string(run::kExitOk) +

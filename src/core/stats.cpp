@@ -6,25 +6,38 @@
 
 namespace sb {
 
-namespace {
-
-double PercentileSorted(const std::vector<double>& sorted, double q) {
-  if (sorted.size() == 1) {
-    return sorted[0];
+PercentileRank RankOfPercentile(std::size_t n, double q) {
+  PercentileRank r;
+  if (n <= 1) {
+    return r;
   }
-  double rank = q / 100.0 * static_cast<double>(sorted.size() - 1);
-  auto lo = static_cast<std::size_t>(std::floor(rank));
-  auto hi = std::min(lo + 1, sorted.size() - 1);
-  double frac = rank - static_cast<double>(lo);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
+  // The product carries the binary rounding of q (99.9 / 100 × 1000 = 999.0000000000001): a
+  // fraction within 1e-9 of a whole rank is that rank.
+  const double h = std::clamp(q, 0.0, 100.0) / 100.0 * static_cast<double>(n - 1);
+  double whole = std::floor(h);
+  double frac = h - whole;
+  if (frac > 1 - 1e-9) {
+    whole += 1;
+    frac = 0;
+  } else if (frac < 1e-9) {
+    frac = 0;
+  }
+  r.lo = std::min(static_cast<std::size_t>(whole), n - 1);
+  r.hi = std::min(r.lo + 1, n - 1);
+  r.frac = frac;
+  return r;
 }
 
-}  // namespace
+double PercentileOfSorted(std::span<const double> sorted, double q) {
+  const PercentileRank r = RankOfPercentile(sorted.size(), q);
+  const double lo = sorted[r.lo];
+  return r.frac == 0 ? lo : lo + (sorted[r.hi] - lo) * r.frac;
+}
 
 double Percentile(std::span<const double> values, double q) {
   std::vector<double> sorted(values.begin(), values.end());
   std::sort(sorted.begin(), sorted.end());
-  return PercentileSorted(sorted, std::clamp(q, 0.0, 100.0));
+  return PercentileOfSorted(sorted, q);
 }
 
 double Median(std::span<const double> values) {
@@ -47,9 +60,9 @@ Summary Summarize(std::span<const double> values) {
     ss += (v - s.mean) * (v - s.mean);
   }
   s.stddev = s.n > 1 ? std::sqrt(ss / static_cast<double>(s.n - 1)) : 0.0;
-  s.p50 = s.median = PercentileSorted(sorted, 50);
-  s.p90 = PercentileSorted(sorted, 90);
-  s.p99 = PercentileSorted(sorted, 99);
+  s.p50 = s.median = PercentileOfSorted(sorted, 50);
+  s.p90 = PercentileOfSorted(sorted, 90);
+  s.p99 = PercentileOfSorted(sorted, 99);
   return s;
 }
 

@@ -41,10 +41,19 @@ struct Recipe {
   // (relative to the server root, e.g. "/ping") must answer 2xx.
   std::string ready_path;
   double ready_timeout_s = 900;
-  double poll_interval_s = 0.5;
-  double stop_timeout_s = 30;  // SIGTERM, then SIGKILL after this long
-  std::string cwd;             // "" = inherited
+  double poll_interval_s = 0.5;  // the longest pause between polls (they start at kFirstPollS)
+  double stop_timeout_s = 30;    // SIGTERM, then SIGKILL after this long
+  std::string cwd;               // "" = inherited
 };
+
+// Readiness polls start kFirstPollS after the first one and the pause doubles after each until
+// it reaches the recipe's poll_interval_s, so a server ready in 0.1 s is seen within ~0.1 s and
+// a slow one is not polled more than once per poll_interval_s.
+inline constexpr double kFirstPollS = 0.01;
+
+// The pause after a poll that found the server not ready: kFirstPollS after the first (pass
+// previous_s = 0), then twice the previous pause, at most max_s (and at least 0.001 s).
+double NextPollPause(double previous_s, double max_s);
 
 // The literal tokens "{port}" and "{host}" in command, argv, env values and endpoint are replaced
 // once the port is known; every other brace (JSON in --speculative-config) is left alone.
@@ -128,6 +137,11 @@ class ServerProcess {
 
   double time_to_ready_s() const { return time_to_ready_s_; }  // spawn -> ready answer
 
+  // How precisely time_to_ready_s is known: the server became ready between the start of the last
+  // poll that found it not ready (or the spawn) and the ready answer, this many seconds apart.
+  // Two start-up times closer than their resolutions are a tie.
+  double time_to_ready_resolution_s() const { return time_to_ready_resolution_s_; }
+
   // False once the server process (the session leader) has exited; it is reaped then.
   bool Running();
 
@@ -143,8 +157,8 @@ class ServerProcess {
 
   // The results.json "server_process" object: name, command, endpoint, port, pid, env (values of
   // names that look secret -- KEY, TOKEN, SECRET, PASSWORD -- replaced by "<redacted>"),
-  // time_to_ready_s, log_file (relative to `relative_to` when given and below it), stop (the
-  // StopReport, null while running). Schema: docs/launch.md §6.
+  // time_to_ready_s, time_to_ready_resolution_s, log_file (relative to `relative_to` when given and
+  // below it), stop (the StopReport, null while running). Schema: docs/launch.md §6.
   nlohmann::json Describe(const std::filesystem::path& relative_to = {}) const;
 
  private:
@@ -164,6 +178,7 @@ class ServerProcess {
   bool status_known_ = false;  // false: reaped by someone else (SIGCHLD ignored)
   int wait_status_ = 0;        // valid when reaped_ && status_known_
   double time_to_ready_s_ = 0;
+  double time_to_ready_resolution_s_ = 0;
   std::optional<StopReport> stop_report_;
 };
 

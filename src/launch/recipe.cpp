@@ -425,6 +425,11 @@ Result<void> ValidateRecipe(const Recipe& r) {
   return {};
 }
 
+double NextPollPause(double previous_s, double max_s) {
+  const double next = previous_s > 0 ? previous_s * 2 : kFirstPollS;
+  return std::max(0.001, std::min(next, max_s));
+}
+
 Recipe RecipeFromCommand(std::string command) {
   Recipe r;
   r.name = "serve";

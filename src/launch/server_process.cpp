@@ -559,12 +559,12 @@ Result<std::unique_ptr<ServerProcess>> ServerProcess::Start(const Recipe& recipe
   }
   p->pid_ = pid.value();
 
-  // Readiness: poll at once, then every poll_interval_s; between polls, notice an exit or a stop
-  // request within kSlice.
+  // Readiness: poll at once, then after pauses of 10 ms, 20 ms, ... up to poll_interval_s
+  // (NextPollPause); between polls, notice an exit or a stop request within kSlice.
   const auto deadline = t0 + std::chrono::duration_cast<SteadyClock::duration>(
                                  std::chrono::duration<double>(r.ready_timeout_s));
-  const auto interval = std::chrono::duration_cast<SteadyClock::duration>(
-      std::chrono::duration<double>(r.poll_interval_s));
+  double pause_s = 0;
+  double last_not_ready_s = 0;  // when the last poll that saw the server not ready began
   ReadyCheck check(r.ready_path, p->endpoint_);
   std::string last_poll = "no answer yet";
   auto tail = [&]() {
@@ -609,6 +609,7 @@ Result<std::unique_ptr<ServerProcess>> ServerProcess::Start(const Recipe& recipe
     if (!p->Running()) {
       return exited();
     }
+    const double poll_start_s = SecondsSince(t0);
     std::optional<std::string> seen = check.Poll();
     if (!seen) {
       // Answered: but if our process has died meanwhile, whatever answered is not it.
@@ -616,8 +617,10 @@ Result<std::unique_ptr<ServerProcess>> ServerProcess::Start(const Recipe& recipe
         return exited();
       }
       p->time_to_ready_s_ = SecondsSince(t0);
+      p->time_to_ready_resolution_s_ = p->time_to_ready_s_ - last_not_ready_s;
       return p;
     }
+    last_not_ready_s = poll_start_s;
     last_poll = std::move(*seen);
     if (hooks.on_poll) {
       hooks.on_poll(SecondsSince(t0), last_poll);
@@ -628,6 +631,9 @@ Result<std::unique_ptr<ServerProcess>> ServerProcess::Start(const Recipe& recipe
                        fmt::format("{} was not ready after {:g} s ({}); it was stopped; {}", who,
                                    r.ready_timeout_s, last_poll, tail()));
     }
+    pause_s = NextPollPause(pause_s, r.poll_interval_s);
+    const auto interval =
+        std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(pause_s));
     const auto next = std::min(SteadyClock::now() + interval, deadline);
     while (SteadyClock::now() < next && !stop.stop_requested() && p->Running()) {
       std::this_thread::sleep_for(
@@ -826,6 +832,7 @@ json ServerProcess::Describe(const std::filesystem::path& relative_to) const {
           {"pid", pid_},
           {"ready_check", ready},
           {"time_to_ready_s", time_to_ready_s_},
+          {"time_to_ready_resolution_s", time_to_ready_resolution_s_},
           {"log_file", log_file},
           {"stop", stop}};
 }

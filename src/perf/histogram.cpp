@@ -4,6 +4,8 @@
 #include <bit>
 #include <cmath>
 
+#include "core/stats.h"
+
 namespace sb::perf {
 
 // Layout (as HdrHistogram's, with a unit of 1): with H = sub_bucket_half_count (the smallest
@@ -112,30 +114,35 @@ double Histogram::Mean() const {
   return count_ > 0 ? static_cast<double>(sum_ / static_cast<long double>(count_)) : 0.0;
 }
 
-std::int64_t Histogram::ValueAtPercentile(double percentile) const {
-  if (count_ == 0) {
-    return 0;
-  }
-  if (!(percentile > 0)) {  // also NaN
-    return min_;
-  }
-  if (percentile >= 100) {
-    return max_;
-  }
-  // Nearest rank. The product carries the binary rounding of p (99.9 × 1000 = 999.0000000000001),
-  // which a plain ceil would turn into the next rank; a relative 1e-12 absorbs it.
-  const double x = percentile / 100.0 * static_cast<double>(count_);
-  auto rank = static_cast<std::int64_t>(std::ceil(x - x * 1e-12));
-  rank = std::clamp<std::int64_t>(rank, 1, count_);
+std::int64_t Histogram::ValueOfRank(std::int64_t rank) const {
   std::int64_t seen = 0;
   for (std::size_t i = 0; i < counts_.size(); ++i) {
     seen += counts_[i];
-    if (seen >= rank) {
+    if (seen > rank) {
       const std::int64_t highest = ValueAt(i) + (BucketSize(i) - 1);
       return std::clamp(highest, min_, max_);
     }
   }
-  return max_;  // not reached: the counts add up to count_
+  return max_;  // not reached for rank < count_: the counts add up to count_
+}
+
+double Histogram::ValueAtPercentile(double percentile) const {
+  if (count_ == 0) {
+    return 0;
+  }
+  if (!(percentile > 0)) {  // also NaN
+    return static_cast<double>(min_);
+  }
+  if (percentile >= 100) {
+    return static_cast<double>(max_);
+  }
+  const PercentileRank r = RankOfPercentile(static_cast<std::size_t>(count_), percentile);
+  const auto lo = static_cast<double>(ValueOfRank(static_cast<std::int64_t>(r.lo)));
+  if (r.frac == 0) {
+    return lo;
+  }
+  const auto hi = static_cast<double>(ValueOfRank(static_cast<std::int64_t>(r.hi)));
+  return lo + (hi - lo) * r.frac;
 }
 
 bool Histogram::operator==(const Histogram& other) const {

@@ -44,11 +44,12 @@ class Histogram {
   // 0 when empty.
   double Mean() const;
 
-  // The nearest-rank percentile: the value v of rank ceil(percentile/100 × count) in sorted
-  // order, reported as the highest value of v's bucket and clamped to [Min(), Max()], so
-  // v <= result <= v × (1 + 10^-digits). percentile is clamped to [0, 100]; 0 gives Min(),
-  // 100 gives Max(). 0 when empty.
-  std::int64_t ValueAtPercentile(double percentile) const;
+  // The percentile by servebench's one convention (sb::RankOfPercentile, core/stats.h: linear
+  // interpolation between the values of the two closest ranks), where the value of a rank is the
+  // highest value of its bucket clamped to [Min(), Max()]. So for the exact percentile x of the
+  // recorded values, x <= result <= x × (1 + 10^-digits). percentile is clamped to [0, 100]; 0
+  // gives Min(), 100 gives Max(). 0 when empty.
+  double ValueAtPercentile(double percentile) const;
 
   // The range of values the histogram cannot tell apart from `value` (its bucket).
   std::int64_t LowestEquivalent(std::int64_t value) const;
@@ -66,7 +67,8 @@ class Histogram {
 
  private:
   std::size_t IndexOf(std::int64_t value) const;
-  std::int64_t ValueAt(std::size_t index) const;  // lowest value of the bucket at index
+  std::int64_t ValueAt(std::size_t index) const;      // lowest value of the bucket at index
+  std::int64_t ValueOfRank(std::int64_t rank) const;  // 0-based rank, bucket's highest, clamped
   std::int64_t BucketSize(std::size_t index) const;
 
   int digits_;

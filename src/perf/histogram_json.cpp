@@ -84,7 +84,7 @@ json PercentilesJson(const Histogram& h, double unit_ns) {
   if (h.empty()) {
     return json{{"n", 0}};
   }
-  auto v = [&](std::int64_t ns) { return static_cast<double>(ns) / unit_ns; };
+  auto v = [&](double ns) { return ns / unit_ns; };
   return json{{"n", h.count()},
               {"min", v(h.Min())},
               {"mean", h.Mean() / unit_ns},

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/clock.h"
+#include "core/number_format.h"
 #include "core/stats.h"
 #include "perf/histogram.h"
 #include "perf/metrics.h"
@@ -284,6 +285,10 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
       // A server that stopped answering (refused, or frozen: no byte at all) ends the run; a
       // reset stream or an error from a live server is an ordinary failure (ServerWatch).
       ObserveResponse(r);
+      if (r.outcome == client::Outcome::kCancelled) {
+        ++interrupted_;  // sent, then cut short by a stop (Ctrl-C): not the server's failure
+        continue;
+      }
       if (r.outcome != client::Outcome::kOk) {
         ++failed_;
         continue;  // a failed request contributes no tokens and no time
@@ -400,7 +405,9 @@ void Session::WarmUp(const ProfileOptions& options) {
 
 namespace {
 
-// Appends the record of each response to `rows`; returns the number of failed requests.
+// Appends the record of each response to `rows`; returns the number of failed requests. A
+// request a stop (Ctrl-C) cut short is recorded ("cancelled") but is not a failure: the summary
+// counts it as interrupted.
 int CollectRows(const std::vector<client::ChatResponse>& rs, json& rows,
                 const std::function<json(const client::ChatResponse&)>& record) {
   int errors = 0;
@@ -409,7 +416,7 @@ int CollectRows(const std::vector<client::ChatResponse>& rs, json& rows,
       continue;
     }
     rows.push_back(record(r));
-    if (r.outcome != client::Outcome::kOk) {
+    if (r.outcome != client::Outcome::kOk && r.outcome != client::Outcome::kCancelled) {
       ++errors;
     }
   }
@@ -489,8 +496,8 @@ json Session::Decode(const ProfileOptions& options) {
     }
     if (on_progress_) {
       on_progress_(r.outcome == client::Outcome::kOk && m.decode_tok_s
-                       ? fmt::format("decode {}/{}: {:.1f} tok/s, TTFT {:.0f} ms", i + 1,
-                                     options.runs, *m.decode_tok_s, *m.ttft_ms)
+                       ? fmt::format("decode {}/{}: {} tok/s, TTFT {} ms", i + 1, options.runs,
+                                     FixedGrouped(*m.decode_tok_s, 1), MillisecondsText(*m.ttft_ms))
                        : fmt::format("decode {}/{}: {}", i + 1, options.runs, FailureNote(r)));
     }
   }
@@ -601,15 +608,14 @@ json Session::Concurrency(const ProfileOptions& options) {
       // are of the requests sent (a closed loop sends more than its N streams).
       const auto sent = static_cast<long long>(rows.size());
       const char* what = closed_loop ? "requests" : "streams";
-      on_progress_(
-          errors > 0
-              ? fmt::format("concurrency {}: {} of {} {} failed ({:.0f}%; first: {}); {} "
-                            "tok/s combined over the {} that finished",
-                            n, errors, sent, what, sent > 0 ? 100.0 * errors / sent : 0.0,
-                            FirstFailure(rs),
-                            throughput ? fmt::format("{:.1f}", *throughput) : "no figure", ok)
-              : fmt::format("concurrency {}: {}/{} {} ok, {} tok/s combined", n, ok, sent, what,
-                            throughput ? fmt::format("{:.1f}", *throughput) : "n/a"));
+      on_progress_(errors > 0
+                       ? fmt::format("concurrency {}: {} of {} {} failed ({:.0f}%; first: {}); {} "
+                                     "tok/s combined over the {} that finished",
+                                     n, errors, sent, what, sent > 0 ? 100.0 * errors / sent : 0.0,
+                                     FirstFailure(rs),
+                                     throughput ? FixedGrouped(*throughput, 1) : "no figure", ok)
+                       : fmt::format("concurrency {}: {}/{} {} ok, {} tok/s combined", n, ok, sent,
+                                     what, throughput ? FixedGrouped(*throughput, 1) : "n/a"));
     }
     levels.push_back(std::move(level));
   }
@@ -672,8 +678,8 @@ json Session::MaxTokens(const ProfileOptions& options) {
                                runs.size(), first_failure));
     }
     if (on_progress_ && !tok_s.empty()) {
-      on_progress_(
-          fmt::format("max_tokens {}: {:.2f} s, {:.1f} tok/s", len, Median(wall), Median(tok_s)));
+      on_progress_(fmt::format("max_tokens {}: {:.2f} s, {} tok/s", len, Median(wall),
+                               FixedGrouped(Median(tok_s), 1)));
     }
     lengths.push_back(json{{"max_tokens", len},
                            {"runs", runs},
@@ -744,8 +750,8 @@ json Session::Ttft(const ProfileOptions& options) {
                                first_failure));
     }
     if (on_progress_ && !ttft.empty()) {
-      on_progress_(
-          fmt::format("ttft {}: {:.1f} ms (median of {})", tp.name, Median(ttft), ttft.size()));
+      on_progress_(fmt::format("ttft {}: {} ms (median of {})", tp.name,
+                               MillisecondsText(Median(ttft)), ttft.size()));
     }
     prompts.push_back(json{{"name", tp.name},
                            {"prompt_tokens", OptInt(prompt_tokens)},
@@ -838,6 +844,7 @@ json Session::Summary() const {
       {"effective_pass_rate", nullptr},
       {"requests", requests_},
       {"failed_requests", failed_},
+      {"interrupted_requests", interrupted_},
       {"completion_tokens", completion_tokens_},
       {"wall_time_s", wall_time_s_},
       {"avg_tok_s", wall_time_s_ > 0 ? json(static_cast<double>(completion_tokens_) / wall_time_s_)

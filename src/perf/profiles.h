@@ -253,6 +253,7 @@ class Session {
   bool first_point_started_ = false;  // RateOptions::start_at_ns applies to the first point only
   // Totals over measured requests, for Summary().
   long long requests_ = 0, failed_ = 0, completion_tokens_ = 0;
+  long long interrupted_ = 0;  // sent, then cut short by a stop
   double wall_time_s_ = 0;
   // Speculative decoding: scraped around every measured batch (docs/metrics.md).
   bool scrape_spec_ = true;

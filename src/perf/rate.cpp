@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "core/clock.h"
+#include "core/number_format.h"
 #include "perf/histogram.h"
 #include "perf/metrics.h"
 #include "perf/profiles.h"
@@ -565,13 +566,13 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
   json reasons = json::array();
   if (!st.lag.empty() && st.lag.ValueAtPercentile(99) > late_ns) {
     reasons.push_back(fmt::format("schedule lag p99 {:.3f} ms is above {:g} ms",
-                                  Ms(st.lag.ValueAtPercentile(99)), ro.late_ms));
+                                  st.lag.ValueAtPercentile(99) / 1e6, ro.late_ms));
   }
   if (!st.event_delay.empty() && st.event_delay.ValueAtPercentile(99) > late_ns) {
     reasons.push_back(
         fmt::format("events waited {:.3f} ms (p99) between arriving and being "
                     "processed",
-                    Ms(st.event_delay.ValueAtPercentile(99))));
+                    st.event_delay.ValueAtPercentile(99) / 1e6));
   }
   {
     std::vector<std::string> why;
@@ -649,7 +650,7 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
 
   if (on_progress_) {
     const auto p = [](const Histogram& h, double q) {
-      return h.empty() ? std::string("n/a") : fmt::format("{:.1f}", Ms(h.ValueAtPercentile(q)));
+      return h.empty() ? std::string("n/a") : MillisecondsText(h.ValueAtPercentile(q) / 1e6);
     };
     std::string good;
     if (!ro.slo.empty() && st.sent > 0) {
@@ -659,8 +660,8 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
     on_progress_(fmt::format(
         "{}{}: {}/{} ok, TTFT p50/p99 {}/{} ms, E2E p99 {} ms (from "
         "scheduled){}, {} late send(s)",
-        phase == "search" ? "search " : "", RateLabel(rate_rps), st.ok, n, p(st.ttft_sched, 50),
-        p(st.ttft_sched, 99), p(st.e2e_sched, 99), good, st.late));
+        phase == "search" ? "search " : "", FixedGrouped(rate_rps, 2) + " req/s", st.ok, n,
+        p(st.ttft_sched, 50), p(st.ttft_sched, 99), p(st.e2e_sched, 99), good, st.late));
   }
   return point;
 }

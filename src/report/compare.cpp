@@ -122,6 +122,44 @@ Judgement JudgeCounts(const CompareRow& row, std::vector<std::size_t> idx,
   return j;
 }
 
+// Single values (no interval) that lie within their measuring resolution of the best (idx[0])
+// tie: "≈ tie (within the 0.02 s resolution)". False, and j untouched, when the runner-up lies
+// outside it.
+bool TieWithin(const CompareRow& row, const std::vector<std::size_t>& idx, Judgement& j,
+               const std::vector<std::string>& labels) {
+  const CompareCell& best = row.cells[idx[0]];
+  auto within = [&](std::size_t i) {
+    const double res = std::max(best.resolution, row.cells[i].resolution);
+    return res > 0 && std::abs(*row.cells[i].value - *best.value) <= res;
+  };
+  if (!within(idx[1])) {
+    return false;
+  }
+  double res = 0;
+  std::vector<std::size_t> tied;
+  for (std::size_t i : idx) {
+    if (i == idx[0] || within(i)) {
+      tied.push_back(i);
+      res = std::max(res, row.cells[i].resolution);
+    }
+  }
+  std::sort(tied.begin(), tied.end());
+  j.verdict = Verdict::kEqual;
+  j.within_noise = tied;
+  const std::string unit = row.unit.empty() ? "" : " " + row.unit;
+  if (row.cells.size() == 2 || tied.size() == idx.size()) {
+    j.text = fmt::format("≈ tie (within the {:.3g}{} resolution)", res, unit);
+  } else {
+    std::vector<std::string> names;
+    for (std::size_t i : tied) {
+      names.push_back(labels[i]);
+    }
+    j.text = fmt::format("≈ tie: {} (within the {:.3g}{} resolution)", fmt::join(names, ", "), res,
+                         unit);
+  }
+  return true;
+}
+
 }  // namespace
 
 Judgement Judge(const CompareRow& row, const std::vector<std::string>& labels) {
@@ -183,6 +221,9 @@ Judgement Judge(const CompareRow& row, const std::vector<std::string>& labels) {
     return j;
   }
   j.ratio = ratio;
+  if (!ci && TieWithin(row, idx, j, labels)) {
+    return j;
+  }
   if (!ci && ratio == 1.0) {
     j.verdict = Verdict::kNoInterval;
     j.text = "Equal (n=1, no CI)";

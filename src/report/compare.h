@@ -65,6 +65,9 @@ struct CompareCell {
   std::optional<double> pass;   // score rows only
   std::optional<double> total;  // score rows only
   std::vector<double> samples;  // the raw per-request values behind the figure (may be empty)
+  // How precisely value is known, in its unit (0: exactly). Two single values no further apart
+  // than the larger of their resolutions tie (e.g. a server's time to ready, known to the poll).
+  double resolution = 0;
 };
 
 enum class Verdict {
@@ -72,7 +75,7 @@ enum class Verdict {
   kBetter,       // the winner's 95% interval of the ratio excludes 1
   kWithinNoise,  // the interval holds 1: "≈ within noise"
   kNoInterval,   // a ratio without an interval (a figure with one value per run)
-  kEqual,        // counts: equal
+  kEqual,        // counts: equal; single values within their resolution: a tie
   kCountDiff,    // counts: "+2 passed", "3 fewer"
 };
 

@@ -89,7 +89,11 @@ std::vector<CompareRow> RateRows(const std::vector<CompareRun>& runs) {
             const json* p = RatePoint(r.results, rate);
             auto v = p == nullptr ? std::nullopt : NumberAt(*p, {"goodput", "goodput_rps"});
             auto f = p == nullptr ? std::nullopt : NumberAt(*p, {"goodput", "fraction"});
-            return v ? Cell(v, fmt::format("{} req/s ({})", FormatFixed2(v), FormatPercent(f)))
+            // The rate the drawn schedule offered beside the nominal one in the row's name: a
+            // short Poisson draw can offer 20% more, and goodput follows it.
+            auto offered = p == nullptr ? std::nullopt : NumberAt(*p, {"offered_rate_rps"});
+            return v ? Cell(v, fmt::format("{} req/s ({}; offered {} req/s)", FormatFixed2(v),
+                                           FormatPercent(f), FormatFixed2(offered)))
                      : Missing();
           });
     b.Add(Spec("Output tok/s, " + at, key + ".output_tok_s", "tok/s", Better::kHigher, "faster"),
@@ -212,7 +216,17 @@ std::vector<CompareRow> StartupRows(const std::vector<CompareRun>& runs) {
   b.Add(Spec("Server time to ready", "server.time_to_ready_s", "s", Better::kLower, "faster"),
         [](const CompareRun& r) {
           auto s = NumberAt(r.results, {"server_process", "time_to_ready_s"});
-          return s ? Cell(s, FormatSeconds(s) + "s") : Missing();
+          if (!s) {
+            return Missing();
+          }
+          // Known to the poll: older runs (no resolution recorded) compare exactly.
+          auto res = NumberAt(r.results, {"server_process", "time_to_ready_resolution_s"});
+          CompareCell c = Cell(s, FormatSeconds(s) + "s");
+          if (res && *res > 0) {
+            c.resolution = *res;
+            c.text += fmt::format(" (±{}s)", FormatSeconds(res));
+          }
+          return c;
         });
   return b.Take();
 }

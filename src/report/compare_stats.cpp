@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/rng.h"
+#include "core/stats.h"
 
 namespace sb::report::stats {
 
@@ -19,19 +20,11 @@ std::size_t ScaledBelow(SplitMix64& rng, std::size_t n) {
   return std::min(n - 1, static_cast<std::size_t>(u * static_cast<double>(n)));
 }
 
-// Nearest-rank percentile of sorted values (p in [0, 1]).
-double NearestRank(const std::vector<double>& sorted, double p) {
-  auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(sorted.size())));
-  rank = std::clamp<std::size_t>(rank, 1, sorted.size());
-  return sorted[rank - 1];
-}
-
+// The q-quantile (0 < q < 1) of sorted values by the one convention (core/stats.h): linear
+// interpolation between the closest ranks, so the median of an even count is the mean of the
+// two middle values, as in results.json's stats objects.
 double QuantileSorted(const std::vector<double>& s, double q) {
-  if (q == 0.5) {
-    std::size_t n = s.size();
-    return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-  }
-  return NearestRank(s, q);
+  return PercentileOfSorted(s, q * 100);
 }
 
 double ResampleStat(const std::vector<double>& v, double q, SplitMix64& rng,
@@ -77,8 +70,8 @@ std::optional<RatioInterval> BootstrapRatio(const std::vector<double>& a,
     ratios.push_back(sa / sb);
   }
   std::sort(ratios.begin(), ratios.end());
-  out.lo = NearestRank(ratios, 0.025);
-  out.hi = NearestRank(ratios, 0.975);
+  out.lo = QuantileSorted(ratios, 0.025);
+  out.hi = QuantileSorted(ratios, 0.975);
   return out;
 }
 

@@ -15,14 +15,14 @@ namespace sb::report::stats {
 // Resamples drawn for each interval.
 inline constexpr int kResamples = 2000;
 
-// The statistic of a sample: the median (q = 0.5, the mean of the two middle values for an even
-// count, as results.json's stats objects) or the nearest-rank q-quantile (0 < q < 1).
-// REQUIRES: !v.empty().
+// The statistic of a sample: the q-quantile (0 < q < 1) by servebench's one percentile
+// convention (sb::PercentileOfSorted, linear between the closest ranks), so q = 0.5 is the median
+// of results.json's stats objects and q = 0.9 their p90. REQUIRES: !v.empty().
 double Quantile(std::vector<double> v, double q);
 
 struct RatioInterval {
   double ratio = 1;  // Quantile(a, q) / Quantile(b, q)
-  double lo = 1;     // 2.5th percentile of the bootstrap ratios
+  double lo = 1;     // 2.5th percentile of the bootstrap ratios (the same convention)
   double hi = 1;     // 97.5th percentile
   int resamples = 0;
 };

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/number_format.h"
 #include "core/printable.h"
 
 namespace sb::report {
@@ -104,19 +105,10 @@ std::string FormatCount(std::optional<double> v) {
 
 namespace {
 
-// Fixed-point with thousands separators in the integer part ("1,119.8"). fmt prints -0.04 with
-// one decimal as "-0.0"; a report should not.
+// Fixed-point with thousands separators in the integer part ("1,119.8"): the one number format
+// of the console and the reports (core/number_format.h).
 std::string Fixed(double v, int decimals) {
-  std::string s = fmt::format("{:.{}f}", v, decimals);
-  if (s.size() > 1 && s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) {
-    s.erase(0, 1);
-  }
-  std::size_t begin = s[0] == '-' ? 1 : 0;
-  std::size_t end = std::min(s.find('.'), s.size());
-  for (std::size_t i = end; i > begin + 3; i -= 3) {
-    s.insert(i - 3, ",");
-  }
-  return s;
+  return FixedGrouped(v, decimals);
 }
 
 }  // namespace
@@ -133,8 +125,7 @@ std::string FormatMs(std::optional<double> ms) {
   if (!ms) {
     return std::string(kMissing);
   }
-  // Below 9.95 one decimal ("5.0"); 9.95 would round up to "10.0", so it joins the integers.
-  return std::fabs(*ms) < 9.95 ? Fixed(*ms, 1) : Fixed(*ms, 0);
+  return MillisecondsText(*ms);
 }
 
 std::string FormatSeconds(std::optional<double> s) {

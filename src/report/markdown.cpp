@@ -530,6 +530,39 @@ std::string RenderMarkdown(const json& results) {
   return out;
 }
 
+namespace {
+
+// One line per rate point: the nominal rate with the rate the drawn schedule offered and the
+// sends achieved beside it (a short Poisson draw can offer 20% more than nominal), then what
+// came back: requests ok, throughput and, under --slo, goodput. Then the search's answer.
+std::string ConsoleRateLines(const json& r) {
+  std::string out;
+  auto line = [&](const json& p, std::string_view what) {
+    auto goodput = NumberAt(p, {"goodput", "goodput_rps"});
+    out += fmt::format(
+        "{} {} req/s (offered {}, achieved {}): {}/{} ok, throughput {} req/s{}\n", what,
+        FormatFixed2(NumberAt(p, {"rate_rps"})), FormatFixed2(NumberAt(p, {"offered_rate_rps"})),
+        FormatFixed2(NumberAt(p, {"achieved_rate_rps"})), FormatCount(NumberAt(p, {"ok"})),
+        FormatCount(NumberAt(p, {"scheduled"})), FormatFixed2(NumberAt(p, {"throughput_rps"})),
+        goodput ? fmt::format(", goodput {} req/s ({} good)", FormatFixed2(goodput),
+                              FormatPercent(NumberAt(p, {"goodput", "fraction"})))
+                : std::string());
+  };
+  for (const json* p : ArrayAt(r, {"perf", "rate", "rates"})) {
+    line(*p, "rate");
+  }
+  for (const json* p : ArrayAt(r, {"perf", "rate", "search", "points"})) {
+    line(*p, "rate search probe");
+  }
+  if (auto best = NumberAt(r, {"perf", "rate", "search", "best_rps"})) {
+    out += fmt::format("highest rate meeting the SLOs: {} req/s ({})\n", FormatFixed2(best),
+                       StringAt(r, {"perf", "rate", "search", "result"}).value_or("?"));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string RenderConsoleSummary(const json& r) {
   // A run that failed or was stopped says so before any figure.
   std::string out;
@@ -597,15 +630,24 @@ std::string RenderConsoleSummary(const json& r) {
     }
     out += fmt::format("TTFT by prompt (median): {}\n", fmt::join(parts, " · "));
   }
+  out += ConsoleRateLines(r);
   if (HasSpecDecode(r)) {
     out += fmt::format("spec decode: acceptance {}, mean acceptance length {}\n",
                        FormatPercent(NumberAt(r, {"spec_decode", "acceptance_rate"})),
                        FormatFixed2(NumberAt(r, {"spec_decode", "mean_acceptance_length"})));
   }
+  // wall_time_s is the time with measured requests in flight (docs/metrics.md), not the run's
+  // duration: say so. Requests a stop (Ctrl-C) cut short are counted apart from failures.
   auto wall = n("wall_time_s");
+  auto interrupted = n("interrupted_requests");
+  auto tokens = n("completion_tokens");
   out += fmt::format(
-      "requests: {} ({} failed), {} tokens in {}, {} tok/s average\n", FormatCount(n("requests")),
-      FormatCount(n("failed_requests")), FormatCount(n("completion_tokens")),
+      "requests: {} ({} failed{}), {} {} in {} with requests in flight, {} tok/s "
+      "average\n",
+      FormatCount(n("requests")), FormatCount(n("failed_requests")),
+      interrupted && *interrupted > 0 ? fmt::format(", {} interrupted", FormatCount(interrupted))
+                                      : "",
+      FormatCount(tokens), tokens == 1.0 ? "token" : "tokens",
       wall ? FormatSeconds(wall) + "s" : std::string(kMissing), FormatFixed1(n("avg_tok_s")));
   for (const json* w : ArrayAt(r, {"warnings"})) {
     if (w->is_string()) {

@@ -325,7 +325,8 @@ Result<void> RunState::StartServer() {
     return started.error();
   }
   server_ = std::move(started.value());
-  std::fprintf(stderr, "server ready after %.1f s at %s (%s)\n", server_->time_to_ready_s(),
+  std::fprintf(stderr, "server ready after %.2f s (±%.2f s) at %s (%s)\n",
+               server_->time_to_ready_s(), server_->time_to_ready_resolution_s(),
                server_->endpoint().c_str(), server_->command().c_str());
   c.target.endpoint = server_->endpoint();
   c.out = server_out.string();
@@ -349,7 +350,8 @@ Result<void> RunState::Open() {
   if (!t.sim) {
     run_options_.timeout_by_test.clear();
   }
-  std::fprintf(stderr, "target: %s %s, model %s\n",
+  // "server:", not "target:": the summary's one "target:" line describes the target in full.
+  std::fprintf(stderr, "server: %s %s, model %s\n",
                std::string(client::ServerKindName(t.info.kind)).c_str(),
                t.info.version.empty() ? "(version unknown)" : t.info.version.c_str(),
                PrintableLine(t.model, 200).c_str());
@@ -581,6 +583,12 @@ Result<void> RunState::WriteResults(const char* status) {
   }
   // Failed requests of the speed profiles (a suite's failures are in its test tables).
   const json perf_sum = session.Summary();
+  if (perf_sum.value("interrupted_requests", 0) > 0) {
+    warnings.push_back(fmt::format(
+        "{} measured speed-profile request(s) in flight when the run was stopped were cut short "
+        "(interrupted, not failed; their figures are left out).",
+        perf_sum.value("interrupted_requests", 0)));
+  }
   if (perf_sum.value("failed_requests", 0) > 0) {
     warnings.push_back(
         fmt::format("{} of {} measured speed-profile requests failed: see the Errors section "
@@ -766,6 +774,9 @@ void RunState::PrintSummary() {
   std::printf("%s", resources::RenderResourcesConsole(results_).c_str());
   std::printf("results: %s/ (report.md, report.html, results.json, samples.jsonl)\n",
               dir_->path().c_str());
+  // The summary (stdout) before anything later on stderr ("stored run ..."), also when both go to
+  // one file (2>&1) and stdout is fully buffered.
+  std::fflush(stdout);
 }
 
 Result<int> RunState::Finish() {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <re2/re2.h>
 
+#include "core/number_format.h"
 #include "core/profile_table.h"
 #include "core/stats.h"
 #include "perf/metrics.h"
@@ -598,8 +599,7 @@ void SuiteRunner::Run(const Suite& suite) {
         if (result.contains("time_ms") && result["time_ms"].is_number()) {
           line += fmt::format(" ({:.2f} s", result["time_ms"].get<double>() / 1000);
           if (result["completion_tokens"].is_number()) {
-            line +=
-                fmt::format(", {} tokens", Thousands(result["completion_tokens"].get<long long>()));
+            line += ", " + CountOf(result["completion_tokens"].get<long long>(), "token", "tokens");
           }
           line += ")";
         }

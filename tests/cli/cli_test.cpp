@@ -307,6 +307,12 @@ TEST(CliTest, CtrlCWritesWhatWasMeasuredAndExits130) {
   }
   EXPECT_EQ(res["perf"]["decode"]["runs"].size(), measured);
   EXPECT_TRUE(fs::exists(out / "report.md"));
+  // Issue 24 item 26: the request cut short by the stop is interrupted, not failed.
+  EXPECT_EQ(res["summary"]["failed_requests"], 0) << res["summary"].dump();
+  EXPECT_TRUE(res["summary"].contains("interrupted_requests")) << res["summary"].dump();
+  for (const auto& w : res["warnings"]) {
+    EXPECT_EQ(w.get<std::string>().find("requests failed"), std::string::npos) << w;
+  }
 }
 
 TEST(CliTest, CompareTwoRunsPrintsAHeadToHeadTable) {
@@ -368,6 +374,87 @@ TEST(CliTest, ReportRewritesReportHtmlFromResults) {
   ProcessResult missing = RunProcess({kBin, "report", (dir.path() / "nothing").string()});
   EXPECT_EQ(missing.exit_code, 3);
   EXPECT_NE(missing.err.find("cannot read"), std::string::npos) << missing.err;
+}
+
+// ---- Issue 24 item 26: the console ----------------------------------------------------------
+
+// The line of `text` that starts with `prefix` ("" when none).
+std::string LineStarting(const std::string& text, const std::string& prefix) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(prefix, 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+// Progress (stderr) and summary (stdout) print a figure the same way: "8,123.4", not "8123.4".
+TEST(ConsoleTest, ProgressAndSummaryShareOneNumberFormat) {
+  SimProcess sim;
+  ASSERT_FALSE(sim.url().empty());
+  TempDir dir;
+  ProcessResult r =
+      RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "concurrency", "--levels",
+                  "16", "--tokens", "64", "--out", (dir.path() / "run").string()},
+                 std::chrono::seconds(120));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string progress = LineStarting(r.err, "  concurrency 16: ");
+  const std::string summary = LineStarting(r.out, "throughput by concurrency: ");
+  ASSERT_FALSE(progress.empty()) << r.err;
+  ASSERT_FALSE(summary.empty()) << r.out;
+  std::smatch p, q;
+  ASSERT_TRUE(std::regex_search(progress, p, std::regex(R"(([0-9,]+\.[0-9]) tok/s combined)")))
+      << progress;
+  ASSERT_TRUE(std::regex_search(summary, q, std::regex(R"(16: ([0-9,]+\.[0-9]) tok/s)")))
+      << summary;
+  EXPECT_EQ(p[1], q[1]);
+  if (std::stod(std::regex_replace(p[1].str(), std::regex(","), "")) >= 1000) {
+    EXPECT_NE(p[1].str().find(','), std::string::npos) << progress;  // thousands grouped
+  }
+  // One "target:" line (the summary's); the start names the server.
+  EXPECT_EQ(LineStarting(r.err, "target:"), "") << r.err;
+  EXPECT_NE(LineStarting(r.err, "server: sim "), "") << r.err;
+  EXPECT_NE(LineStarting(r.out, "target: "), "") << r.out;
+  // The summary says which time the tokens took.
+  EXPECT_NE(LineStarting(r.out, "requests: ").find(" with requests in flight, "), std::string::npos)
+      << r.out;
+}
+
+// A rate run: the progress line and the summary round the rate the same way ("2.83 req/s", not
+// "2.82843 req/s"), and the summary has a line for the rate with goodput.
+TEST(ConsoleTest, RateRunRoundsTheRateAlikeAndSummarisesIt) {
+  SimProcess sim;
+  ASSERT_FALSE(sim.url().empty());
+  TempDir dir;
+  ProcessResult r = RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "rate",
+                                "--rates", "2.828427", "--requests", "4", "--rate-tokens", "4",
+                                "--slo", "ttft_ms=5000", "--out", (dir.path() / "run").string()},
+                               std::chrono::seconds(120));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(LineStarting(r.err, "  2.83 req/s: 4/4 ok"), "") << r.err;
+  const std::string line = LineStarting(r.out, "rate 2.83 req/s (offered ");
+  EXPECT_NE(line, "") << r.out;
+  EXPECT_NE(line.find(", goodput "), std::string::npos) << line;
+  EXPECT_EQ(r.out.find("2.82843"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("2.82843 req/s:"), std::string::npos) << r.err;
+}
+
+// With 2>&1 the summary comes before the store's "stored run" line.
+TEST(ConsoleTest, SummaryBeforeTheStoredRunLineInOneStream) {
+  TempDir dir;
+  const std::string cmd = "'" + kBin + "' perf --profile decode --tokens 8 --runs 1 --out '" +
+                          (dir.path() / "run").string() + "' 2>&1";
+  ProcessResult r = RunProcess({"/bin/sh", "-c", cmd}, std::chrono::seconds(120),
+                               {"SERVEBENCH_STORE=" + (dir.path() / "runs.sqlite").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto summary = r.out.find("\nrequests: ");
+  const auto results = r.out.find("\nresults: ");
+  const auto stored = r.out.find("\nstored run ");
+  ASSERT_NE(summary, std::string::npos) << r.out;
+  ASSERT_NE(stored, std::string::npos) << r.out;
+  EXPECT_LT(summary, stored) << r.out;
+  EXPECT_LT(results, stored) << r.out;
 }
 
 }  // namespace

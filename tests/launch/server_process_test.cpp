@@ -430,7 +430,10 @@ TEST_F(ServerProcessTest, PollsUntilAModelIsListed) {
   EXPECT_EQ(started.value()->endpoint(), server.url() + "/v1");
   EXPECT_EQ(polls, (std::vector<std::string>{"GET /v1/models: no model listed yet",
                                              "GET /v1/models: no model listed yet"}));
-  EXPECT_GE(started.value()->time_to_ready_s(), 0.09);
+  // Three polls, 10 ms then 20 ms apart (NextPollPause); ready between the second and the third.
+  EXPECT_GE(started.value()->time_to_ready_s(), 0.029);
+  EXPECT_GE(started.value()->time_to_ready_resolution_s(), 0.019);
+  EXPECT_LE(started.value()->time_to_ready_resolution_s(), started.value()->time_to_ready_s());
   int health = 0;
   for (const auto& req : server.requests()) {
     health += req.path == "/health";
@@ -441,6 +444,51 @@ TEST_F(ServerProcessTest, PollsUntilAModelIsListed) {
   EXPECT_FALSE(report.killed);
   ASSERT_TRUE(report.signal.has_value()) << DescribeEnd(report);  // sleep dies of SIGTERM
   EXPECT_EQ(*report.signal, SIGTERM);
+}
+
+// Issue 24 item 2: with the default poll_interval_s (0.5 s), a server ready after 0.1 s used to be
+// measured at 0.5 s. Polls now start 10 ms apart and back off, and the resolution is recorded.
+TEST_F(ServerProcessTest, AFastServerIsSeenSoonAndTheResolutionIsRecorded) {
+  const auto born = SteadyClock::now();
+  testing::ScriptServer server([&](const testing::ScriptRequest& req) {
+    testing::Script s;
+    const bool up = SecondsSince(born) >= 0.1;
+    if (req.path == "/health") {
+      s.Send(up ? Json(200, "{}") : Json(503, R"({"error":"loading"})"));
+    } else if (req.path == "/v1/models") {
+      s.Send(Json(200, kOneModel));
+    } else {
+      s.Send(Json(500, "{}"));
+    }
+    return s;
+  });
+  Recipe r;
+  r.name = "fast";
+  r.endpoint = server.url() + "/v1";
+  r.command = "exec sleep 60";
+  ASSERT_DOUBLE_EQ(r.poll_interval_s, 0.5);  // the default
+  auto started = ServerProcess::Start(r, Log());
+  ASSERT_TRUE(started.has_value()) << started.error().message;
+  const ServerProcess& p = *started.value();
+  EXPECT_GE(SecondsSince(born), 0.1);
+  EXPECT_LT(p.time_to_ready_s(), 0.45);  // was 0.5 s: one poll at 0, the next at 0.5 s
+  EXPECT_GT(p.time_to_ready_resolution_s(), 0);
+  EXPECT_LT(p.time_to_ready_resolution_s(), 0.3);
+  EXPECT_LE(p.time_to_ready_resolution_s(), p.time_to_ready_s());
+  EXPECT_DOUBLE_EQ(p.Describe()["time_to_ready_resolution_s"].get<double>(),
+                   p.time_to_ready_resolution_s());
+}
+
+TEST(PollPauseTest, StartsAtTenMillisecondsAndDoublesUpToTheInterval) {
+  std::vector<double> pauses;
+  double pause = 0;
+  for (int i = 0; i < 8; ++i) {
+    pause = NextPollPause(pause, 0.5);
+    pauses.push_back(pause);
+  }
+  EXPECT_EQ(pauses, (std::vector<double>{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.5, 0.5}));
+  EXPECT_DOUBLE_EQ(NextPollPause(0, 0.005), 0.005);  // an interval below 10 ms is kept
+  EXPECT_DOUBLE_EQ(NextPollPause(0, 0), 0.001);      // never a busy loop
 }
 
 TEST_F(ServerProcessTest, ReadyPathReplacesTheDefaultChecks) {

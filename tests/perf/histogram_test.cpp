@@ -1,6 +1,6 @@
 // The log-linear histogram against exact answers: percentiles of random data spanning ten
-// decades checked against the sorted values (nearest rank), at every precision; Merge checked
-// against recording everything into one histogram.
+// decades checked against the sorted values (sb::Percentile's convention), at every precision;
+// Merge checked against recording everything into one histogram.
 #include "perf/histogram.h"
 
 #include <algorithm>
@@ -12,18 +12,16 @@
 
 #include <gtest/gtest.h>
 
+#include "core/stats.h"
+
 namespace sb::perf {
 namespace {
 
-// The exact nearest-rank percentile: the value of rank ceil(p/100 × n) in sorted order.
-std::int64_t ExactPercentile(const std::vector<std::int64_t>& sorted, double p) {
-  if (p <= 0) {
-    return sorted.front();
-  }
-  auto rank =
-      static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size()) - 1e-9));
-  rank = std::clamp<std::size_t>(rank, 1, sorted.size());
-  return sorted[rank - 1];
+// The exact percentile of the values by servebench's one convention (sb::Percentile, linear
+// between the closest ranks), computed on the raw values without any histogram.
+double ExactPercentile(const std::vector<std::int64_t>& sorted, double p) {
+  std::vector<double> v(sorted.begin(), sorted.end());
+  return sb::Percentile(v, p);
 }
 
 // Latency-like data: log-uniform from 1 ns to 100 s, plus a dense cluster (many equal-bucket
@@ -66,12 +64,12 @@ TEST(HistogramTest, PercentilesAreWithinTheRelativeErrorBoundOfTheExactValues) {
       std::sort(values.begin(), values.end());
       ASSERT_EQ(h.count(), 20'000);
       for (double p : kPercentiles) {
-        const std::int64_t exact = ExactPercentile(values, p);
-        const std::int64_t got = h.ValueAtPercentile(p);
+        const double exact = ExactPercentile(values, p);
+        const double got = h.ValueAtPercentile(p);
         // Never below the exact value (the bucket's highest value is reported), and above it
         // by at most the precision.
         EXPECT_GE(got, exact) << "digits " << digits << " p" << p;
-        EXPECT_LE(static_cast<double>(got - exact), bound * static_cast<double>(exact))
+        EXPECT_LE((got - exact), bound * exact)
             << "digits " << digits << " p" << p << " exact " << exact << " got " << got;
       }
     }
@@ -93,10 +91,10 @@ TEST(HistogramTest, ThreeDigitsMeansAtMostOneTenthOfAPercent) {
     }
     std::sort(values.begin(), values.end());
     for (double p = 0.5; p < 100; p += 0.5) {
-      const std::int64_t exact = ExactPercentile(values, p);
-      const std::int64_t got = h.ValueAtPercentile(p);
+      const double exact = ExactPercentile(values, p);
+      const double got = h.ValueAtPercentile(p);
       if (exact > 0) {
-        worst = std::max(worst, static_cast<double>(got - exact) / static_cast<double>(exact));
+        worst = std::max(worst, (got - exact) / static_cast<double>(exact));
       }
       inexact += got != exact ? 1 : 0;
     }
@@ -119,7 +117,7 @@ TEST(HistogramTest, SmallValuesAreExactAndMinMaxMeanAreExact) {
   EXPECT_DOUBLE_EQ(h.Mean(), static_cast<double>(sum / values.size()));
   std::sort(values.begin(), values.end());
   for (double p : kPercentiles) {
-    EXPECT_EQ(h.ValueAtPercentile(p), ExactPercentile(values, p)) << p;  // below 2·10^3: exact
+    EXPECT_DOUBLE_EQ(h.ValueAtPercentile(p), ExactPercentile(values, p)) << p;  // below 2·10^3
   }
   // Large values: min, max and mean stay exact although buckets are coarse there.
   Histogram big;
@@ -151,18 +149,23 @@ TEST(HistogramTest, BucketsCoverTheWholeInt64RangeWithTheirPrecision) {
   EXPECT_EQ(h.ValueAtPercentile(100), std::numeric_limits<std::int64_t>::max());
 }
 
-TEST(HistogramTest, NearestRankConventionAtExactBoundaries) {
+// Issue 24 item 30: the histogram used nearest rank (p50 of 1..1000 was 500) where every other
+// path interpolates; now it is the one convention, numpy's.
+TEST(HistogramTest, LinearConventionAtExactBoundaries) {
   Histogram h;
   for (int v = 1; v <= 1000; ++v) {
     h.Record(v);
   }
-  EXPECT_EQ(h.ValueAtPercentile(50), 500);    // rank 500, not an interpolation
-  EXPECT_EQ(h.ValueAtPercentile(99.9), 999);  // 99.9 × 1000 is 999.0000000000001 in binary
-  EXPECT_EQ(h.ValueAtPercentile(99.95), 1000);
-  EXPECT_EQ(h.ValueAtPercentile(0.1), 1);
-  EXPECT_EQ(h.ValueAtPercentile(0.15), 2);
-  EXPECT_EQ(h.ValueAtPercentile(-3), 1);
-  EXPECT_EQ(h.ValueAtPercentile(250), 1000);
+  EXPECT_DOUBLE_EQ(h.ValueAtPercentile(50), 500.5);  // numpy.percentile(range(1, 1001), 50)
+  EXPECT_NEAR(h.ValueAtPercentile(90), 900.1, 1e-9);
+  EXPECT_NEAR(h.ValueAtPercentile(99), 990.01, 1e-9);
+  EXPECT_NEAR(h.ValueAtPercentile(99.9), 999.001, 1e-9);  // 99.9 is inexact in binary
+  EXPECT_NEAR(h.ValueAtPercentile(0.1), 1.999, 1e-9);
+  EXPECT_DOUBLE_EQ(h.ValueAtPercentile(-3), 1);
+  EXPECT_DOUBLE_EQ(h.ValueAtPercentile(250), 1000);
+  Histogram one;
+  one.Record(42);
+  EXPECT_DOUBLE_EQ(one.ValueAtPercentile(99), 42);
 }
 
 TEST(HistogramTest, RecordWithCountEqualsRepeatedRecords) {
@@ -218,12 +221,12 @@ TEST(HistogramTest, MergeAcrossPrecisionsKeepsTheCoarserBound) {
   ASSERT_EQ(coarse.count(), 10'000);
   std::sort(values.begin(), values.end());
   for (double p : kPercentiles) {
-    const std::int64_t exact = ExactPercentile(values, p);
-    const std::int64_t got = coarse.ValueAtPercentile(p);
+    const double exact = ExactPercentile(values, p);
+    const double got = coarse.ValueAtPercentile(p);
     // Each fine value moved up by at most 0.1%, then by at most 1/128 (two digits: 128
     // sub-buckets per half power of two): below 1% in all.
     EXPECT_GE(got, exact) << p;
-    EXPECT_LE(static_cast<double>(got - exact), 1e-2 * static_cast<double>(exact)) << p;
+    EXPECT_LE((got - exact), 1e-2 * exact) << p;
   }
 }
 

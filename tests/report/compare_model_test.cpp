@@ -217,6 +217,70 @@ TEST(CompareModelTest, SectionsWhenBothRunsHaveTheData) {
   EXPECT_EQ(SectionOf(Build({a, b}), "rate"), nullptr);
 }
 
+// Issue 24 item 6: a goodput at a nominal rate shows the rate the drawn schedule offered.
+TEST(CompareModelTest, GoodputCellsShowTheOfferedRateBesideTheNominal) {
+  json a = MakeDoc("a");
+  json b = MakeDoc("b");
+  json pa = RatePoint(5, {40, 41, 42}, 5.84);
+  pa["offered_rate_rps"] = 6.01;
+  json pb = RatePoint(5, {40, 41, 42}, 4.9);
+  pb["offered_rate_rps"] = 4.97;
+  a["perf"]["rate"] = {{"rates", {pa}}};
+  b["perf"]["rate"] = {{"rates", {pb}}};
+  Comparison c = Build({a, b});
+  const CompareRow* row = RowOf(c, "rate.5.00.goodput_rps");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->metric, "Goodput, 5.00 req/s");
+  EXPECT_EQ(row->cells[0].text, "5.84 req/s (100%; offered 6.01 req/s)");
+  EXPECT_EQ(row->cells[1].text, "4.90 req/s (100%; offered 4.97 req/s)");
+}
+
+// Issue 24 item 2: start-up times known only to the poll (0.5 s) ranked "draft 1.00× faster" the
+// wrong way round; within the larger of the two resolutions they are a tie.
+TEST(CompareModelTest, StartupTimesWithinTheirPollResolutionTie) {
+  auto startup = [](const std::vector<json>& docs, std::vector<std::string> labels) {
+    std::vector<CompareRun> runs;
+    for (const json& d : docs) {
+      runs.push_back(CompareRun{d, {}, false, {}});
+    }
+    auto c = BuildComparison(runs, labels);
+    EXPECT_TRUE(c.has_value()) << c.error().message;
+    const CompareRow* row = c.has_value() ? RowOf(*c, "server.time_to_ready_s") : nullptr;
+    return row != nullptr ? *row : CompareRow{};
+  };
+  json base = MakeDoc("base");
+  json draft = MakeDoc("draft");
+  base["server_process"] = {{"time_to_ready_s", 0.503}, {"time_to_ready_resolution_s", 0.5}};
+  draft["server_process"] = {{"time_to_ready_s", 0.501}, {"time_to_ready_resolution_s", 0.5}};
+  CompareRow row = startup({base, draft}, {"base", "draft"});
+  ASSERT_EQ(row.cells.size(), 2u);
+  EXPECT_EQ(row.judgement.verdict, Verdict::kEqual);
+  EXPECT_FALSE(row.judgement.winner.has_value());
+  EXPECT_EQ(row.judgement.text, "≈ tie (within the 0.5 s resolution)");
+  EXPECT_EQ(row.cells[0].text, "0.5s (±0.5s)");
+  EXPECT_EQ(row.judgement.within_noise, (std::vector<std::size_t>{0, 1}));
+
+  // Polled finely: 0.10 s (±0.02) against 0.18 s (±0.04) is a real difference.
+  base["server_process"] = {{"time_to_ready_s", 0.10}, {"time_to_ready_resolution_s", 0.02}};
+  draft["server_process"] = {{"time_to_ready_s", 0.18}, {"time_to_ready_resolution_s", 0.04}};
+  row = startup({base, draft}, {"base", "draft"});
+  EXPECT_EQ(row.judgement.winner, 0u);
+  EXPECT_EQ(row.judgement.text, "base 1.8× faster (n=1, no CI)");
+
+  // Three runs: the two within 0.04 s of the best tie with it, named.
+  json third = MakeDoc("third");
+  third["server_process"] = {{"time_to_ready_s", 0.9}, {"time_to_ready_resolution_s", 0.04}};
+  draft["server_process"] = {{"time_to_ready_s", 0.13}, {"time_to_ready_resolution_s", 0.04}};
+  row = startup({base, draft, third}, {"base", "draft", "third"});
+  EXPECT_EQ(row.judgement.text, "≈ tie: base, draft (within the 0.04 s resolution)");
+
+  // Older runs without a resolution compare exactly, as before.
+  base["server_process"] = {{"time_to_ready_s", 0.503}};
+  draft["server_process"] = {{"time_to_ready_s", 0.501}};
+  row = startup({base, draft}, {"base", "draft"});
+  EXPECT_EQ(row.judgement.winner, 1u);
+}
+
 class LoadCompareRunTest : public ::testing::Test {
  protected:
   void SetUp() override {

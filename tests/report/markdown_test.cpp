@@ -30,9 +30,25 @@ TEST_P(ReportGolden, ConsoleSummaryMatches) {
   ExpectGolden(RenderConsoleSummary(doc), GetParam() + ".console.txt");
 }
 
+// rate_sim.json: `servebench perf --profile rate --rates 5,20 --requests 20 --rate-tokens 8
+// --slo ttft_ms=200` against the built-in simulator (each point's requests cut to two, the
+// histograms and resources left out). Issue 24 items 6 and 26: its console summary has a line per
+// rate with the offered and achieved rates beside the nominal one, and goodput.
 INSTANTIATE_TEST_SUITE_P(Runs, ReportGolden,
                          ::testing::Values("perf_sim", "suite_statuses", "interrupted",
-                                           "failed_requests", "h2h_a"));
+                                           "failed_requests", "h2h_a", "rate_sim"));
+
+// Issue 24 item 26: "1 token" (not "1 tokens"), and a request cut short by Ctrl-C is counted as
+// interrupted, apart from the failed ones.
+TEST(MarkdownTest, ConsoleRequestsLineSaysInterruptedAndCountsTokens) {
+  json doc = LoadData("interrupted.json");
+  doc["summary"]["completion_tokens"] = 1;
+  doc["summary"]["requests"] = 1;
+  doc["summary"]["failed_requests"] = 0;
+  doc["summary"]["interrupted_requests"] = 1;
+  const std::string text = RenderConsoleSummary(doc);
+  EXPECT_TRUE(Contains(text, "requests: 1 (0 failed, 1 interrupted), 1 token in ")) << text;
+}
 
 // ---- Properties the goldens rely on ------------------------------------------------------------
 
@@ -185,6 +201,7 @@ TEST(MarkdownTest, RateRowsShowScheduledAndFromSendLatency) {
   json pct_e = {{"n", 10}, {"p50", 300.0}, {"p99", 1500.0}};
   json pct_e_send = {{"n", 10}, {"p50", 300.0}, {"p99", 420.0}};
   json point = {{"rate_rps", 8},
+                {"offered_rate_rps", 9.62},
                 {"achieved_rate_rps", 7.9},
                 {"ok", 10},
                 {"failed", 0},
@@ -202,9 +219,11 @@ TEST(MarkdownTest, RateRowsShowScheduledAndFromSendLatency) {
   doc["perf"]["rate"] = rate;
   std::string md = RenderMarkdown(doc);
   EXPECT_TRUE(Contains(md, "### Open-loop load")) << md;
-  EXPECT_TRUE(Contains(
-      md, "| 8.0 | 7.9 | 10 | 0 | 1 | 41 / 900 | 1,500 | 420 | 6.5 / 12 | 512.0 | 90.0% | no |"))
-      << md;
+  EXPECT_TRUE(Contains(md,
+                       "| 8.00 | 9.62 | 7.90 | 10 | 0 | 1 | 41 / 900 | 1,500 | 420 | 6.5 / 12 | "
+                       "512.0 | 90.0% | no |"))
+      << md;  // issue 24 item 6: nominal, offered (the drawn schedule) and achieved side by side
+  EXPECT_TRUE(Contains(md, "| Rate (req/s) | Offered | Achieved |")) << md;
   EXPECT_FALSE(Contains(md, "`perf.rate`")) << md;
 }
 
