@@ -7,8 +7,8 @@ published); the contents are synthetic and seeded, so running this again writes 
   mooncake-200.jsonl  Mooncake (kvcache-ai/Mooncake FAST'25 traces): {"timestamp" (ms),
                       "input_length", "output_length", "hash_ids"}; 200 requests 40 ms apart whose
                       hash_ids share leading blocks (8 shared "system prompts" of 2-12 blocks of
-                      16 tokens, then blocks of their own); a shared block is always full, a
-                      partial last block always has an id of its own
+                      16 tokens, then 1-6 blocks of their own); a shared block is always full
+                      and never the last one (the last holds at least 2 tokens)
   burstgpt.csv        BurstGPT (HPMLL/BurstGPT): Timestamp,Model,Request tokens,Response tokens,
                       Total tokens,Log Type; failures have Response tokens 0
   azure-code.csv      Azure LLM inference trace 2023 (Azure/AzurePublicDataset):
@@ -41,13 +41,12 @@ def mooncake(rng):
     for _ in range(200):
         group = rng.choice(groups)
         shared = group[: rng.randint(1, len(group))]
-        own = rng.randint(0, 6)
+        own = rng.randint(1, 6)
         ids = list(shared) + list(range(next_id, next_id + own))
         next_id += own
-        if own == 0:
-            length = len(ids) * BLOCK  # all blocks shared: all full
-        else:
-            length = len(ids) * BLOCK - rng.randint(0, BLOCK - 1)  # own last block may be partial
+        # The last block is always the request's own and holds at least 2 tokens, so that the
+        # chat template's closing tokens (2 on the simulator) never fall into a shared block.
+        length = len(ids) * BLOCK - rng.randint(0, BLOCK - 2)
         lines.append(json.dumps({"timestamp": t, "input_length": length,
                                  "output_length": rng.randint(1, 8), "hash_ids": ids},
                                 separators=(", ", ": ")))

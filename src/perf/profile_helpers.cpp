@@ -37,6 +37,7 @@ const std::vector<std::string>& PerfProfileNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> all = ProfileNames();
     all.push_back("rate");
+    all.push_back("replay");  // a trace, so never run by default either
     return all;
   }();
   return names;

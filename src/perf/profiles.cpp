@@ -805,6 +805,9 @@ json Session::Run(const std::string& name, const ProfileOptions& options) {
     if (name == "rate") {
       return Rate(options);
     }
+    if (name == "replay") {
+      return Replay(options);
+    }
     if (name == "context") {
       return Context(options);
     }

@@ -22,6 +22,7 @@
 #include "client/chat.h"
 #include "client/http_client.h"
 #include "perf/prometheus.h"
+#include "perf/replay.h"
 #include "perf/schedule.h"
 #include "perf/server_watch.h"
 
@@ -86,7 +87,8 @@ struct ProfileOptions {
   // The client's first-byte limit (--first-byte-timeout-s). The context profile scales it with
   // the prompt: limit × max(1, prompt tokens / 8,000), so a 128K prefill gets 16× the limit.
   std::chrono::milliseconds first_byte_timeout{0};
-  RateOptions rate;  // the rate profile
+  RateOptions rate;      // the rate profile
+  ReplayOptions replay;  // the replay profile (replay.h)
   // Context scaling (context.cpp): prompt sizes in the server's tokens, the depth of the
   // question in the filler (0 = start, 1 = end), the answer budget, and whether to measure the
   // prefix-cached case too (each prompt sent a second time).
@@ -158,6 +160,8 @@ class Session {
   nlohmann::json Context(const ProfileOptions& options);  // context.cpp
   // Open-loop load at each of options.rate.rates, then the SLO search if asked (docs/load.md).
   nlohmann::json Rate(const ProfileOptions& options);
+  // Every request of a trace at its trace time (replay.h, replay.cpp).
+  nlohmann::json Replay(const ProfileOptions& options);
 
   // The results.json "summary" speed fields over every measured (non-warm-up) request so far.
   nlohmann::json Summary() const;

@@ -24,9 +24,9 @@ TEST(TraceTest, MooncakeFixtureLoadsWithHashIds) {
   ASSERT_EQ(t->requests.size(), 200U);
   const auto& first = t->requests.front();
   EXPECT_EQ(first.at_us, 0);
-  EXPECT_EQ(first.input_tokens, 122);
+  EXPECT_EQ(first.input_tokens, 141);
   EXPECT_EQ(first.output_tokens, 3);
-  EXPECT_EQ(first.hash_ids, (std::vector<std::int64_t>{41, 42, 43, 44, 45, 46, 47, 53}));
+  EXPECT_EQ(first.hash_ids, (std::vector<std::int64_t>{41, 42, 43, 44, 45, 46, 47, 53, 54}));
   EXPECT_EQ(t->requests[1].at_us, 40'000);  // timestamps are ms
   EXPECT_EQ(t->requests.back().at_us, 199 * 40'000);
   const auto capped = ReadTrace(Fixture("mooncake-200.jsonl"), TraceFormat::kMooncake, 10);
