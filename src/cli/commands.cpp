@@ -128,6 +128,25 @@ void AddServeOptions(CLI::App* cmd, run::Plan& c) {
       ->capture_default_str();
 }
 
+// The replay profile (a trace at its own times, docs/workloads.md); these affect nothing else.
+void AddReplayOptions(CLI::App* cmd, perf::ReplayOptions& replay) {
+  cmd->add_option("--trace", replay.trace,
+                  "replay: the trace file (Mooncake JSONL, BurstGPT CSV, Azure 2023 CSV or "
+                  "servebench JSONL)");
+  cmd->add_option("--trace-format", replay.format,
+                  "replay: mooncake, burstgpt, azure or jsonl (default: told by the first line)")
+      ->check(CLI::IsMember({"mooncake", "burstgpt", "azure", "jsonl"}));
+  cmd->add_option("--time-scale", replay.time_scale,
+                  "replay: each request is sent at its trace time x this (0.5 = twice as fast)")
+      ->capture_default_str();
+  cmd->add_option("--max-requests", replay.max_requests,
+                  "replay: only the first N requests of the trace (0 = all)")
+      ->capture_default_str();
+  cmd->add_option("--block-tokens", replay.block_tokens,
+                  "replay: prompt tokens per Mooncake hash id (the published traces: 512)")
+      ->capture_default_str();
+}
+
 // The rate profile (open-loop load, docs/load.md); these affect nothing else.
 void AddRateOptions(CLI::App* cmd, perf::RateOptions& rate) {
   cmd->add_option("--rates", rate.rates, "rate: arrival rates in req/s, one open-loop run each")
@@ -261,6 +280,7 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
       },
       "rate: arrivals during this many seconds per rate instead of --requests; concurrency: "
       "keep N in flight for this many seconds per level");
+  AddReplayOptions(cmd, c.profile.replay);
   cmd->add_option("--input-tokens", c.profile.input_tokens,
                   "Prompt tokens per request, exact to the server's tokenizer (decode, "
                   "concurrency, rate; 0 = a short prompt)")
@@ -355,12 +375,12 @@ CLI::App* AddRunCommand(CLI::App& app, run::Plan& c) {
 CLI::App* AddPerfCommand(CLI::App& app, run::Plan& c) {
   CLI::App* cmd = app.add_subcommand("perf",
                                      "Run speed profiles: decode, concurrency, "
-                                     "max-tokens, ttft, context, rate");
+                                     "max-tokens, ttft, context, rate, replay");
   AddSpeedOptions(cmd, c);
   AddServeOptions(cmd, c);
   cmd->add_option("--profile", c.profiles,
-                  "Profile(s): decode, concurrency, max-tokens, ttft, context, rate (repeat or "
-                  "comma-separate)")
+                  "Profile(s): decode, concurrency, max-tokens, ttft, context, rate, replay "
+                  "(repeat or comma-separate)")
       ->delimiter(',')
       ->required();
   cmd->add_option("--io-threads", c.target.io_threads,
