@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/format.h"
+#include "report/markdown_replay.h"
 #include "report/table.h"
 
 namespace sb::report::md {
@@ -21,8 +22,8 @@ namespace {
 using nlohmann::json;
 
 // The perf profiles this report version renders, in report order.
-constexpr std::array<std::string_view, 6> kKnownProfiles = {"decode", "concurrency", "max_tokens",
-                                                            "ttft",   "context",     "rate"};
+constexpr std::array<std::string_view, 7> kKnownProfiles = {
+    "decode", "concurrency", "max_tokens", "ttft", "context", "rate", "replay"};
 
 std::string Cell(std::string_view text) {
   return MarkdownCell(text);
@@ -429,6 +430,9 @@ void RenderSpeed(const json& r, std::string& out) {
     }
     if (const json* rt = Find(*perf, {"rate"}); rt != nullptr && rt->is_object()) {
       RenderRate(*rt, out);
+    }
+    if (const json* rp = Find(*perf, {"replay"}); rp != nullptr && rp->is_object()) {
+      RenderReplay(*rp, out);
     }
   }
   if (HasSpecDecode(r)) {
