@@ -40,6 +40,7 @@
 #include "run/run.h"
 #include "run/suites.h"
 #include "sim/sim_server.h"
+#include "workload/length.h"
 
 namespace sb::cli {
 
@@ -281,10 +282,41 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
       "rate: arrivals during this many seconds per rate instead of --requests; concurrency: "
       "keep N in flight for this many seconds per level");
   AddReplayOptions(cmd, c.profile.replay);
-  cmd->add_option("--input-tokens", c.profile.input_tokens,
-                  "Prompt tokens per request, exact to the server's tokenizer (decode, "
-                  "concurrency, rate; 0 = a short prompt)")
-      ->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--input-tokens",
+         [&c](const std::string& text) {
+           if (text == "0") {  // a short prompt, as without the flag
+             c.profile.input_tokens = 0;
+             c.profile.input_lengths.reset();
+             return;
+           }
+           auto spec = workload::ParseLengthSpec(text);
+           if (!spec) {
+             throw CLI::ValidationError(spec.error().message);
+           }
+           if (spec->kind == workload::LengthSpec::Kind::kFixed) {
+             c.profile.input_tokens = static_cast<int>(spec->a);
+             c.profile.input_lengths.reset();
+           } else {
+             c.profile.input_lengths = std::move(spec).value();
+           }
+         },
+         "Prompt tokens per request, exact to the server's tokenizer (decode, concurrency, "
+         "rate): N, uniform:A-B, normal:MEAN,SD, lognormal:MEDIAN,SIGMA or file:PATH (drawn per "
+         "request, seeded by --seed; docs/workloads.md). Default: a short prompt")
+      ->default_str("0");
+  cmd->add_option_function<std::string>(
+      "--output-tokens",
+      [&c](const std::string& text) {
+        auto spec = workload::ParseLengthSpec(text);
+        if (!spec) {
+          throw CLI::ValidationError(spec.error().message);
+        }
+        c.profile.output_lengths = std::move(spec).value();
+      },
+      "Forced output tokens per request drawn from N, uniform:A-B, normal:MEAN,SD, "
+      "lognormal:MEDIAN,SIGMA or file:PATH (decode, concurrency, rate; seeded by --seed; "
+      "instead of --tokens / --rate-tokens)");
   AddRecordOptions(cmd, c.store);
 }
 
