@@ -160,7 +160,10 @@ void AddRateOptions(CLI::App* cmd, perf::RateOptions& rate) {
   cmd->add_option("--burstiness", rate.burstiness,
                   "rate: gamma shape (--arrival gamma): gaps' CV = 1/sqrt(X); < 1 burstier")
       ->capture_default_str();
-  cmd->add_option("--seed", rate.seed, "rate: seed of the arrival schedule")->capture_default_str();
+  cmd->add_option("--seed", rate.seed,
+                  "rate: seed of the arrival schedule; --input-tokens / --output-tokens "
+                  "distributions: seed of the lengths")
+      ->capture_default_str();
   cmd->add_option("--rate-tokens", rate.tokens, "rate: forced output tokens per request")
       ->capture_default_str();
   cmd->add_option_function<std::vector<std::string>>(
