@@ -41,6 +41,7 @@
 #include "run/run.h"
 #include "run/suites.h"
 #include "sim/sim_server.h"
+#include "workload/length.h"
 
 namespace sb::cli {
 
@@ -129,6 +130,25 @@ void AddServeOptions(CLI::App* cmd, run::Plan& c) {
       ->capture_default_str();
 }
 
+// The replay profile (a trace at its own times, docs/workloads.md); these affect nothing else.
+void AddReplayOptions(CLI::App* cmd, perf::ReplayOptions& replay) {
+  cmd->add_option("--trace", replay.trace,
+                  "replay: the trace file (Mooncake JSONL, BurstGPT CSV, Azure 2023 CSV or "
+                  "servebench JSONL)");
+  cmd->add_option("--trace-format", replay.format,
+                  "replay: mooncake, burstgpt, azure or jsonl (default: told by the first line)")
+      ->check(CLI::IsMember({"mooncake", "burstgpt", "azure", "jsonl"}));
+  cmd->add_option("--time-scale", replay.time_scale,
+                  "replay: each request is sent at its trace time x this (0.5 = twice as fast)")
+      ->capture_default_str();
+  cmd->add_option("--max-requests", replay.max_requests,
+                  "replay: only the first N requests of the trace (0 = all)")
+      ->capture_default_str();
+  cmd->add_option("--block-tokens", replay.block_tokens,
+                  "replay: prompt tokens per Mooncake hash id (the published traces: 512)")
+      ->capture_default_str();
+}
+
 // The rate profile (open-loop load, docs/load.md); these affect nothing else.
 void AddRateOptions(CLI::App* cmd, perf::RateOptions& rate) {
   cmd->add_option("--rates", rate.rates, "rate: arrival rates in req/s, one open-loop run each")
@@ -141,7 +161,10 @@ void AddRateOptions(CLI::App* cmd, perf::RateOptions& rate) {
   cmd->add_option("--burstiness", rate.burstiness,
                   "rate: gamma shape (--arrival gamma): gaps' CV = 1/sqrt(X); < 1 burstier")
       ->capture_default_str();
-  cmd->add_option("--seed", rate.seed, "rate: seed of the arrival schedule")->capture_default_str();
+  cmd->add_option("--seed", rate.seed,
+                  "rate: seed of the arrival schedule; --input-tokens / --output-tokens "
+                  "distributions: seed of the lengths")
+      ->capture_default_str();
   cmd->add_option("--rate-tokens", rate.tokens, "rate: forced output tokens per request")
       ->capture_default_str();
   cmd->add_option_function<std::vector<std::string>>(
@@ -262,10 +285,42 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
       },
       "rate: arrivals during this many seconds per rate instead of --requests; concurrency: "
       "keep N in flight for this many seconds per level");
-  cmd->add_option("--input-tokens", c.profile.input_tokens,
-                  "Prompt tokens per request, exact to the server's tokenizer (decode, "
-                  "concurrency, rate; 0 = a short prompt)")
-      ->capture_default_str();
+  AddReplayOptions(cmd, c.profile.replay);
+  cmd->add_option_function<std::string>(
+         "--input-tokens",
+         [&c](const std::string& text) {
+           if (text == "0") {  // a short prompt, as without the flag
+             c.profile.input_tokens = 0;
+             c.profile.input_lengths.reset();
+             return;
+           }
+           auto spec = workload::ParseLengthSpec(text);
+           if (!spec) {
+             throw CLI::ValidationError(spec.error().message);
+           }
+           if (spec->kind == workload::LengthSpec::Kind::kFixed) {
+             c.profile.input_tokens = static_cast<int>(spec->a);
+             c.profile.input_lengths.reset();
+           } else {
+             c.profile.input_lengths = std::move(spec).value();
+           }
+         },
+         "Prompt tokens per request, exact to the server's tokenizer (decode, concurrency, "
+         "rate): N, uniform:A-B, normal:MEAN,SD, lognormal:MEDIAN,SIGMA or file:PATH (drawn per "
+         "request, seeded by --seed; docs/workloads.md). Default: a short prompt")
+      ->default_str("0");
+  cmd->add_option_function<std::string>(
+      "--output-tokens",
+      [&c](const std::string& text) {
+        auto spec = workload::ParseLengthSpec(text);
+        if (!spec) {
+          throw CLI::ValidationError(spec.error().message);
+        }
+        c.profile.output_lengths = std::move(spec).value();
+      },
+      "Forced output tokens per request drawn from N, uniform:A-B, normal:MEAN,SD, "
+      "lognormal:MEDIAN,SIGMA or file:PATH (decode, concurrency, rate; seeded by --seed; "
+      "instead of --tokens / --rate-tokens)");
   AddRecordOptions(cmd, c.store);
 }
 

@@ -128,6 +128,11 @@ void AddSimOptions(CLI::App* cmd, SimCommand& c) {
   cmd->add_option("--request-log", o.request_log,
                   "Append one line per chat request to this file: the hash of its messages and "
                   "the start of its last text");
+  cmd->add_option("--prefix-cache-tokens", o.prefix_cache_tokens,
+                  "Prefix cache size in prompt tokens (LRU blocks; 0 = off)")
+      ->capture_default_str();
+  cmd->add_option("--block-tokens", o.block_tokens, "Prefix cache block size in tokens")
+      ->capture_default_str();
   cmd->add_option("--max-model-len", o.max_model_len, "Context window in tokens")
       ->capture_default_str();
   cmd->add_option("--answers", c.answers,

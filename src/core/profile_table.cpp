@@ -7,7 +7,7 @@ namespace sb {
 namespace {
 
 // clang-format off
-constexpr std::array<ProfileSpec, 6> kProfiles = {{
+constexpr std::array<ProfileSpec, 7> kProfiles = {{
     {ProfileId::kDecode, "decode", "decode", "runs", "", "",
      true, true, "single-stream decode speed, TTFT excluded (median of --runs)", ""},
     {ProfileId::kConcurrency, "concurrency", "concurrency", "levels", "concurrency", "streams",
@@ -23,6 +23,9 @@ constexpr std::array<ProfileSpec, 6> kProfiles = {{
      false, false, "open-loop load at each of --rates, goodput against --slo, --search-rate",
      "--rates,--arrival,--burstiness,--rate-tokens,--slo,--slo-fraction,--search-rate,"
      "--search-steps,--max-concurrency"},
+    {ProfileId::kReplay, "replay", "replay", "classes", "class", "class",
+     false, false, "a request trace (Mooncake, BurstGPT, Azure, JSONL) replayed on its own clock",
+     "--trace,--trace-format,--time-scale,--block-tokens"},
 }};
 // clang-format on
 

@@ -12,7 +12,7 @@
 
 namespace sb {
 
-enum class ProfileId { kDecode, kConcurrency, kMaxTokens, kTtft, kContext, kRate };
+enum class ProfileId { kDecode, kConcurrency, kMaxTokens, kTtft, kContext, kRate, kReplay };
 
 struct ProfileSpec {
   ProfileId id;

@@ -2,6 +2,7 @@
 // filler text, at prompt sizes exact to the server's own tokenizer.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -199,22 +200,61 @@ std::pair<int, std::optional<int>> Session::FitWords(
 
 client::ChatParams Session::LoadParams(const ProfileOptions& options, const std::string& task,
                                        int max_tokens) {
+  const int context = target_.max_model_len > 0
+                          ? static_cast<int>(std::min<std::int64_t>(target_.max_model_len, 1 << 30))
+                          : std::numeric_limits<int>::max();
+  if (options.output_lengths) {
+    if (!output_sampler_) {
+      output_sampler_ = std::make_unique<workload::LengthSampler>(
+          *options.output_lengths, options.rate.seed + 1, std::max(1, context / 2));
+    }
+    max_tokens = output_sampler_->Next();
+  }
+  int size = options.input_tokens;
+  if (options.input_lengths) {
+    if (!input_sampler_) {
+      input_sampler_ =
+          std::make_unique<workload::LengthSampler>(*options.input_lengths, options.rate.seed);
+    }
+    size = input_sampler_->Next();
+    if (context != std::numeric_limits<int>::max()) {
+      size = std::max(1, std::min(size, context - max_tokens));
+    }
+  }
   client::ChatParams params = Params(options, "", max_tokens, true);
-  if (options.input_tokens <= 0) {
+  if (size <= 0) {
     params.messages[0].content += task;
     return params;
   }
   const std::string prefix = params.messages[0].content;  // "[request N] "
-  const int size = options.input_tokens;
   const std::uint64_t seed = 2000 + static_cast<std::uint64_t>(size);
+  std::string pad;  // single-token words that close the last gap (to the token)
   auto content_for = [&](int words) {
-    return prefix + (words > 0 ? FillerText(words, seed) + "\n\n" : std::string()) + task;
+    return prefix + (words > 0 ? FillerText(words, seed) + pad + "\n\n" : std::string()) + task;
   };
   // The words that fitted the previous request are the first guess: most requests then cost
   // one count.
   auto hint = fit_words_.find(size);
   auto [words, tokens] = FitWords(size, hint == fit_words_.end() ? -1 : hint->second, content_for);
   fit_words_[size] = words;
+  // A filler word can be two tokens (a word and its full stop): when no word count hits the size
+  // exactly, step back below it and pad with " and" (one token on common tokenizers), counted.
+  if (tokens && *tokens != size && words > 1) {
+    int w = *tokens > size ? words - 1 : words;
+    std::optional<int> t = w == words ? tokens : CountPromptTokens(content_for(w));
+    for (int attempt = 0; attempt < 3 && t && *t < size; ++attempt) {
+      for (int k = *t; k < size; ++k) {
+        pad += " and";
+      }
+      t = CountPromptTokens(content_for(w));
+    }
+    if (t && std::abs(*t - size) < std::abs(*tokens - size)) {
+      words = w;
+      tokens = t;
+    } else {
+      pad.clear();
+    }
+  }
   params.messages[0].content = content_for(words);
   if (tokens && *tokens != size) {
     Warn(fmt::format(

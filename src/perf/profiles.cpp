@@ -489,7 +489,7 @@ json Session::Decode(const ProfileOptions& options) {
           itl.insert(itl.end(), static_cast<std::size_t>(n), gap_ms / n);
         }
       }
-      if (m.completion_tokens != options.tokens) {
+      if (m.completion_tokens != options.tokens && !options.output_lengths) {
         Warn(fmt::format("decode asked for {} tokens but a run produced {}.", options.tokens,
                          m.completion_tokens));
       }
@@ -501,13 +501,17 @@ json Session::Decode(const ProfileOptions& options) {
                        : fmt::format("decode {}/{}: {}", i + 1, options.runs, FailureNote(r)));
     }
   }
-  json out = {{"tokens", options.tokens},
-              {"input_tokens", options.input_tokens > 0 ? json(options.input_tokens) : json()},
-              {"runs", runs},
-              {"decode_tok_s", StatsJson(tok_s)},
-              {"ttft_ms", StatsJson(ttft)},
-              {"e2e_ms", StatsJson(e2e)},
-              {"errors", errors}};
+  json out = {
+      {"tokens", options.tokens},
+      {"input_tokens", options.input_tokens > 0 ? json(options.input_tokens) : json()},
+      {"input_lengths", options.input_lengths ? json(options.input_lengths->text) : json(nullptr)},
+      {"output_lengths",
+       options.output_lengths ? json(options.output_lengths->text) : json(nullptr)},
+      {"runs", runs},
+      {"decode_tok_s", StatsJson(tok_s)},
+      {"ttft_ms", StatsJson(ttft)},
+      {"e2e_ms", StatsJson(e2e)},
+      {"errors", errors}};
   if (!tokens_per_chunk.empty()) {
     json hist = json::object();
     for (auto [n, count] : tokens_per_chunk) {
@@ -622,6 +626,12 @@ json Session::Concurrency(const ProfileOptions& options) {
   json out = {{"tokens", options.tokens}, {"levels", levels}};
   if (options.input_tokens > 0) {
     out["input_tokens"] = options.input_tokens;
+  }
+  if (options.input_lengths) {
+    out["input_lengths"] = options.input_lengths->text;
+  }
+  if (options.output_lengths) {
+    out["output_lengths"] = options.output_lengths->text;
   }
   if (closed_loop) {
     out["closed_loop"] = {
@@ -822,6 +832,8 @@ json Session::Run(ProfileId id, const ProfileOptions& options) {
         return Context(options);
       case ProfileId::kRate:
         return Rate(options);
+      case ProfileId::kReplay:
+        return Replay(options);
     }
     return json::object();  // unreachable: -Wswitch names a profile without a case
   };

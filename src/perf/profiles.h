@@ -23,8 +23,10 @@
 #include "client/http_client.h"
 #include "core/profile_table.h"
 #include "perf/prometheus.h"
+#include "perf/replay.h"
 #include "perf/schedule.h"
 #include "perf/server_watch.h"
+#include "workload/length.h"
 
 namespace sb::perf {
 
@@ -87,7 +89,8 @@ struct ProfileOptions {
   // The client's first-byte limit (--first-byte-timeout-s). The context profile scales it with
   // the prompt: limit × max(1, prompt tokens / 8,000), so a 128K prefill gets 16× the limit.
   std::chrono::milliseconds first_byte_timeout{0};
-  RateOptions rate;  // the rate profile
+  RateOptions rate;      // the rate profile
+  ReplayOptions replay;  // the replay profile (replay.h)
   // Context scaling (context.cpp): prompt sizes in the server's tokens, the depth of the
   // question in the filler (0 = start, 1 = end), the answer budget, and whether to measure the
   // prefix-cached case too (each prompt sent a second time).
@@ -98,6 +101,13 @@ struct ProfileOptions {
   // > 0: every decode, concurrency and rate prompt is this many tokens by the server's own
   // tokenizer (filler text before the task; as the context profile counts). 0 = a short prompt.
   int input_tokens = 0;
+  // Length distributions (docs/workloads.md "Length distributions"), for decode, concurrency and
+  // rate: when set, each request's prompt size (exact to the server's tokenizer, as
+  // input_tokens) and forced output length are drawn from these instead of input_tokens and
+  // tokens / rate.tokens; clamped to the server's context. Seeded by rate.seed (input lengths)
+  // and rate.seed + 1 (output lengths), one sequence per session, in request order.
+  std::optional<workload::LengthSpec> input_lengths;
+  std::optional<workload::LengthSpec> output_lengths;
   // Sustained closed loop for the concurrency profile (docs/load.md): keep each level's N
   // requests in flight until level_requests have been sent, or for level_duration_s seconds
   // (then at most level_requests, default 20 × N). Both 0 = one request per stream.
@@ -154,6 +164,8 @@ class Session {
   nlohmann::json Context(const ProfileOptions& options);  // context.cpp
   // Open-loop load at each of options.rate.rates, then the SLO search if asked (docs/load.md).
   nlohmann::json Rate(const ProfileOptions& options);
+  // Every request of a trace at its trace time (replay.h, replay.cpp).
+  nlohmann::json Replay(const ProfileOptions& options);
 
   // The results.json "summary" speed fields over every measured (non-warm-up) request so far.
   nlohmann::json Summary() const;
@@ -278,6 +290,8 @@ class Session {
   int template_overhead_ = 0;
   double tokens_per_word_ = 1.3;
   std::map<int, int> fit_words_;  // --input-tokens size -> filler words that fitted last
+  // The length samplers of ProfileOptions::input_lengths / output_lengths (made on first use).
+  std::unique_ptr<workload::LengthSampler> input_sampler_, output_sampler_;
 };
 
 // What perf keeps of one request (docs/bounds.md): a stream is stopped past

@@ -330,11 +330,11 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
   const std::uint64_t first_id = next_id_;
   for (std::size_t i = 0; i < n; ++i) {
     calls[i].id = next_id_++;
-    calls[i].body =
-        client::BuildChatBody(LoadParams(options, kRatePrompt, ro.tokens), target_.kind);
+    const client::ChatParams params = LoadParams(options, kRatePrompt, ro.tokens);
+    calls[i].body = client::BuildChatBody(params, target_.kind);
     calls[i].stream = true;
     calls[i].total_timeout = options.request_timeout;
-    BoundStream(calls[i], ro.tokens);
+    BoundStream(calls[i], params.max_tokens);
   }
   std::int64_t start_ns = NowNs() + kLeadNs;
   if (ro.start_at_ns > 0 && !first_point_started_) {
@@ -371,7 +371,8 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
     const RequestMetrics m = ComputeMetrics(r);
     const RateFacts f = Facts(r, m, picked_ns, ro.slo);
     st.Add(r, m, f, late_ns);
-    if (r.outcome == client::Outcome::kOk && m.completion_tokens != ro.tokens) {
+    if (r.outcome == client::Outcome::kOk && m.completion_tokens != ro.tokens &&
+        !options.output_lengths) {
       wrong_length = true;
     }
     const std::size_t i = r.id - first_id;
@@ -745,6 +746,9 @@ json Session::Rate(const ProfileOptions& options) {
       {"duration_s", ro.duration_s > 0 ? json(ro.duration_s) : json(nullptr)},
       {"tokens", ro.tokens},
       {"input_tokens", options.input_tokens > 0 ? json(options.input_tokens) : json(nullptr)},
+      {"input_lengths", options.input_lengths ? json(options.input_lengths->text) : json(nullptr)},
+      {"output_lengths",
+       options.output_lengths ? json(options.output_lengths->text) : json(nullptr)},
       {"late_ms", ro.late_ms},
       {"max_concurrency", ro.max_concurrency > 0 ? json(ro.max_concurrency) : json(nullptr)},
       {"slo", SloJson(ro.slo)},

@@ -13,6 +13,7 @@
 
 #include "core/profile_table.h"
 #include "report/format.h"
+#include "report/markdown_replay.h"
 #include "report/table.h"
 
 namespace sb::report::md {
@@ -414,6 +415,8 @@ void RenderProfile(ProfileId id, const json& s, std::string& out) {
       return RenderContext(s, out);
     case ProfileId::kRate:
       return RenderRate(s, out);
+    case ProfileId::kReplay:
+      return RenderReplay(s, out);
   }
 }
 

@@ -245,6 +245,12 @@ Result<void> CheckPlan(Plan& c, const EnvLookup& env) {
   if (auto ok = ResolveShard(c, env); !ok) {
     return ok;
   }
+  if (std::find(c.profiles.begin(), c.profiles.end(), "replay") != c.profiles.end()) {
+    // The trace is read now: a bad line stops the run before anything is sent.
+    if (auto ok = perf::PrepareReplay(c.profile.replay); !ok) {
+      return ok.error();
+    }
+  }
   if (std::find(c.profiles.begin(), c.profiles.end(), "rate") != c.profiles.end()) {
     if (auto ok = perf::ValidateRateOptions(c.profile.rate); !ok) {
       return ok.error();

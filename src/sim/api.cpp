@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/chunks.h"
+#include "sim/prefix_cache.h"
 #include "sim/tokenizer.h"
 
 namespace sb::sim {
@@ -349,7 +350,8 @@ std::variant<ChatRequest, Reply> ParseChatRequest(std::string_view body,
     return BadRequest("messages: Field required");
   }
   PromptScan scan;
-  if (auto err = ScanMessages(*messages_it, false, scan)) {
+  const bool caching = options.prefix_cache_tokens > 0;
+  if (auto err = ScanMessages(*messages_it, caching, scan)) {
     return std::move(*err);
   }
 
@@ -373,6 +375,9 @@ std::variant<ChatRequest, Reply> ParseChatRequest(std::string_view body,
   ChatRequest req;
   req.prompt_tokens = scan.tokens;
   req.text_hash = scan.hash;
+  if (caching) {
+    req.block_keys = BlockKeys(scan.ids, options.block_tokens);
+  }
   if (!scan.texts.empty()) {
     std::string_view last = scan.texts.back();
     last = last.substr(0, std::min(last.find('\n'), std::size_t{80}));
@@ -673,6 +678,9 @@ std::string TruthJson(const Truth& t) {
              {"draft_tokens", t.draft_tokens},
              {"accepted_tokens", t.accepted_tokens},
              {"max_emit_lag_us", static_cast<double>(t.max_emit_lag_ns) / 1e3}};
+  if (t.cached_tokens >= 0) {
+    j["cached_tokens"] = t.cached_tokens;
+  }
   return Dump(j);
 }
 
@@ -699,7 +707,8 @@ std::string CompletionBody(std::string_view id, std::int64_t created, const SimO
                   {"finish_reason", finish_reason},
                   {"stop_reason", nullptr}};
   std::string usage;
-  AppendUsageJson(usage, truth.prompt_tokens, truth.completion_tokens, truth.reasoning_tokens);
+  AppendUsageJson(usage, truth.prompt_tokens, truth.completion_tokens, truth.reasoning_tokens,
+                  truth.cached_tokens);
   ojson out = {{"id", id},
                {"object", "chat.completion"},
                {"created", created},

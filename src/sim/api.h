@@ -62,6 +62,7 @@ struct Truth {
   std::int64_t first_token_ns = 0;
   std::int64_t last_token_ns = 0;
   int prompt_tokens = 0;
+  int cached_tokens = -1;  // served from the prefix cache; -1 when the cache is off
   int completion_tokens = 0;
   int reasoning_tokens = 0;
   int steps = 0;  // token-bearing emissions (the prefill token's included)

@@ -37,7 +37,7 @@ void AppendJsonString(std::string& out, std::string_view s) {
 }
 
 void AppendUsageJson(std::string& out, int prompt_tokens, long long completion_tokens,
-                     int reasoning_tokens) {
+                     int reasoning_tokens, int cached_tokens) {
   out += "{\"prompt_tokens\":";
   out += std::to_string(prompt_tokens);
   out += ",\"total_tokens\":";
@@ -46,7 +46,13 @@ void AppendUsageJson(std::string& out, int prompt_tokens, long long completion_t
   out += std::to_string(completion_tokens);
   out += ",\"completion_tokens_details\":{\"reasoning_tokens\":";
   out += std::to_string(reasoning_tokens);
-  out += "}}";
+  out += '}';
+  if (cached_tokens >= 0) {
+    out += ",\"prompt_tokens_details\":{\"cached_tokens\":";
+    out += std::to_string(cached_tokens);
+    out += '}';
+  }
+  out += '}';
 }
 
 ChunkBuilder::ChunkBuilder(std::string_view id, std::int64_t created, std::string_view model,
@@ -71,7 +77,7 @@ void ChunkBuilder::AppendRole(std::string& out) const {
       "\"logprobs\":null,\"finish_reason\":null}]";
   if (continuous_usage_) {
     out += ",\"usage\":";
-    AppendUsageJson(out, prompt_tokens_, 0, 0);
+    AppendUsageJson(out, prompt_tokens_, 0, 0, cached_tokens_);
   }
   out += "}\n\n";
 }
@@ -114,7 +120,7 @@ void ChunkBuilder::AppendDelta(std::string& out, std::string_view reasoning,
   }
   if (continuous_usage_) {
     out += ",\"usage\":";
-    AppendUsageJson(out, prompt_tokens_, completion_tokens, reasoning_tokens);
+    AppendUsageJson(out, prompt_tokens_, completion_tokens, reasoning_tokens, cached_tokens_);
   }
   if (!sim_json.empty()) {
     out += ",\"sim\":";
@@ -127,7 +133,7 @@ void ChunkBuilder::AppendUsageChunk(std::string& out, long long completion_token
                                     int reasoning_tokens, std::string_view sim_json) const {
   out += head_;
   out += "\"choices\":[],\"usage\":";
-  AppendUsageJson(out, prompt_tokens_, completion_tokens, reasoning_tokens);
+  AppendUsageJson(out, prompt_tokens_, completion_tokens, reasoning_tokens, cached_tokens_);
   if (!sim_json.empty()) {
     out += ",\"sim\":";
     out += sim_json;

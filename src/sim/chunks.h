@@ -13,9 +13,10 @@ namespace sb::sim {
 void AppendJsonString(std::string& out, std::string_view s);
 
 // Appends `{"prompt_tokens":P,"total_tokens":P+C,"completion_tokens":C,
-// "completion_tokens_details":{"reasoning_tokens":R}}`.
+// "completion_tokens_details":{"reasoning_tokens":R}}`, plus
+// `"prompt_tokens_details":{"cached_tokens":K}` when cached_tokens >= 0 (the prefix cache is on).
 void AppendUsageJson(std::string& out, int prompt_tokens, long long completion_tokens,
-                     int reasoning_tokens);
+                     int reasoning_tokens, int cached_tokens = -1);
 
 class ChunkBuilder {
  public:
@@ -38,6 +39,9 @@ class ChunkBuilder {
   void AppendUsageChunk(std::string& out, long long completion_tokens, int reasoning_tokens,
                         std::string_view sim_json) const;
 
+  // Prompt tokens served from the prefix cache, reported in every usage object (-1: none).
+  void set_cached_tokens(int cached) { cached_tokens_ = cached; }
+
   static void AppendDone(std::string& out) { out += "data: [DONE]\n\n"; }
 
   // A deliberately broken event for the "malformed" fault.
@@ -48,6 +52,7 @@ class ChunkBuilder {
   std::string reasoning_key_;  // "reasoning_content":
   bool continuous_usage_ = false;
   int prompt_tokens_ = 0;
+  int cached_tokens_ = -1;
 };
 
 }  // namespace sb::sim

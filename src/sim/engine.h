@@ -92,6 +92,9 @@ struct ChatRequest {
   bool scripted = false;        // answer_words came from SimOptions::answers (they need escaping)
   std::uint64_t text_hash = 0;  // FNV-1a over the message text; seeds length and words
   std::string log_text;         // the last text part's first line, at most 80 bytes
+  // With the prefix cache on (SimOptions::prefix_cache_tokens): the chained keys of the
+  // prompt's full blocks (BlockKeys in prefix_cache.h), looked up when the request is admitted.
+  std::vector<std::uint64_t> block_keys;
 };
 
 // What one chat request will produce.
@@ -109,7 +112,8 @@ struct Plan {
 // REQUIRES: request passed validation (prompt_tokens < max_model_len, min <= max tokens).
 Plan PlanChat(const ChatRequest& request, const SimOptions& options, Rng& rng);
 
-// Time from leaving the queue to the first token: ttft_ms + prefill_us_per_token * prompt.
+// Time from leaving the queue to the first token: ttft_ms + prefill_us_per_token * the prompt
+// tokens to compute (those not served from the prefix cache).
 std::int64_t FirstTokenDelayNs(const SimOptions& options, int prompt_tokens);
 
 // Duration of one decode step with `running` streams in the batch:

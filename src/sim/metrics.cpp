@@ -86,6 +86,14 @@ std::string RenderPrometheus(const Counters& c, const SimOptions& options) {
   w.Sample("vllm:request_success_total", D(c.success_stop), "finished_reason=\"stop\"");
   w.Sample("vllm:request_success_total", D(c.success_length), "finished_reason=\"length\"");
   w.Sample("vllm:request_success_total", D(c.success_abort), "finished_reason=\"abort\"");
+  if (options.prefix_cache_tokens > 0) {
+    w.Family("vllm:prefix_cache_queries", "counter",
+             "Prefix cache queries, in terms of number of queried tokens.");
+    w.Sample("vllm:prefix_cache_queries_total", D(c.prefix_cache_queries));
+    w.Family("vllm:prefix_cache_hits", "counter",
+             "Prefix cache hits, in terms of number of cached tokens.");
+    w.Sample("vllm:prefix_cache_hits_total", D(c.prefix_cache_hits));
+  }
   if (options.spec_tokens > 0) {
     w.Family("vllm:spec_decode_num_drafts", "counter", "Number of spec decoding drafts.");
     w.Sample("vllm:spec_decode_num_drafts_total", D(c.drafts));

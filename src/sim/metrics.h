@@ -19,7 +19,11 @@ struct Counters {
   int running = 0;
   int waiting = 0;
   int max_running = 0;
-  std::uint64_t prompt_tokens = 0;      // counted when the prefill finishes (first token)
+  std::uint64_t prompt_tokens = 0;  // counted when the prefill finishes (first token)
+  // Prefix cache (when on): prompt tokens looked up and those served from the cache, counted
+  // when a request is admitted (vLLM's prefix_cache_queries / prefix_cache_hits).
+  std::uint64_t prefix_cache_queries = 0;
+  std::uint64_t prefix_cache_hits = 0;
   std::uint64_t generation_tokens = 0;  // counted as tokens are emitted
   std::uint64_t success_stop = 0;
   std::uint64_t success_length = 0;

@@ -120,6 +120,12 @@ Result<void> Validate(const SimOptions& o) {
     return Bad("reasoning_field must be reasoning_content or reasoning, got '" + o.reasoning_field +
                "'");
   }
+  if (o.prefix_cache_tokens < 0) {
+    return Bad("prefix_cache_tokens must be >= 0, got " + std::to_string(o.prefix_cache_tokens));
+  }
+  if (o.block_tokens < 1 || o.block_tokens > 1 << 20) {
+    return Bad("block_tokens must be in [1, 1048576], got " + std::to_string(o.block_tokens));
+  }
   for (const SimAnswer& a : o.answers) {
     if (!a.fault.empty() && !ParseFault(a.fault)) {
       return Bad("answer fault must be " + std::string(kFaultList) + ", got '" + a.fault + "'");

@@ -42,6 +42,7 @@
 #include "sim/hostile.h"
 #include "sim/http.h"
 #include "sim/metrics.h"
+#include "sim/prefix_cache.h"
 
 namespace sb::sim {
 namespace {
@@ -316,6 +317,8 @@ struct SimServer::Impl {
   SimOptions options;
   int request_log_fd = -1;  // SimOptions::request_log, opened for appending
   Metrics metrics;
+  PrefixCache prefix_cache{
+      static_cast<std::size_t>(options.prefix_cache_tokens / std::max(1, options.block_tokens))};
   int listen_fd = -1;
   int epoll_fd = -1;
   int timer_fd = -1;
@@ -1032,7 +1035,20 @@ void SimServer::Impl::Admit(Stream& s, std::int64_t start_ns) {
   s.running = true;
   ++running;
   s.truth.start_ns = start_ns;
-  s.deadline = start_ns + FirstTokenDelayNs(options, s.request.prompt_tokens);
+  int cached = 0;
+  if (options.prefix_cache_tokens > 0) {
+    cached =
+        static_cast<int>(prefix_cache.LookupAndInsert(s.request.block_keys)) * options.block_tokens;
+    s.truth.cached_tokens = cached;
+    if (s.chunks) {
+      s.chunks->set_cached_tokens(cached);
+    }
+    metrics.Update([&](Counters& k) {
+      k.prefix_cache_queries += static_cast<std::uint64_t>(s.request.prompt_tokens);
+      k.prefix_cache_hits += static_cast<std::uint64_t>(cached);
+    });
+  }
+  s.deadline = start_ns + FirstTokenDelayNs(options, s.request.prompt_tokens - cached);
   if (s.plan.fault == Fault::kStall && s.plan.fault_after_tokens == 0) {
     s.deadline += static_cast<std::int64_t>(options.stall_ms * 1e6);
     s.fault_done = true;

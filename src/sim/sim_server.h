@@ -83,6 +83,12 @@ struct SimOptions {
   // Busy-wait up to this long before a deadline instead of sleeping through it: timer wake-ups
   // run late by tens of microseconds on virtual machines. Costs CPU; 0 = always sleep.
   double spin_us = 0.0;
+  // Prefix cache (prefix_cache.h, docs/simulator.md "Prefix cache"): > 0 keeps up to this many
+  // prompt tokens in blocks of block_tokens, LRU; prefill then costs time only for the tokens
+  // not served from it, and usage.prompt_tokens_details.cached_tokens says how many were.
+  // 0 = off (no prompt_tokens_details in usage).
+  int prefix_cache_tokens = 0;
+  int block_tokens = 16;
   // Scripted answers, matched by the request's text (see SimAnswer). The first match wins.
   std::vector<SimAnswer> answers;
 };

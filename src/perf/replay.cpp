@@ -1,0 +1,426 @@
+// The replay profile (replay.h): a trace's requests at their trace times on the open-loop
+// schedule, per-request records with the trace's lengths beside the server's, the cached prompt
+// tokens the server reports, and a summary per request class. docs/workloads.md is the manual.
+#include "perf/replay.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/clock.h"
+#include "perf/metrics.h"
+#include "perf/profiles.h"
+#include "workload/length.h"
+#include "workload/prompt.h"
+
+namespace sb::perf {
+
+using nlohmann::json;
+
+namespace {
+
+// The first send is scheduled this long after every body is built (as the rate profile does).
+constexpr std::int64_t kLeadNs = 20'000'000;
+// Arrival-rate buckets of the summary: one per second of the trace, at most this many.
+constexpr std::size_t kMaxRateBuckets = 3600;
+
+std::int64_t NowNs() {
+  return ToNanos(std::chrono::steady_clock::now());
+}
+
+double Ms(std::int64_t ns) {
+  return static_cast<double>(ns) / 1e6;
+}
+
+// What one finished request contributes to the summary.
+struct Fact {
+  std::string cls;
+  bool ok = false;
+  std::int64_t scheduled_ns = 0, send_ns = 0;
+  std::optional<double> ttft_ms, e2e_ms;  // from the scheduled send
+  std::vector<double> itl_ms;
+  int input_tokens = -1, output_tokens = -1, cached_tokens = -1;
+};
+
+json ClassJson(const std::string& name, const std::vector<const Fact*>& facts) {
+  std::vector<double> in, out, ttft, itl, e2e;
+  for (const Fact* f : facts) {
+    if (f->input_tokens >= 0) {
+      in.push_back(f->input_tokens);
+    }
+    if (f->output_tokens >= 0) {
+      out.push_back(f->output_tokens);
+    }
+    if (f->ttft_ms) {
+      ttft.push_back(*f->ttft_ms);
+      e2e.push_back(*f->e2e_ms);
+    }
+    itl.insert(itl.end(), f->itl_ms.begin(), f->itl_ms.end());
+  }
+  auto pct = [](const std::vector<double>& v) {
+    json s = StatsJson(v);
+    s.erase("values");
+    return s;
+  };
+  return {{"class", name},           {"count", facts.size()},
+          {"input_tokens", pct(in)}, {"output_tokens", pct(out)},
+          {"ttft_ms", pct(ttft)},    {"itl_ms", pct(itl)},
+          {"e2e_ms", pct(e2e)}};
+}
+
+// Per class, then per cache outcome (hit: some prompt tokens served from the cache; miss: none;
+// not reported: the server said nothing).
+json ClassesJson(const std::vector<Fact>& facts) {
+  std::map<std::string, std::vector<const Fact*>> by;
+  for (const Fact& f : facts) {
+    by[f.cls].push_back(&f);
+    const char* cache = f.cached_tokens < 0   ? "cache not reported"
+                        : f.cached_tokens > 0 ? "cache hit"
+                                              : "cache miss";
+    by[cache].push_back(&f);
+  }
+  json out = json::array();
+  for (const auto& [name, list] : by) {
+    out.push_back(ClassJson(name, list));
+  }
+  return out;
+}
+
+// The share of prompt tokens the server says it served from its cache; "not reported" (never
+// 0) when no request carried the server's field.
+json CacheJson(const std::vector<Fact>& facts) {
+  long long cached = 0, prompt = 0, reported = 0;
+  std::vector<double> ttft_cached, ttft_uncached;
+  for (const Fact& f : facts) {
+    if (f.cached_tokens < 0 || f.input_tokens <= 0) {
+      continue;
+    }
+    ++reported;
+    cached += f.cached_tokens;
+    prompt += f.input_tokens;
+    if (f.ttft_ms) {
+      (f.cached_tokens > 0 ? ttft_cached : ttft_uncached).push_back(*f.ttft_ms);
+    }
+  }
+  if (reported == 0) {
+    return {{"reported", false}, {"share", "not reported"}};
+  }
+  auto pct = [](const std::vector<double>& v) {
+    json s = StatsJson(v);
+    s.erase("values");
+    return s;
+  };
+  return {{"reported", true},
+          {"requests", reported},
+          {"cached_tokens", cached},
+          {"prompt_tokens", prompt},
+          {"share", static_cast<double>(cached) / static_cast<double>(prompt)},
+          {"ttft_cached_ms", pct(ttft_cached)},
+          {"ttft_uncached_ms", pct(ttft_uncached)}};
+}
+
+// Trace arrivals and actual sends per second of the replay.
+json ArrivalsJson(const std::vector<Fact>& facts, std::int64_t start_ns) {
+  std::vector<long long> trace, sent;
+  auto bump = [](std::vector<long long>& v, std::int64_t ns) {
+    const auto k = static_cast<std::size_t>(std::max<std::int64_t>(0, ns) / 1'000'000'000);
+    if (k >= kMaxRateBuckets) {
+      return;
+    }
+    if (v.size() <= k) {
+      v.resize(k + 1, 0);
+    }
+    ++v[k];
+  };
+  for (const Fact& f : facts) {
+    bump(trace, f.scheduled_ns - start_ns);
+    if (f.send_ns != 0) {
+      bump(sent, f.send_ns - start_ns);
+    }
+  }
+  json out = json::array();
+  for (std::size_t k = 0; k < std::max(trace.size(), sent.size()); ++k) {
+    out.push_back({{"second", k},
+                   {"trace_rps", k < trace.size() ? trace[k] : 0},
+                   {"sent_rps", k < sent.size() ? sent[k] : 0}});
+  }
+  return out;
+}
+
+// A trace line's "messages" (a chat array as JSON text) -> messages; a part list stays JSON.
+std::vector<client::ChatMessage> Messages(const std::string& text) {
+  std::vector<client::ChatMessage> out;
+  const json j = json::parse(text, nullptr, false);
+  for (const json& m : j) {
+    client::ChatMessage msg;
+    msg.role = m.is_object() ? m.value("role", "user") : "user";
+    if (m.is_object() && m.contains("content")) {
+      if (m["content"].is_string()) {
+        msg.content = m["content"].get<std::string>();
+      } else {
+        msg.content_json = m["content"].dump();
+      }
+    }
+    out.push_back(std::move(msg));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<void> PrepareReplay(ReplayOptions& o) {
+  auto usage = [](const std::string& text) { return Error{ErrorCode::kUsage, text}; };
+  if (o.trace.empty()) {
+    return usage("--profile replay needs --trace FILE");
+  }
+  std::optional<workload::TraceFormat> format;
+  if (!o.format.empty()) {
+    format = workload::ParseTraceFormat(o.format);
+    if (!format) {
+      return usage("--trace-format must be mooncake, burstgpt, azure or jsonl, got '" + o.format +
+                   "'");
+    }
+  }
+  if (!(std::isfinite(o.time_scale) && o.time_scale > 0)) {
+    return usage(fmt::format("--time-scale must be > 0, got {}", o.time_scale));
+  }
+  if (o.max_requests < 0) {
+    return usage(fmt::format("--max-requests must be >= 0, got {}", o.max_requests));
+  }
+  if (o.block_tokens < 1 || o.block_tokens > 1 << 20) {
+    return usage(fmt::format("--block-tokens must be in [1, 1048576], got {}", o.block_tokens));
+  }
+  auto trace = workload::ReadTrace(o.trace, format, static_cast<std::size_t>(o.max_requests));
+  if (!trace) {
+    return trace.error();
+  }
+  o.loaded = std::make_shared<const workload::Trace>(std::move(trace).value());
+  return {};
+}
+
+json Session::Replay(const ProfileOptions& options) {
+  ReplayOptions ro = options.replay;
+  if (!ro.loaded) {
+    if (auto ok = PrepareReplay(ro); !ok) {
+      Warn("replay: " + ok.error().message);
+      return {{"error", ok.error().message}};
+    }
+  }
+  const workload::Trace& trace = *ro.loaded;
+  const std::size_t n = trace.requests.size();
+  const std::string format(workload::TraceFormatName(trace.format));
+  const std::string cls = "trace:" + format;
+
+  // Where the message text sits among the server's tokens: the simulator's template is
+  // documented (4 tokens before the text, 6 in all); elsewhere the template's total is counted
+  // and the blocks start at the text (shifted by the template's leading tokens, which moves but
+  // does not change which blocks requests share).
+  workload::PromptShape shape{4, 6};
+  if (target_.kind != client::ServerKind::kSim) {
+    const auto one = CountPromptTokens("x");
+    shape = {0, one ? std::max(0, *one - 1) : 0};
+  }
+  std::vector<client::ChatCall> calls(n);
+  std::vector<int> asked_input(n, 0);
+  const std::uint64_t first_id = next_id_;
+  int clamped = 0, unfitted = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const workload::TraceRequest& t = trace.requests[i];
+    int output = t.output_tokens;
+    int input = t.input_tokens;
+    if (target_.max_model_len > 0 && input + output > target_.max_model_len) {
+      ++clamped;
+      output = std::max<int>(1, std::min<std::int64_t>(output, target_.max_model_len / 4));
+      input = static_cast<int>(std::max<std::int64_t>(1, target_.max_model_len - output));
+    }
+    asked_input[i] = input;
+    client::ChatParams p = Params(options, "", output, true);
+    if (!t.messages_json.empty()) {
+      p.messages = Messages(t.messages_json);
+    } else if (!t.prompt.empty()) {
+      p.messages = {{"user", t.prompt, ""}};
+    } else {
+      const std::uint64_t seed = workload::Mix64(session_nonce_ ^ (next_id_ * 0x9e37ULL));
+      int target = input;
+      std::string text;
+      // Exact to the server's tokenizer where it has one: fit at token granularity.
+      for (int step = 0; step < 4; ++step) {
+        text = workload::BlockPromptText(t.hash_ids, target, ro.block_tokens, shape, seed);
+        const auto count = CountPromptTokens(text);
+        if (!count || *count == input) {
+          unfitted += count ? 0 : 1;
+          break;
+        }
+        target += input - *count;
+        if (step == 3) {
+          ++unfitted;
+        }
+      }
+      p.messages = {{"user", text, ""}};
+    }
+    calls[i].id = next_id_++;
+    calls[i].body = client::BuildChatBody(p, target_.kind);
+    calls[i].stream = true;
+    calls[i].total_timeout = options.request_timeout;
+    BoundStream(calls[i], output);
+  }
+  if (clamped > 0) {
+    Warn(
+        fmt::format("replay: {} requests did not fit the server's context ({} tokens) and were "
+                    "cut to fit",
+                    clamped, target_.max_model_len));
+  }
+  if (unfitted > 0) {
+    Warn(
+        fmt::format("replay: {} prompts could not be fitted to their trace length exactly "
+                    "(the server's tokenizer is not available or would not converge)",
+                    unfitted));
+  }
+
+  client::UnitScope unit(client_, "replay");
+  last_self_check_.reset();
+  const std::int64_t start_ns = NowNs() + kLeadNs;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double at_ns = static_cast<double>(trace.requests[i].at_us) * 1e3 * ro.time_scale;
+    calls[i].send_at = SteadyTime(
+        std::chrono::duration_cast<SteadyTime::duration>(Nanos(start_ns + std::llround(at_ns))));
+  }
+  const std::int64_t late_ns = std::llround(options.rate.late_ms * 1e6);
+  std::vector<Fact> facts(n);
+  std::vector<json> rows(n);
+  std::vector<double> lags;
+  long long late = 0, ok = 0, failed = 0, sent = 0, tokens = 0;
+  std::int64_t ok_first = std::numeric_limits<std::int64_t>::max(), ok_last = 0;
+  client::RunHooks hooks;
+  hooks.on_event = [&](const client::ChatResponse& r) {
+    if (event_hook_) {
+      event_hook_(r);
+    }
+    return true;
+  };
+  hooks.on_done = [&](const client::ChatResponse& r) {
+    if (r.outcome == client::Outcome::kCancelled && r.send_ns == 0) {
+      return;  // never sent
+    }
+    const std::size_t i = r.id - first_id;
+    const workload::TraceRequest& t = trace.requests[i];
+    const RequestMetrics m = ComputeMetrics(r);
+    Fact& f = facts[i];
+    f.cls = cls;
+    f.ok = r.outcome == client::Outcome::kOk;
+    f.scheduled_ns = r.scheduled_ns;
+    f.send_ns = r.send_ns;
+    f.input_tokens = r.usage.prompt_tokens > 0 ? r.usage.prompt_tokens : -1;
+    f.output_tokens = f.ok ? m.completion_tokens : -1;
+    f.cached_tokens = CachedPromptTokens(r);
+    if (f.ok && !r.events.empty()) {
+      f.ttft_ms = Ms(r.events.front().t_ns - r.scheduled_ns);
+      f.e2e_ms = Ms(r.events.back().t_ns - r.scheduled_ns);
+      for (std::size_t k = 1; k < r.events.size(); ++k) {
+        const std::int64_t per = r.events[k].tokens > 0 ? r.events[k].tokens : 1;
+        f.itl_ms.push_back(Ms(r.events[k].t_ns - r.events[k - 1].t_ns) / static_cast<double>(per));
+      }
+      ok_first = std::min(ok_first, r.send_ns);
+      ok_last = std::max(ok_last, r.events.back().t_ns);
+    }
+    ++sent;
+    ok += f.ok ? 1 : 0;
+    failed += f.ok ? 0 : 1;
+    tokens += f.ok ? m.completion_tokens : 0;
+    const std::int64_t lag = r.send_ns - r.scheduled_ns;
+    lags.push_back(Ms(lag));
+    late += lag > late_ns ? 1 : 0;
+    json rec = Record(r, "replay", fmt::format("{} #{}", format, i + 1), false);
+    rec["class"] = f.cls;
+    rec["input_tokens"] = f.input_tokens >= 0 ? json(f.input_tokens) : json(nullptr);
+    rec["output_tokens"] = f.output_tokens >= 0 ? json(f.output_tokens) : json(nullptr);
+    rec["cached_tokens"] = f.cached_tokens >= 0 ? json(f.cached_tokens) : json(nullptr);
+    rec["scheduled_ms"] = Ms(r.scheduled_ns - start_ns);
+    rec["sent_ms"] = Ms(r.send_ns - start_ns);
+    rec["schedule_lag_ms"] = Ms(lag);
+    rec["ttft_from_scheduled_ms"] = f.ttft_ms ? json(*f.ttft_ms) : json(nullptr);
+    rec["e2e_from_scheduled_ms"] = f.e2e_ms ? json(*f.e2e_ms) : json(nullptr);
+    rec["trace"] = {{"line", t.line},
+                    {"input_tokens", t.input_tokens},
+                    {"output_tokens", t.output_tokens},
+                    {"asked_input_tokens", asked_input[i]}};
+    if (on_sample_) {
+      on_sample_(rec);
+    }
+    rows[i] = std::move(rec);
+  };
+  const std::vector<client::ChatResponse> results = client_.RunChats(calls, hooks, stop_);
+
+  requests_ += sent;
+  failed_ += failed;
+  completion_tokens_ += tokens;
+  if (ok > 0 && ok_last > ok_first) {
+    wall_time_s_ += static_cast<double>(ok_last - ok_first) / 1e9;
+  }
+  ObserveWindow(ok > 0 ? ok_first : 0, ok_last, tokens,
+                !results.empty() && results.front().replayed);
+  if (ok == 0) {
+    for (const auto& r : results) {
+      ObserveResponse(r);
+    }
+  }
+  if (sent > 0 && !lags.empty() && *std::max_element(lags.begin(), lags.end()) > 0) {
+    std::vector<double> sorted = lags;
+    std::sort(sorted.begin(), sorted.end());
+    const double p99 = sorted[static_cast<std::size_t>(0.99 * (sorted.size() - 1))];
+    if (p99 > options.rate.late_ms) {
+      NoteClientBound("replay", {fmt::format("schedule lag p99 {:.3f} ms is above {:g} ms", p99,
+                                             options.rate.late_ms)});
+    }
+  }
+  std::vector<Fact> done;
+  json requests = json::array();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!rows[i].is_null()) {
+      done.push_back(facts[i]);
+      requests.push_back(std::move(rows[i]));
+    }
+  }
+  const double span_s =
+      n >= 2 ? static_cast<double>(trace.requests.back().at_us) / 1e6 * ro.time_scale : 0;
+  std::int64_t first_send = std::numeric_limits<std::int64_t>::max(), last_send = 0;
+  for (const Fact& f : done) {
+    first_send = std::min(first_send, f.send_ns);
+    last_send = std::max(last_send, f.send_ns);
+  }
+  json lag = StatsJson(lags);
+  lag.erase("values");
+  json out = {
+      {"trace", ro.trace},
+      {"format", format},
+      {"time_scale", ro.time_scale},
+      {"block_tokens", ro.block_tokens},
+      {"scheduled", n},
+      {"skipped_failures", trace.skipped},
+      {"sent", sent},
+      {"ok", ok},
+      {"failed", failed},
+      {"unsent", static_cast<long long>(n) - sent},
+      {"late", late},
+      {"late_ms", options.rate.late_ms},
+      {"send_lag_ms", lag},
+      {"trace_rate_rps", span_s > 0 ? json(static_cast<double>(n - 1) / span_s) : json(nullptr)},
+      {"achieved_rate_rps", sent >= 2 && last_send > first_send
+                                ? json(static_cast<double>(sent - 1) /
+                                       (static_cast<double>(last_send - first_send) / 1e9))
+                                : json(nullptr)},
+      {"cache", CacheJson(done)},
+      {"classes", ClassesJson(done)},
+      {"arrivals", ArrivalsJson(done, start_ns)},
+      {"requests", std::move(requests)}};
+  AttachResources(out);
+  if (on_progress_) {
+    on_progress_(fmt::format("replay: {} of {} sent, {} ok, {} late", sent, n, ok, late));
+  }
+  return out;
+}
+
+}  // namespace sb::perf

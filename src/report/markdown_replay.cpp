@@ -1,0 +1,71 @@
+#include "report/markdown_replay.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "report/format.h"
+#include "report/table.h"
+
+namespace sb::report::md {
+
+using nlohmann::json;
+
+namespace {
+
+std::string P50P99(const json& j, std::string_view key) {
+  return FormatMs(NumberAt(j, {key, "p50"})) + " / " + FormatMs(NumberAt(j, {key, "p90"})) + " / " +
+         FormatMs(NumberAt(j, {key, "p99"}));
+}
+
+std::string Lengths(const json& j, std::string_view key) {
+  return FormatCount(NumberAt(j, {key, "p50"})) + " / " + FormatCount(NumberAt(j, {key, "p99"}));
+}
+
+}  // namespace
+
+void RenderReplay(const json& replay, std::string& out) {
+  out += "### Trace replay\n\n";
+  out += fmt::format(
+      "{} trace `{}`, each request sent at its trace time x {}; latency from the scheduled send "
+      "(no coordinated omission). Sent {} of {} ({} failed, {} late by more than {} ms; send lag "
+      "p50 / p99 {} / {} ms); trace rate {} req/s, achieved {} req/s.\n\n",
+      MarkdownCell(StringAt(replay, {"format"}).value_or("?")),
+      MarkdownCell(StringAt(replay, {"trace"}).value_or("?")),
+      FormatFixed2(NumberAt(replay, {"time_scale"})), FormatCount(NumberAt(replay, {"sent"})),
+      FormatCount(NumberAt(replay, {"scheduled"})), FormatCount(NumberAt(replay, {"failed"})),
+      FormatCount(NumberAt(replay, {"late"})), FormatFixed1(NumberAt(replay, {"late_ms"})),
+      FormatFixed2(NumberAt(replay, {"send_lag_ms", "p50"})),
+      FormatFixed2(NumberAt(replay, {"send_lag_ms", "p99"})),
+      FormatFixed1(NumberAt(replay, {"trace_rate_rps"})),
+      FormatFixed1(NumberAt(replay, {"achieved_rate_rps"})));
+  if (BoolAt(replay, {"cache", "reported"}).value_or(false)) {
+    out += fmt::format(
+        "Prompt tokens served from the server's cache (as it reports them): **{}** ({} of {}). "
+        "TTFT p50 / p90 / p99 with cached tokens {} ms, without {} ms.\n\n",
+        FormatPercent(NumberAt(replay, {"cache", "share"})),
+        FormatCount(NumberAt(replay, {"cache", "cached_tokens"})),
+        FormatCount(NumberAt(replay, {"cache", "prompt_tokens"})),
+        P50P99(*Find(replay, {"cache"}), "ttft_cached_ms"),
+        P50P99(*Find(replay, {"cache"}), "ttft_uncached_ms"));
+  } else {
+    out +=
+        "Prompt tokens served from the server's cache: not reported (the server's answers "
+        "carry no cached-token field).\n\n";
+  }
+  MarkdownTable t({{"Class"},
+                   {"Requests", Align::kRight},
+                   {"Input p50 / p99", Align::kRight},
+                   {"Output p50 / p99", Align::kRight},
+                   {"TTFT p50 / p90 / p99 (ms)", Align::kRight},
+                   {"ITL p50 / p90 / p99 (ms)", Align::kRight},
+                   {"E2E p50 / p90 / p99 (ms)", Align::kRight}});
+  for (const json* c : ArrayAt(replay, {"classes"})) {
+    t.AddRow({MarkdownCell(StringAt(*c, {"class"}).value_or("?")),
+              FormatCount(NumberAt(*c, {"count"})), Lengths(*c, "input_tokens"),
+              Lengths(*c, "output_tokens"), P50P99(*c, "ttft_ms"), P50P99(*c, "itl_ms"),
+              P50P99(*c, "e2e_ms")});
+  }
+  out += t.Render() + "\n";
+}
+
+}  // namespace sb::report::md

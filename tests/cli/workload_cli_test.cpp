@@ -1,0 +1,139 @@
+// `servebench perf --profile replay` end to end: a `servebench sim` child process with its
+// prefix cache, the replay's samples.jsonl checked against what the trace file says, and a bad
+// trace line stopping the run before anything is sent (exit 2, FILE:LINE).
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <stdlib.h>
+
+#include "support/subprocess.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using sb::testing::Child;
+using sb::testing::ProcessResult;
+using sb::testing::RunProcess;
+
+const std::string kBin = SB_BINARY;
+
+std::vector<json> ReadJsonl(const fs::path& p) {
+  std::vector<json> out;
+  std::ifstream in(p);
+  std::string line;
+  while (std::getline(in, line)) {
+    out.push_back(json::parse(line));
+  }
+  return out;
+}
+
+struct TempDir {
+  TempDir() {
+    char tmpl[] = "/tmp/servebench-workload-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+
+  ~TempDir() { fs::remove_all(path); }
+
+  fs::path path;
+};
+
+struct Sim {
+  explicit Sim(const std::vector<std::string>& extra) {
+    std::vector<std::string> argv = {kBin,        "sim", "--port",   "0",
+                                     "--ttft-ms", "2",   "--itl-ms", "0.5"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    child = std::make_unique<Child>(argv);
+    const std::string line = child->ReadLine();
+    if (line.rfind("listening on ", 0) == 0) {
+      url = line.substr(13);
+    }
+  }
+
+  std::unique_ptr<Child> child;
+  std::string url;
+};
+
+TEST(WorkloadCliTest, ReplayOfAMooncakeTraceAgainstTheSimulatorsPrefixCache) {
+  Sim sim({"--prefix-cache-tokens", "1000000", "--block-tokens", "16"});
+  ASSERT_FALSE(sim.url.empty());
+  TempDir dir;
+  const std::string trace = std::string(SB_FIXTURES_DIR) + "/workloads/mooncake-200.jsonl";
+  const ProcessResult r =
+      RunProcess({kBin, "perf", "--endpoint", sim.url, "--profile", "replay", "--trace", trace,
+                  "--block-tokens", "16", "--time-scale", "0.5", "--max-requests", "60", "--out",
+                  (dir.path / "run").string()},
+                 std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // What the trace says: leading blocks whose hash-id chain appeared earlier, x 16.
+  std::vector<std::vector<long long>> seen;
+  std::vector<json> lines;
+  {
+    std::ifstream in(trace);
+    std::string line;
+    while (lines.size() < 60 && std::getline(in, line)) {
+      lines.push_back(json::parse(line));
+    }
+  }
+  std::vector<json> samples;
+  for (const json& s : ReadJsonl(dir.path / "run" / "samples.jsonl")) {
+    if (s["profile"] == "replay") {
+      samples.push_back(s);
+    }
+  }
+  ASSERT_EQ(samples.size(), 60U);
+  std::sort(samples.begin(), samples.end(),
+            [](const json& a, const json& b) { return a["id"] < b["id"]; });
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const auto ids = lines[i]["hash_ids"].get<std::vector<long long>>();
+    std::size_t best = 0;
+    for (const auto& s : seen) {
+      std::size_t k = 0;
+      while (k < ids.size() && k < s.size() && ids[k] == s[k]) {
+        ++k;
+      }
+      best = std::max(best, k);
+    }
+    seen.push_back(ids);
+    const int input = lines[i]["input_length"];
+    EXPECT_EQ(samples[i]["input_tokens"], input) << i;
+    EXPECT_EQ(samples[i]["output_tokens"], lines[i]["output_length"]) << i;
+    EXPECT_EQ(samples[i]["cached_tokens"],
+              static_cast<int>(std::min<std::size_t>(best, input / 16)) * 16)
+        << i;
+    EXPECT_DOUBLE_EQ(samples[i]["scheduled_ms"].get<double>(),
+                     lines[i]["timestamp"].get<double>() * 0.5);
+  }
+  std::ifstream results(dir.path / "run" / "results.json");
+  const json res = json::parse(results);
+  EXPECT_EQ(res["perf"]["replay"]["sent"], 60);
+  EXPECT_EQ(res["perf"]["replay"]["cache"]["reported"], true);
+}
+
+TEST(WorkloadCliTest, ABadTraceLineIsAUsageErrorNamingFileAndLine) {
+  TempDir dir;
+  const fs::path trace = dir.path / "bad.jsonl";
+  std::ofstream(trace) << "{\"timestamp\": 0, \"input_length\": 50, \"output_length\": 4}\n"
+                          "{\"timestamp\": 10, \"input_length\": -1, \"output_length\": 4}\n";
+  const ProcessResult r =
+      RunProcess({kBin, "perf", "--endpoint", "http://127.0.0.1:9/v1", "--profile", "replay",
+                  "--trace", trace.string(), "--out", (dir.path / "run").string()},
+                 std::chrono::seconds(30), {"SERVEBENCH_STORE=off"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(trace.string() + ":2: \"input_length\""), std::string::npos) << r.err;
+  const ProcessResult none =
+      RunProcess({kBin, "perf", "--endpoint", "http://127.0.0.1:9/v1", "--profile", "replay"},
+                 std::chrono::seconds(30), {"SERVEBENCH_STORE=off"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("--trace FILE"), std::string::npos) << none.err;
+}
+
+}  // namespace
