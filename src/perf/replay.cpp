@@ -243,7 +243,7 @@ json Session::Replay(const ProfileOptions& options) {
     } else if (!t.prompt.empty()) {
       p.messages = {{"user", t.prompt, ""}};
     } else {
-      const std::uint64_t seed = workload::Mix64(session_nonce_ ^ (next_id_ * 0x9e37ULL));
+      const std::uint64_t seed = Mix64(session_nonce_ ^ (next_id_ * 0x9e37ULL));
       int target = input;
       std::string text;
       // Exact to the server's tokenizer where it has one: fit at token granularity.

@@ -11,6 +11,7 @@
 
 #include "chart/chart.h"
 #include "chart/svg.h"
+#include "core/number_format.h"
 #include "report/format.h"
 #include "report/html_figure.h"
 
@@ -292,6 +293,25 @@ std::string Rate(const json& rate, int& charts) {
     return "";
   }
   charts += 5;
+  // The x axis is the rate each point achieved; the rate asked for goes beside it, as in
+  // report.md's Rate | Offered columns (a short Poisson draw can offer 20% above the nominal).
+  std::vector<std::string> asked;
+  for (const json* p : points) {
+    auto nominal = NumberAt(*p, {"rate_rps"});
+    auto offered = NumberAt(*p, {"offered_rate_rps"});
+    if (nominal && offered) {
+      asked.push_back(
+          fmt::format("<span data-nominal-rps=\"{}\" data-offered-rps=\"{}\">{} "
+                      "&rarr; {}</span>",
+                      *nominal, *offered, FixedGrouped(*nominal, 2), FixedGrouped(*offered, 2)));
+    }
+  }
+  std::string offered_line =
+      asked.empty() ? std::string()
+                    : fmt::format(
+                          "<p class=\"offered\">Offered rate on the x axes is the rate "
+                          "each point achieved; asked &rarr; offered, req/s: {}.</p>\n",
+                          fmt::join(asked, ", "));
   // The rate search's answer, as report.md gives it, above its charts.
   std::string search;
   if (Find(rate, {"search", "points"}) != nullptr) {
@@ -303,7 +323,7 @@ std::string Rate(const json& rate, int& charts) {
         XmlEscape(StringAt(rate, {"search", "result"}).value_or("?")));
   }
   return Section("Open-loop load",
-                 search +
+                 search + offered_line +
                      Figure(t,
                             "Latency counted from the scheduled send (no coordinated omission); "
                             "percentiles over successful requests.") +

@@ -10,10 +10,6 @@
 namespace sb::workload {
 namespace {
 
-std::uint64_t Rotl(std::uint64_t x, int k) {
-  return (x << k) | (x >> (64 - k));
-}
-
 Error Bad(std::string_view spec, const std::string& why) {
   return Error{ErrorCode::kUsage,
                "length '" + std::string(spec) + "': " + why +
@@ -64,42 +60,14 @@ Result<std::vector<int>> ReadLengths(const std::string& path) {
   return values;
 }
 
-}  // namespace
-
-std::uint64_t Mix64(std::uint64_t x) {
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-Rng::Rng(std::uint64_t seed) {
-  for (auto& s : s_) {
-    seed += 0x9e3779b97f4a7c15ULL;
-    s = Mix64(seed);
-  }
-}
-
-std::uint64_t Rng::Next() {
-  const std::uint64_t result = Rotl(s_[1] * 5, 7) * 9;
-  const std::uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = Rotl(s_[3], 45);
-  return result;
-}
-
-double Rng::Uniform() {
-  return static_cast<double>(Next() >> 11) * 0x1.0p-53;
-}
-
-double Rng::Normal() {
-  const double u1 = 1.0 - Uniform();  // (0, 1]
-  const double u2 = Uniform();
+// A standard normal draw (Box-Muller, one value per pair of uniforms).
+double StandardNormal(Rng& rng) {
+  const double u1 = 1.0 - rng.Uniform();  // (0, 1]
+  const double u2 = rng.Uniform();
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
 }
+
+}  // namespace
 
 Result<LengthSpec> ParseLengthSpec(std::string_view text) {
   LengthSpec s;
@@ -181,10 +149,10 @@ int LengthSampler::Next() {
       break;
     }
     case LengthSpec::Kind::kNormal:
-      v = spec_.a + spec_.b * rng_.Normal();
+      v = spec_.a + spec_.b * StandardNormal(rng_);
       break;
     case LengthSpec::Kind::kLognormal:
-      v = spec_.a * std::exp(spec_.b * rng_.Normal());
+      v = spec_.a * std::exp(spec_.b * StandardNormal(rng_));
       break;
     case LengthSpec::Kind::kFile:
       v = spec_.values[rng_.Next() % spec_.values.size()];

@@ -1,9 +1,9 @@
 // Request length distributions (--input-tokens, --output-tokens; docs/workloads.md): `N`,
 // `uniform:A-B`, `normal:MEAN,SD`, `lognormal:MEDIAN,SIGMA` or `file:PATH` (one length per line,
-// sampled uniformly), drawn from a seeded generator of our own (xoshiro256** through splitmix64,
-// and explicit samplers rather than <random>'s distributions, whose algorithms differ between
-// standard libraries): a seed gives the same lengths on every machine and build.
-// Thread safety: a LengthSampler belongs to one thread; the parsers are pure.
+// sampled uniformly), drawn from a seeded generator of our own (core/rng.h: xoshiro256** through
+// splitmix64, and explicit samplers rather than <random>'s distributions, whose algorithms differ
+// between standard libraries): a seed gives the same lengths on every machine and build. Thread
+// safety: a LengthSampler belongs to one thread; the parsers are pure.
 #pragma once
 
 #include <cstdint>
@@ -13,23 +13,9 @@
 #include <vector>
 
 #include "core/result.h"
+#include "core/rng.h"  // Rng (xoshiro256**), Mix64
 
 namespace sb::workload {
-
-// xoshiro256** seeded through splitmix64.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed);
-  std::uint64_t Next();
-  double Uniform();  // [0, 1)
-  double Normal();   // standard normal (Box-Muller)
-
- private:
-  std::uint64_t s_[4];
-};
-
-// splitmix64's finaliser: a good 64-bit mix of x.
-std::uint64_t Mix64(std::uint64_t x);
 
 struct LengthSpec {
   enum class Kind { kFixed, kUniform, kNormal, kLognormal, kFile };

@@ -197,6 +197,24 @@ TEST(HtmlReportTest, EachObjectiveIsDrawnOnTheChartOfItsOwnFigure) {
   EXPECT_TRUE(Contains(html, "No --slo was given: no goodput."));  // no goodput in this doc
 }
 
+// Short rate points offer above their nominal rate (6.01 req/s for 5): the page said only the
+// achieved rate (the x axis), never which rate was asked for.
+TEST(HtmlReportTest, EachRatePointShowsTheRateAskedBesideTheRateOffered) {
+  json doc = LoadData("perf_sim.json");
+  doc["perf"]["rate"] = json::parse(R"({"rates": [
+      {"rate_rps": 20, "offered_rate_rps": 24.031, "throughput_rps": 23.1},
+      {"rate_rps": 5, "offered_rate_rps": 6.0139, "throughput_rps": 5.84}]})");
+  const std::string html = RenderHtml(doc);
+  const auto five =
+      html.find("data-nominal-rps=\"5\" data-offered-rps=\"6.0139\">5.00 &rarr; 6.01<");
+  const auto twenty =
+      html.find("data-nominal-rps=\"20\" data-offered-rps=\"24.031\">20.00 &rarr; 24.03<");
+  ASSERT_NE(five, std::string::npos) << html;
+  ASSERT_NE(twenty, std::string::npos);
+  EXPECT_LT(five, twenty);  // in the order of the x axis
+  EXPECT_TRUE(Contains(html, "Offered rate on the x axes is the rate each point achieved"));
+}
+
 // report.md said which rate the search found; report.html did not.
 TEST(HtmlReportTest, TheRateSearchsAnswerIsInThePage) {
   json doc = LoadData("perf_sim.json");
