@@ -243,6 +243,7 @@ Sampler::~Sampler() {
 }
 
 void Sampler::Add(std::unique_ptr<Source> source) {
+  std::lock_guard<std::mutex> read_lock(read_mu_);
   std::lock_guard<std::mutex> lock(mu_);
   SourceStatus st;
   st.name = source->name();
@@ -262,19 +263,33 @@ void Sampler::AddUnavailable(std::string name, std::string reason) {
 }
 
 void Sampler::SampleNow() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> read_lock(read_mu_);
   const std::int64_t cpu0 = ThreadCpuNs();
   Sample s;
   s.t_ns = ToNanos(clock_.Now());
+
+  struct Outcome {
+    std::int64_t cpu_ns = 0;
+    std::optional<std::string> error;
+  };
+
+  std::vector<Outcome> outcomes(sources_.size());
   for (std::size_t i = 0; i < sources_.size(); ++i) {
-    SourceStatus& st = status_[i];
-    ++st.reads;
     const std::int64_t c0 = ThreadCpuNs();
     if (auto ok = sources_[i]->Read(s.values); !ok) {
-      ++st.failures;
-      st.last_error = ok.error().message;
+      outcomes[i].error = ok.error().message;
     }
-    st.cpu_ns += ThreadCpuNs() - c0;
+    outcomes[i].cpu_ns = ThreadCpuNs() - c0;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    SourceStatus& st = status_[i];
+    ++st.reads;
+    st.cpu_ns += outcomes[i].cpu_ns;
+    if (outcomes[i].error) {
+      ++st.failures;
+      st.last_error = std::move(*outcomes[i].error);
+    }
   }
   if (started_ns_ == 0) {
     started_ns_ = s.t_ns;

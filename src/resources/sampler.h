@@ -132,8 +132,12 @@ class Sampler {
 
   Clock& clock_;
   std::chrono::nanoseconds period_;
-  mutable std::mutex mu_;  // guards everything below; held while sources are read
-  std::vector<std::unique_ptr<Source>> sources_;
+  // Serialises the reads of sources_ (and Add); never held with mu_ waited for, so a read that
+  // waits on a frozen server (a /metrics scrape, up to its time limit) never blocks RunJson,
+  // Stop or the results the run writes meanwhile.
+  std::mutex read_mu_;
+  std::vector<std::unique_ptr<Source>> sources_;  // guarded by read_mu_
+  mutable std::mutex mu_;             // guards everything below; never held while a source is read
   std::vector<SourceStatus> status_;  // available sources first, in Add order
   std::vector<Sample> samples_;
   std::int64_t cpu_ns_ = 0;  // thread CPU time spent sampling (any thread)

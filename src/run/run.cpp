@@ -675,8 +675,8 @@ Result<void> RunState::RunSuitesAndProfiles() {
     }
   }
   for (const auto& name : plan_.profiles) {
-    if (stop_.stop_requested()) {
-      break;
+    if (stop_.stop_requested() || session_->Halted()) {
+      break;  // as for the suites: a server judged gone gets no more profiles
     }
     const ProfileSpec* spec = FindProfile(name);  // CheckPlan refused any other name
     if (spec == nullptr) {
