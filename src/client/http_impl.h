@@ -1,0 +1,280 @@
+// Private to the client module: the state of one libcurl multi-socket loop (Client::Impl),
+// shared by http_client.cpp (set-up and the Client API), http_transfer.cpp (curl callbacks,
+// SSE, one transfer's life and retries) and http_loop.cpp (the event loop and the batches
+// it runs). One thread runs an epoll loop over curl's sockets, a timerfd (precise scheduled
+// sends, curl timers, our own time limits) and an eventfd (stop requests). The socket API
+// processes only the sockets that are ready, so thousands of streams cost per event, not per
+// stream; curl_multi_perform would touch every transfer on each wakeup. A large batch may be
+// split over several such loops (Impl objects), one per I/O thread: io_workers.h.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <curl/curl.h>
+
+#include "client/http_client.h"
+#include "client/io_workers.h"
+#include "client/sse_parser.h"
+#include "client/stream_guard.h"
+#include "core/clock.h"
+
+namespace sb::client {
+
+namespace detail {
+
+inline constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+inline constexpr std::size_t kErrorBodyCap = 64 * 1024;    // kept of a non-2xx body
+inline constexpr std::size_t kBodyCap = 64 * 1024 * 1024;  // a 2xx non-streaming body
+// The response head: the bytes of every header line together (curl refuses one line over
+// CURL_MAX_HTTP_HEADER, 100 KiB, itself, as "out of memory": see Complete).
+inline constexpr std::size_t kHeaderCap = 256 * 1024;
+
+std::string HeaderOverLimit(std::size_t got);
+
+inline constexpr std::int64_t kNanosPerMs = 1'000'000;
+inline constexpr int kMaxEvents = 256;
+// How long before a scheduled send the loop stops sleeping and polls (see Drive).
+inline constexpr std::int64_t kSendSpinNs = 300'000;
+
+inline std::int64_t NowNs() {
+  return ToNanos(std::chrono::steady_clock::now());
+}
+
+inline std::int64_t MsToNs(std::chrono::milliseconds ms) {
+  return ms.count() * kNanosPerMs;
+}
+
+// curl_global_init is not thread-safe on every platform; run it once per process.
+bool CurlGlobalInit();
+
+bool StartsWithNoCase(std::string_view s, std::string_view prefix);
+
+std::string_view TrimView(std::string_view s);
+
+// Retry-After: delay-seconds (fractions accepted: some servers send "0.5") or an HTTP date.
+// Returns the wait in ns, or -1 when the value is neither.
+std::int64_t ParseRetryAfterNs(std::string_view value);
+
+// "http://h:p/v1/" -> "http://h:p"; "https://h/prefix/v1/chat/completions" -> "https://h/prefix".
+// A query ("http://h/v1?key=x") is cut off into `query` ("?key=x"; a fragment is dropped): it
+// goes at the end of every URL built from the root, never in the middle of its path.
+std::string NormalizeRoot(std::string_view endpoint, std::string& query);
+
+}  // namespace detail
+
+struct Client::Impl {
+  // One request in flight (or about to be).
+  struct Transfer {
+    Impl* impl = nullptr;
+    CURL* easy = nullptr;
+    ChatResponse* resp = nullptr;  // outcome, timestamps and (chat) parsed content
+    bool chat = false;             // a chat call (parse the answer) vs. a plain Get/Post
+    bool stream = false;           // the call asked for SSE
+    bool mode_known = false;       // sse decided (at the first body byte)
+    bool sse = false;              // body is parsed as an event stream
+    bool aborted = false;          // a callback stopped the transfer; resp->outcome is set
+    bool hold = false;     // a preconnect GET: pause at its first body byte (see Preconnect)
+    bool held = false;     // paused there, keeping its connection in use; counted in Impl::held
+    int retries_left = 0;  // further attempts allowed (chat calls)
+    std::int64_t waited_ns = 0;        // retry waits so far
+    std::size_t max_answer_bytes = 0;  // 0 = no cap
+    int status = 0;                    // HTTP status, read when the body starts
+    std::size_t index = 0;             // position in the caller's calls (all of the batch's)
+    std::size_t active_pos = 0;        // position in Impl::active_
+    std::int64_t send_ns = 0;
+    std::int64_t first_byte_ns = 0;
+    std::int64_t last_rx_ns = 0;
+    std::int64_t done_at_ns = 0;           // "data: [DONE]" arrived (then kDoneGrace)
+    std::size_t header_bytes = 0;          // of the response head(s) so far
+    std::int64_t first_byte_limit_ns = 0;  // 0 = none
+    std::int64_t idle_limit_ns = 0;        // 0 = none
+    std::int64_t total_limit_ns = 0;       // 0 = none
+    std::string body;                      // non-SSE body (capped)
+    std::string content_type;
+    std::string server_header;
+    std::string date_header;
+    std::string retry_after;  // the "Retry-After:" header, "" if absent
+    std::string post_body;    // owned copy for Post(); chat calls point at ChatCall::body
+    SseParser parser;
+    detail::StreamGuard guard;        // token cap, kept text, usage and empty-stream checks
+    detail::StreamGuard fresh_guard;  // its state before the first event (for a retry)
+    char errbuf[CURL_ERROR_SIZE] = {};
+
+    std::int64_t FirstByteOrIdleDeadline() const {
+      if (first_byte_ns == 0) {
+        return first_byte_limit_ns > 0 ? send_ns + first_byte_limit_ns : detail::kNever;
+      }
+      return idle_limit_ns > 0 ? last_rx_ns + idle_limit_ns : detail::kNever;
+    }
+
+    std::int64_t TotalDeadline() const {
+      return total_limit_ns > 0 ? send_ns + total_limit_ns : detail::kNever;
+    }
+
+    std::int64_t NextDeadline() const {
+      if (done_at_ns != 0) {  // the answer is complete: only the grace is left
+        return done_at_ns + detail::MsToNs(kDoneGrace);
+      }
+      return std::min(FirstByteOrIdleDeadline(), TotalDeadline());
+    }
+  };
+
+  ClientOptions options;
+  std::string root;
+  std::string query;  // the endpoint's "?..." (with its '?'), appended to every URL; or ""
+  std::string chat_url;
+  std::string init_error;  // non-empty: the client could not be set up (reported per call)
+  CURLM* multi = nullptr;
+  int epoll_fd = -1;
+  int wake_fd = -1;   // eventfd: stop requested
+  int timer_fd = -1;  // timerfd: absolute CLOCK_MONOTONIC wake-ups
+  curl_slist* chat_headers = nullptr;
+  curl_slist* plain_headers = nullptr;
+  curl_slist* post_headers = nullptr;
+  std::vector<CURL*> idle_easies;  // reused easy handles (connections live in the multi cache)
+  std::int64_t curl_deadline_ns = detail::kNever;  // from curl's timer callback
+  std::int64_t armed_ns = detail::kNever;          // what timer_fd is armed to
+  // No transfer's time limit falls before this (a lower bound: idle deadlines move later as
+  // bytes arrive; the first byte may move a transfer's deadline earlier, see NoteFirstByte).
+  std::int64_t next_check_ns = detail::kNever;
+  std::vector<Transfer*> active;  // added to the multi handle
+  // Transfers waiting to be sent again: (when, transfer), a min-heap on when.
+  std::vector<std::pair<std::int64_t, Transfer*>> retry_queue;
+  std::vector<SseEvent> scratch;    // events of the chunk being parsed
+  const RunHooks* hooks = nullptr;  // during RunChats: this worker's (io_workers.h)
+  std::size_t max_connects = 64;    // idle connections the multi handle keeps
+  // Preconnect's GETs pause at their first body byte while this is set; `held` of the active
+  // transfers are paused there. Drive lets them all finish once every active one is held.
+  bool holding = false;
+  std::size_t held = 0;
+  // Inside RunChats (hooks must not re-enter the Client); read from the I/O threads' hooks.
+  std::atomic<bool> driving{false};
+  // The I/O workers besides this one (the Client's own), made when a batch first needs them
+  // and kept with their connections for later batches.
+  std::vector<std::unique_ptr<Impl>> helpers;
+
+  explicit Impl(ClientOptions opts);
+  ~Impl();
+
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  // One worker's part of a batch: calls first, first + stride, ... (all of them: 0, 1), each
+  // one's result in results[i] (id and scheduled_ns already set), hooks called as they finish.
+  // With a gate, waits there after preconnecting (so no worker sends before all have).
+  void RunShare(std::span<const ChatCall> calls, std::span<ChatResponse> results, std::size_t first,
+                std::size_t stride, const RunHooks& hooks, io::StartGate* preconnected,
+                std::stop_token stop);
+
+  // n concurrent GET /v1/models through the multi handle, unmeasured (RunHooks::preconnect):
+  // afterwards n connections wait in the connection cache. Returns how many got a response.
+  std::size_t Preconnect(std::size_t n, std::stop_token stop);
+
+  // One auxiliary request through the same multi handle (and connection cache).
+  Result<HttpResponse> Plain(bool post, std::string_view path, std::string_view body,
+                             std::chrono::milliseconds timeout);
+
+  // ---- curl callbacks -------------------------------------------------------------------------
+
+  static int OnSocket(CURL* /*easy*/, curl_socket_t s, int what, void* userp, void* /*socketp*/);
+
+  static int OnTimer(CURLM* /*multi*/, long timeout_ms, void* userp);  // NOLINT(runtime/int)
+
+  // Just before curl writes the request (connected, TLS done): ChatResponse::written_ns.
+  static int OnPrereq(void* userdata, char* /*conn_primary_ip*/, char* /*conn_local_ip*/,
+                      int /*conn_primary_port*/, int /*conn_local_port*/);
+
+  static size_t OnHeader(char* buffer, size_t size, size_t nitems, void* userdata);
+
+  static size_t OnWrite(char* ptr, size_t size, size_t nmemb, void* userdata);
+
+  // The first byte switches a transfer from the first-byte limit to the (often shorter) idle
+  // limit, which can move its deadline earlier than the loop's next check.
+  void NoteFirstByte(Transfer& t, std::int64_t t_ns);
+
+  // ---- SSE --------------------------------------------------------------------------------------
+
+  // Applies one event's data; false when the stream must stop (outcome set).
+  bool HandleEvent(Transfer& t, std::string_view data, std::int64_t t_ns);
+
+  // False (outcome set) when the text of t's response has gone over its max_answer_bytes.
+  bool WithinAnswerCap(Transfer& t);
+
+  bool OnSseBytes(Transfer& t, std::string_view bytes, std::int64_t t_ns);
+
+  // ---- transfers --------------------------------------------------------------------------------
+
+  CURL* AcquireEasy();
+
+  void ReleaseEasy(CURL* e);
+
+  void ConfigureEasy(Transfer& t, const std::string& url);
+
+  // Hands t to curl. send_ns is taken immediately before curl_multi_add_handle, so it includes
+  // connection setup on a fresh connection (as vLLM's bench does). false: could not be added.
+  bool Launch(Transfer& t);
+
+  void Deactivate(Transfer& t);
+
+  // Ends a transfer that has not finished on its own (time limit, cancellation).
+  void Abort(Transfer& t, Outcome outcome, std::string reason, std::int64_t now);
+
+  // Classifies a transfer curl has finished (successfully or not).
+  void Complete(Transfer& t, CURLcode rc);
+
+  // ---- retries ----------------------------------------------------------------------------------
+
+  // Whether a finished attempt may be sent again (ClientOptions::retries): HTTP 429/503, or a
+  // connection refused, reset or closed before the first response byte.
+  static bool Retryable(const Transfer& t, CURLcode rc);
+
+  // Queues t for another attempt if it may have one; false: its result stands.
+  bool ScheduleRetry(Transfer& t, CURLcode rc);
+
+  // Clears what the failed attempt left in t and its response, then sends it again.
+  bool Relaunch(Transfer& t);
+
+  void FinishStream(Transfer& t);
+
+  // A stream whose [DONE] came kDoneGrace ago and whose body has not ended (a server that keeps
+  // the connection open): the answer is complete; the connection is closed.
+  void EndAfterDone(Transfer& t);
+
+  // ---- the loop --------------------------------------------------------------------------------
+
+  void ArmTimer(std::int64_t at_ns);
+
+  void SocketAction(curl_socket_t s, int ev_mask);
+
+  template <typename Finished>
+  void Reap(Finished& finished);
+
+  // Ends transfers whose time limit has passed; returns the earliest remaining deadline.
+  template <typename Finished>
+  std::int64_t ExpireLimits(std::int64_t now, Finished& finished);
+
+  void DrainFd(int fd);
+
+  // Runs transfers to completion. order: (send time ns, 0 = now; index), sorted by time.
+  // start(index) creates and launches a transfer (nullptr if it failed at once: then it has
+  // already been reported). finished(t) is called once per transfer that ends; unsent(index,
+  // reason) once per call never started (stop requested, or RunHooks::start_until passed).
+  template <typename Start, typename Finished, typename Unsent>
+  void Drive(std::span<const std::pair<std::int64_t, std::size_t>> order, Start& start,
+             Finished& finished, Unsent& unsent, std::stop_token stop);
+
+  // Every active transfer is a preconnect GET paused on its answer, each holding its own
+  // connection: let them finish (their connections go back to the cache, all idle at once).
+  void ReleaseHeld();
+};
+
+}  // namespace sb::client
