@@ -323,11 +323,8 @@ bool ReadReport(int fd, std::string& pending, std::vector<Message>& out) {
 
 }  // namespace
 
-Result<RunResult> RunWith(const Program& program, const Limits& limits, const HostCaps& host,
-                          std::stop_token stop) {
-  if (auto ok = CheckLimits(limits); !ok) {
-    return ok.error();
-  }
+// The program's argv, file names and argv[0] (an absolute path or ./NAME of its files).
+Result<void> ValidateProgram(const Program& program) {
   if (program.argv.empty() || program.argv[0].empty()) {
     return MakeError(ErrorCode::kUsage, "sandbox: empty argv");
   }
@@ -353,88 +350,43 @@ Result<RunResult> RunWith(const Program& program, const Limits& limits, const Ho
         ErrorCode::kUsage,
         fmt::format("sandbox: argv[0] must be an absolute path or ./NAME: '{}'", arg0));
   }
-  if (!in_workdir && access(arg0.c_str(), X_OK) != 0) {
-    return SetupError(fmt::format("cannot execute {}: {}", arg0, std::strerror(errno)));
-  }
+  return {};
+}
 
+// What the parent holds of the pipes to the sandbox, and the supervisor's pidfd.
+struct ParentEnds {
+  UniqueFd in_w, out_r, err_r, report_r, pidfd;
+};
+
+// What came out of a run: output, the supervisor's reports and its exit.
+struct Pumped {
+  Capture out, err;
+  std::vector<Message> messages;
+  Ending ending;
+  pid_t program_pid = 0;
+  int sup_status = 0;
+
+  struct rusage sup_usage {};
+
+  Clock::time_point ended;
+};
+
+// Writes the next piece of the program's stdin; closes it when all is written (EOF for the
+// program) or the program closed its end.
+void FeedStdin(UniqueFd& in_w, const std::string& data, std::size_t& done) {
+  const std::size_t len = std::min(kChunk, data.size() - done);
+  const ssize_t w = WriteNoSigpipe(in_w.get(), data.data() + done, len);
+  if (w > 0) {
+    done += static_cast<std::size_t>(w);
+  }
+  if ((w < 0 && errno != EAGAIN && errno != EINTR) || done == data.size()) {
+    in_w.Reset();
+  }
+}
+
+// The resource limits the supervisor sets on the program.
+void SetLimits(ChildPlan& plan, const Limits& limits, const HostCaps& host) {
   const Isolation& iso = host.isolation;
-  const uid_t sb_uid = iso.uid_drop ? kSandboxUidBase + static_cast<uid_t>(gettid()) : host.uid;
-  const gid_t sb_gid = iso.uid_drop ? static_cast<gid_t>(sb_uid) : host.gid;
-  auto dir =
-      WorkDir::Create(iso.uid_drop ? std::optional(std::make_pair(sb_uid, sb_gid)) : std::nullopt);
-  if (!dir) {
-    return dir.error().WithContext("sandbox");
-  }
-  for (const File& f : program.files) {
-    if (auto w = dir->Write(f); !w) {
-      return w.error().WithContext("sandbox");
-    }
-  }
-  const std::string exe = in_workdir ? dir->path() + "/" + arg0.substr(2) : arg0;
-  if (in_workdir && !dir->HasRegularFile(arg0.substr(2))) {
-    return SetupError(fmt::format("cannot execute {}: not a file of the program", arg0));
-  }
-
-  // Everything the child reads, prepared before the clone.
-  std::vector<std::string> args = program.argv;
-  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=" + dir->path(),
-                                  "TMPDIR=" + dir->path(), "LANG=C.UTF-8"};
-  std::vector<char*> argv_ptrs, env_ptrs;
-  for (std::string& a : args) {
-    argv_ptrs.push_back(a.data());
-  }
-  argv_ptrs.push_back(nullptr);
-  for (std::string& e : env) {
-    env_ptrs.push_back(e.data());
-  }
-  env_ptrs.push_back(nullptr);
-  const std::string uid_map = fmt::format("{} {} 1\n", host.uid, host.uid);
-  const std::string gid_map = fmt::format("{} {} 1\n", host.gid, host.gid);
-  const std::string shm_options = fmt::format("size={},mode=1777", limits.file_bytes);
-
-  auto in_pipe = MakePipe();
-  auto out_pipe = MakePipe();
-  auto err_pipe = MakePipe();
-  auto report_pipe = MakePipe();
-  for (auto* p : {&in_pipe, &out_pipe, &err_pipe, &report_pipe}) {
-    if (!*p) {
-      return p->error();
-    }
-  }
-  UniqueFd in_w = std::move(in_pipe->second), out_r = std::move(out_pipe->first),
-           err_r = std::move(err_pipe->first), report_r = std::move(report_pipe->first);
-  for (const UniqueFd* fd : {&in_w, &out_r, &err_r, &report_r}) {
-    SetNonBlocking(fd->get());
-  }
-
-  if (iso.uid_drop) {
-    // The program may reopen its stdio by name (/dev/stdout is /proc/self/fd/1): a pipe created
-    // by root is mode 0600 root, so it has to belong to the sandbox uid.
-    for (const UniqueFd* fd : {&in_pipe->first, &out_pipe->second, &err_pipe->second}) {
-      if (fchown(fd->get(), sb_uid, sb_gid) != 0) {
-        return SetupError(fmt::format("fchown: {}", std::strerror(errno)));
-      }
-    }
-  }
-
-  ChildPlan plan;
-  plan.stdin_fd = in_pipe->first.get();
-  plan.stdout_fd = out_pipe->second.get();
-  plan.stderr_fd = err_pipe->second.get();
-  plan.report_fd = report_pipe->second.get();
-  plan.clone_flags = host.clone_flags;
-  plan.user_namespace = host.user_namespace;
-  plan.uid_map = uid_map.c_str();
-  plan.gid_map = gid_map.c_str();
-  plan.private_mounts = host.private_mounts;
-  plan.shm_options = shm_options.c_str();
-  plan.drop_uid = iso.uid_drop;
-  plan.uid = sb_uid;
-  plan.gid = sb_gid;
-  plan.workdir = dir->path().c_str();
-  plan.exe = exe.c_str();
-  plan.argv = argv_ptrs.data();
-  plan.envp = env_ptrs.data();
   // RLIMIT_NPROC counts the tasks of the uid: our own uid when we drop to it (the supervisor
   // stays root and does not count); inside a user namespace, the supervisor and the program's
   // tree; with neither, every task of this user, so the limit is what exists now plus ours.
@@ -457,44 +409,62 @@ Result<RunResult> RunWith(const Program& program, const Limits& limits, const Ho
     plan.rlimits[plan.rlimit_count++] = r;
   }
   plan.address_space = Rlimit(RLIMIT_AS, limits.memory_bytes, limits.memory_bytes).hard;
-  plan.landlock = iso.landlock ? landlock::MakePolicy(host.landlock_abi) : landlock::Policy{};
-  sock_fprog seccomp_prog{};
-  seccomp_prog.len = static_cast<unsigned short>(host.seccomp.size());
-  seccomp_prog.filter = const_cast<sock_filter*>(host.seccomp.data());
-  plan.seccomp = iso.seccomp && !host.seccomp.empty() ? &seccomp_prog : nullptr;
-  plan.backstop_ms = static_cast<long>(limits.wall_s * 1000) + kBackstopGraceMs;
+}
 
-  // ---- Start ----
-  const auto start = Clock::now();
-  const pid_t pid = SpawnSupervisor(plan);
-  if (pid < 0) {
-    return SetupError(fmt::format("cannot start the sandbox: {}", std::strerror(errno)));
+// After the supervisor's exit: whatever is still buffered in the pipes and the last reports.
+void DrainPipes(ParentEnds& ends, Pumped& r, const Limits& limits, std::string& report_pending) {
+  // What is still buffered in the pipes (every writer is gone in a pid namespace; without
+  // one a leaked process could keep writing, so this is bounded in time).
+  const auto drain_end = r.ended + std::chrono::milliseconds(100);
+  for (UniqueFd* fd : {&ends.out_r, &ends.err_r}) {
+    Capture& c = fd == &ends.out_r ? r.out : r.err;
+    while (fd->valid() && Clock::now() < drain_end) {
+      if (ReadChunk(fd->get(), c, limits.output_bytes) != ReadState::kData) {
+        break;
+      }
+    }
   }
-  SupervisorGuard guard(pid);
-  in_pipe->first.Reset();
-  out_pipe->second.Reset();
-  err_pipe->second.Reset();
-  report_pipe->second.Reset();
-  UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0u)));
+  // Too much output seen only now: the verdict, with no signal (the supervisor is reaped and
+  // its pid may already be another process's).
+  if (!r.ending.killed && (r.out.seen > limits.output_bytes || r.err.seen > limits.output_bytes)) {
+    r.ending.killed = Verdict::kOutputLimit;
+  }
+  while (ends.report_r.valid()) {
+    pollfd p{ends.report_r.get(), POLLIN, 0};
+    if (poll(&p, 1, 0) <= 0 || !ReadReport(ends.report_r.get(), report_pending, r.messages)) {
+      break;
+    }
+  }
+}
 
-  // ---- Pump: stdin in, stdout/stderr/report out, until the supervisor exits ----
+// Feeds stdin and reads stdout, stderr and the supervisor's reports until the supervisor exits;
+// kills the tree at the wall limit, on a stop request or on too much output.
+Pumped Pump(pid_t pid, SupervisorGuard& guard, ParentEnds& ends, const Program& program,
+            const Limits& limits, const Isolation& iso, Clock::time_point start,
+            std::stop_token stop) {
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
                                     std::chrono::duration<double>(limits.wall_s));
-  Capture out, err;
+  Pumped r;
+  Capture& out = r.out;
+  Capture& err = r.err;
+  UniqueFd& in_w = ends.in_w;
+  UniqueFd& out_r = ends.out_r;
+  UniqueFd& err_r = ends.err_r;
+  UniqueFd& report_r = ends.report_r;
+  const UniqueFd& pidfd = ends.pidfd;
   std::size_t stdin_done = 0;
   if (program.stdin_data.empty()) {
     in_w.Reset();
   }
   std::string report_pending;
-  std::vector<Message> messages;
-  Ending ending;
+  std::vector<Message>& messages = r.messages;
+  Ending& ending = r.ending;
   Clock::time_point killed_at{};
   bool hard_killed = false;
-  pid_t program_pid = 0;
+  pid_t& program_pid = r.program_pid;
   bool reaped = false;
-  int sup_status = 0;
-
-  struct rusage sup_usage {};
+  int& sup_status = r.sup_status;
+  struct rusage& sup_usage = r.sup_usage;
 
   auto kill_tree = [&](Verdict why) {
     if (ending.killed) {
@@ -591,14 +561,7 @@ Result<RunResult> RunWith(const Program& program, const Limits& limits, const Ho
       take_messages();
     }
     if (ready > 0 && i_in >= 0 && (fds[i_in].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
-      std::size_t len = std::min(kChunk, program.stdin_data.size() - stdin_done);
-      ssize_t w = WriteNoSigpipe(in_w.get(), program.stdin_data.data() + stdin_done, len);
-      if (w > 0) {
-        stdin_done += static_cast<std::size_t>(w);
-      }
-      if ((w < 0 && errno != EAGAIN && errno != EINTR) || stdin_done == program.stdin_data.size()) {
-        in_w.Reset();  // all written (EOF for the program), or it closed its stdin
-      }
+      FeedStdin(in_w, program.stdin_data, stdin_done);
     }
     if (!pidfd.valid() || readable(i_pid)) {
       pid_t w = wait4(pid, &sup_status, WNOHANG | __WALL, &sup_usage);
@@ -608,36 +571,26 @@ Result<RunResult> RunWith(const Program& program, const Limits& limits, const Ho
       }
     }
   }
-  const auto ended = Clock::now();
+  r.ended = Clock::now();
 
-  // Whatever is still buffered in the pipes (every writer is gone in a pid namespace; without
-  // one a leaked process could keep writing, so this is bounded in time).
-  const auto drain_end = ended + std::chrono::milliseconds(100);
-  for (UniqueFd* fd : {&out_r, &err_r}) {
-    Capture& c = fd == &out_r ? out : err;
-    while (fd->valid() && Clock::now() < drain_end) {
-      if (ReadChunk(fd->get(), c, limits.output_bytes) != ReadState::kData) {
-        break;
-      }
-    }
-  }
-  check_output();
-  while (report_r.valid()) {
-    pollfd p{report_r.get(), POLLIN, 0};
-    if (poll(&p, 1, 0) <= 0 || !ReadReport(report_r.get(), report_pending, messages)) {
-      break;
-    }
-  }
+  DrainPipes(ends, r, limits, report_pending);
+  return r;
+}
 
+// The result of a run from what came out of it: the verdict, the program's CPU time and memory,
+// or a set-up error the supervisor reported.
+Result<RunResult> Conclude(Pumped& p, const Limits& limits, Clock::time_point start,
+                           const std::string& exe, const Isolation& iso, uid_t sb_uid) {
   RunResult result;
-  result.stdout_data = std::move(out.data);
-  result.stderr_data = std::move(err.data);
-  result.output_truncated = out.seen > limits.output_bytes || err.seen > limits.output_bytes;
-  result.wall_s = std::chrono::duration<double>(ended - start).count();
-  result.cpu_s = static_cast<double>(sup_usage.ru_utime.tv_sec + sup_usage.ru_stime.tv_sec) +
-                 static_cast<double>(sup_usage.ru_utime.tv_usec + sup_usage.ru_stime.tv_usec) / 1e6;
+  result.stdout_data = std::move(p.out.data);
+  result.stderr_data = std::move(p.err.data);
+  result.output_truncated = p.out.seen > limits.output_bytes || p.err.seen > limits.output_bytes;
+  result.wall_s = std::chrono::duration<double>(p.ended - start).count();
+  result.cpu_s =
+      static_cast<double>(p.sup_usage.ru_utime.tv_sec + p.sup_usage.ru_stime.tv_sec) +
+      static_cast<double>(p.sup_usage.ru_utime.tv_usec + p.sup_usage.ru_stime.tv_usec) / 1e6;
 
-  for (const Message& m : messages) {
+  for (const Message& m : p.messages) {
     switch (m.kind) {
       case MessageKind::kSetupFailed:
         return SetupError(
@@ -647,35 +600,158 @@ Result<RunResult> RunWith(const Program& program, const Limits& limits, const Ho
                                       iso.uid_drop ? fmt::format(" as uid {}", sb_uid) : "",
                                       std::strerror(m.err)));
       case MessageKind::kProgramEnded:
-        ending.program_ended = true;
-        ending.status = m.status;
-        ending.program_cpu_s = static_cast<double>(m.cpu_us) / 1e6;
-        ending.maxrss_kib = m.maxrss_kib;
+        p.ending.program_ended = true;
+        p.ending.status = m.status;
+        p.ending.program_cpu_s = static_cast<double>(m.cpu_us) / 1e6;
+        p.ending.maxrss_kib = m.maxrss_kib;
         break;
       case MessageKind::kBackstop:
-        if (!ending.killed) {
-          ending.killed = Verdict::kWallTimeout;
+        if (!p.ending.killed) {
+          p.ending.killed = Verdict::kWallTimeout;
         }
         break;
       case MessageKind::kProgramPid:
         break;
     }
   }
-  if (!ending.program_ended && !ending.killed) {
+  if (!p.ending.program_ended && !p.ending.killed) {
     // The supervisor died without a word: only possible when the program could reach it (no
     // pid namespace, no Landlock signal scope). Whatever is left of its tree goes too.
-    if (program_pid > 0) {
-      kill(-program_pid, SIGKILL);
+    if (p.program_pid > 0) {
+      kill(-p.program_pid, SIGKILL);
     }
     result.verdict = Verdict::kSignaled;
-    result.signal = WIFSIGNALED(sup_status) ? WTERMSIG(sup_status) : 0;
+    result.signal = WIFSIGNALED(p.sup_status) ? WTERMSIG(p.sup_status) : 0;
     result.reason = fmt::format("the sandbox supervisor was killed ({})",
-                                WIFSIGNALED(sup_status) ? SignalName(WTERMSIG(sup_status))
-                                                        : fmt::format("status {}", sup_status));
+                                WIFSIGNALED(p.sup_status) ? SignalName(WTERMSIG(p.sup_status))
+                                                          : fmt::format("status {}", p.sup_status));
   } else {
-    Classify(ending, limits, result);
+    Classify(p.ending, limits, result);
+  }
+  return result;
+}
+
+Result<RunResult> RunWith(const Program& program, const Limits& limits, const HostCaps& host,
+                          std::stop_token stop) {
+  if (auto ok = CheckLimits(limits); !ok) {
+    return ok.error();
+  }
+  if (auto ok = ValidateProgram(program); !ok) {
+    return ok.error();
+  }
+  const std::string& arg0 = program.argv[0];
+  const bool in_workdir = arg0.rfind("./", 0) == 0;
+  if (!in_workdir && access(arg0.c_str(), X_OK) != 0) {
+    return SetupError(fmt::format("cannot execute {}: {}", arg0, std::strerror(errno)));
   }
 
+  const Isolation& iso = host.isolation;
+  const uid_t sb_uid = iso.uid_drop ? kSandboxUidBase + static_cast<uid_t>(gettid()) : host.uid;
+  const gid_t sb_gid = iso.uid_drop ? static_cast<gid_t>(sb_uid) : host.gid;
+  auto dir =
+      WorkDir::Create(iso.uid_drop ? std::optional(std::make_pair(sb_uid, sb_gid)) : std::nullopt);
+  if (!dir) {
+    return dir.error().WithContext("sandbox");
+  }
+  for (const File& f : program.files) {
+    if (auto w = dir->Write(f); !w) {
+      return w.error().WithContext("sandbox");
+    }
+  }
+  const std::string exe = in_workdir ? dir->path() + "/" + arg0.substr(2) : arg0;
+  if (in_workdir && !dir->HasRegularFile(arg0.substr(2))) {
+    return SetupError(fmt::format("cannot execute {}: not a file of the program", arg0));
+  }
+
+  // Everything the child reads, prepared before the clone.
+  std::vector<std::string> args = program.argv;
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=" + dir->path(),
+                                  "TMPDIR=" + dir->path(), "LANG=C.UTF-8"};
+  std::vector<char*> argv_ptrs, env_ptrs;
+  for (std::string& a : args) {
+    argv_ptrs.push_back(a.data());
+  }
+  argv_ptrs.push_back(nullptr);
+  for (std::string& e : env) {
+    env_ptrs.push_back(e.data());
+  }
+  env_ptrs.push_back(nullptr);
+  const std::string uid_map = fmt::format("{} {} 1\n", host.uid, host.uid);
+  const std::string gid_map = fmt::format("{} {} 1\n", host.gid, host.gid);
+  const std::string shm_options = fmt::format("size={},mode=1777", limits.file_bytes);
+
+  auto in_pipe = MakePipe();
+  auto out_pipe = MakePipe();
+  auto err_pipe = MakePipe();
+  auto report_pipe = MakePipe();
+  for (auto* p : {&in_pipe, &out_pipe, &err_pipe, &report_pipe}) {
+    if (!*p) {
+      return p->error();
+    }
+  }
+  UniqueFd in_w = std::move(in_pipe->second), out_r = std::move(out_pipe->first),
+           err_r = std::move(err_pipe->first), report_r = std::move(report_pipe->first);
+  for (const UniqueFd* fd : {&in_w, &out_r, &err_r, &report_r}) {
+    SetNonBlocking(fd->get());
+  }
+
+  if (iso.uid_drop) {
+    // The program may reopen its stdio by name (/dev/stdout is /proc/self/fd/1): a pipe created
+    // by root is mode 0600 root, so it has to belong to the sandbox uid.
+    for (const UniqueFd* fd : {&in_pipe->first, &out_pipe->second, &err_pipe->second}) {
+      if (fchown(fd->get(), sb_uid, sb_gid) != 0) {
+        return SetupError(fmt::format("fchown: {}", std::strerror(errno)));
+      }
+    }
+  }
+
+  ChildPlan plan;
+  plan.stdin_fd = in_pipe->first.get();
+  plan.stdout_fd = out_pipe->second.get();
+  plan.stderr_fd = err_pipe->second.get();
+  plan.report_fd = report_pipe->second.get();
+  plan.clone_flags = host.clone_flags;
+  plan.user_namespace = host.user_namespace;
+  plan.uid_map = uid_map.c_str();
+  plan.gid_map = gid_map.c_str();
+  plan.private_mounts = host.private_mounts;
+  plan.shm_options = shm_options.c_str();
+  plan.drop_uid = iso.uid_drop;
+  plan.uid = sb_uid;
+  plan.gid = sb_gid;
+  plan.workdir = dir->path().c_str();
+  plan.exe = exe.c_str();
+  plan.argv = argv_ptrs.data();
+  plan.envp = env_ptrs.data();
+  SetLimits(plan, limits, host);
+  plan.landlock = iso.landlock ? landlock::MakePolicy(host.landlock_abi) : landlock::Policy{};
+  sock_fprog seccomp_prog{};
+  seccomp_prog.len = static_cast<unsigned short>(host.seccomp.size());
+  seccomp_prog.filter = const_cast<sock_filter*>(host.seccomp.data());
+  plan.seccomp = iso.seccomp && !host.seccomp.empty() ? &seccomp_prog : nullptr;
+  plan.backstop_ms = static_cast<long>(limits.wall_s * 1000) + kBackstopGraceMs;
+
+  // ---- Start ----
+  const auto start = Clock::now();
+  const pid_t pid = SpawnSupervisor(plan);
+  if (pid < 0) {
+    return SetupError(fmt::format("cannot start the sandbox: {}", std::strerror(errno)));
+  }
+  SupervisorGuard guard(pid);
+  in_pipe->first.Reset();
+  out_pipe->second.Reset();
+  err_pipe->second.Reset();
+  report_pipe->second.Reset();
+  UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0u)));
+
+  ParentEnds ends{std::move(in_w), std::move(out_r), std::move(err_r), std::move(report_r),
+                  std::move(pidfd)};
+  Pumped pumped = Pump(pid, guard, ends, program, limits, iso, start, stop);
+  auto concluded = Conclude(pumped, limits, start, exe, iso, sb_uid);
+  if (!concluded) {
+    return concluded.error();
+  }
+  RunResult result = std::move(*concluded);
   for (const std::string& name : program.collect) {
     if (auto content = dir->Read(name, limits.file_bytes)) {
       result.collected.emplace_back(name, std::move(*content));
