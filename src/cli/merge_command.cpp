@@ -11,8 +11,8 @@
 #include "cli/store_command.h"
 #include "run/exit_codes.h"
 #include "run/plan.h"
-#include "run/scale_out.h"
-#include "run/shard.h"
+#include "scaleout/scale_out.h"
+#include "scaleout/shard.h"
 
 namespace sb::cli {
 
@@ -34,7 +34,7 @@ CLI::App* AddMergeCommand(CLI::App& app, MergeCommand& cmd) {
 }
 
 int RunMergeCommand(const MergeCommand& cmd, const std::string& command_line) {
-  if (auto ok = run::MergeRunDirs(cmd.args, command_line); !ok) {
+  if (auto ok = scaleout::MergeRunDirs(cmd.args, command_line); !ok) {
     return Fail(ok.error());
   }
   store::RecordRun(cmd.store, cmd.args.out);
@@ -81,7 +81,7 @@ int RunScaleOutCommand(const ScaleOutCommand& cmd) {
   if (!wait) {
     return Fail(wait.error());
   }
-  run::K8sOptions o;
+  scaleout::K8sOptions o;
   o.merge_wait_s = std::max<long long>(1, std::llround(*wait));
   o.shards = cmd.shards;
   o.image = cmd.image;
@@ -91,10 +91,10 @@ int RunScaleOutCommand(const ScaleOutCommand& cmd) {
   }
   o.out = cmd.out;
   o.perf_args = cmd.perf_args;
-  o.start_at = std::chrono::time_point_cast<run::WallTime::duration>(
+  o.start_at = std::chrono::time_point_cast<scaleout::WallTime::duration>(
       std::chrono::system_clock::now() +
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::duration<double>(*seconds)));
-  auto yaml = run::K8sManifest(o);
+  auto yaml = scaleout::K8sManifest(o);
   if (!yaml) {
     return Fail(yaml.error());
   }

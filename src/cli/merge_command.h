@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "run/merge.h"
+#include "scaleout/merge.h"
 #include "store/store.h"
 
 namespace CLI {
@@ -16,7 +16,7 @@ class App;
 namespace sb::cli {
 
 struct MergeCommand {
-  run::MergeArgs args;
+  scaleout::MergeArgs args;
   store::StoreOptions store;
 };
 

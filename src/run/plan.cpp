@@ -43,15 +43,15 @@ Result<void> CheckOpenFilesFor(const Plan& c) {
 
 // --shard / --shards / a launcher's rank: this process's share of the rate profile and its
 // directory, DIR/shard-I. A resumed shard keeps its directory (--resume names it).
-Result<void> ResolveShard(Plan& c, const EnvLookup& env) {
-  auto spec = DetectShard(c.shard, c.shards, env);
+Result<void> ResolveShard(Plan& c, const scaleout::EnvLookup& env) {
+  auto spec = scaleout::DetectShard(c.shard, c.shards, env);
   if (!spec) {
     return spec.error();
   }
   if (!spec.value()) {
     return {};
   }
-  const ShardSpec& s = *spec.value();
+  const scaleout::ShardSpec& s = *spec.value();
   const std::string who = s.source == "--shard"
                               ? fmt::format("--shard {}/{}", s.index, s.count)
                               : fmt::format("rank {} of {} ({})", s.index, s.count, s.source);
@@ -67,7 +67,7 @@ Result<void> ResolveShard(Plan& c, const EnvLookup& env) {
                                  "`servebench merge DIR/shard-*` joins)",
                                  who));
   }
-  if (auto ok = ApplyShare(s, c.profile.rate); !ok) {
+  if (auto ok = scaleout::ApplyShare(s, c.profile.rate); !ok) {
     return ok;
   }
   if (c.resume_dir.empty()) {
@@ -158,7 +158,7 @@ std::vector<std::string> UnreadFlagWarnings(const Plan& c) {
   return warnings;
 }
 
-Result<void> CheckPlan(Plan& c, const EnvLookup& env) {
+Result<void> CheckPlan(Plan& c, const scaleout::EnvLookup& env) {
   for (const auto& p : c.profiles) {
     const ProfileSpec* spec = FindProfile(p);
     if (spec == nullptr || spec->name != p) {
@@ -236,7 +236,7 @@ Result<void> CheckPlan(Plan& c, const EnvLookup& env) {
     return usage("give either --ca-cert or --insecure, not both");
   }
   if (!c.start_at.empty()) {
-    auto at = ParseStartAt(c.start_at);
+    auto at = scaleout::ParseStartAt(c.start_at);
     if (!at) {
       return at.error();
     }

@@ -13,9 +13,9 @@
 #include "perf/profiles.h"
 #include "roofline/inputs.h"
 #include "run/sampling.h"
-#include "run/shard.h"
 #include "run/suites.h"
 #include "run/target.h"
+#include "scaleout/shard.h"
 #include "store/store.h"
 
 namespace sb::run {
@@ -56,8 +56,8 @@ struct Plan {
   std::string shard;
   int shards = 0;
   std::string start_at;
-  std::optional<ShardSpec> shard_spec;
-  std::optional<WallTime> start_at_time;
+  std::optional<scaleout::ShardSpec> shard_spec;
+  std::optional<scaleout::WallTime> start_at_time;
   // --store / --no-store / --label / --tag: where the finished run is recorded (docs/store.md).
   store::StoreOptions store;
 };
@@ -75,7 +75,7 @@ struct MatrixPlan {
 // --temperature and --request-timeout-s go into the profile options; the rate profile gets a
 // client maker for --max-concurrency; a shard (run/shard.h, from `env`) gets its share of the
 // load and its own directory under --out (DIR/shard-I).
-Result<void> CheckPlan(Plan& plan, const EnvLookup& env = ProcessEnv());
+Result<void> CheckPlan(Plan& plan, const scaleout::EnvLookup& env = scaleout::ProcessEnv());
 
 // One warning for each given option that only profiles outside plan.profiles read (the
 // profile table's flags): "--levels has no effect: only the concurrency profile reads it ...".

@@ -35,7 +35,7 @@
 #include "run/journal.h"
 #include "run/run_files.h"
 #include "run/sampling.h"
-#include "run/shard.h"
+#include "scaleout/shard.h"
 #include "sim/sim_server.h"
 #include "store/record.h"
 #include "store/store.h"
@@ -627,14 +627,14 @@ Result<void> RunState::PrepareStart() {
   if (!c.shard_spec && !c.start_at_time) {
     return {};
   }
-  ClockOffset offset;
+  scaleout::ClockOffset offset;
   if (c.shard_spec) {
     // A client of its own: the probes are not part of the run (nor of its journal).
     auto key = ResolveApiKey(c.target);
     client::Client probe(MakeClientOptions(c.target,
                                            target_.client->root() + target_.client->query(),
                                            key ? key.value() : std::string()));
-    offset = ProbeClockOffset(probe, "/v1/models");
+    offset = scaleout::ProbeClockOffset(probe, "/v1/models");
     std::fprintf(stderr, "shard %d/%d (%s): clock offset to the server %s\n", c.shard_spec->index,
                  c.shard_spec->count, c.shard_spec->source.c_str(),
                  offset.offset_s ? fmt::format("{:+.4f} s ± {:.4f} s ({})", *offset.offset_s,
@@ -645,18 +645,19 @@ Result<void> RunState::PrepareStart() {
       extra_warnings_.push_back("This shard's clock offset to the server is unknown (" +
                                 offset.note + "); merge cannot check the shards' clock spread.");
     }
-    results_["shard"] = ShardJson(*c.shard_spec, HostName(), offset, c.start_at_time);
+    results_["shard"] = scaleout::ShardJson(*c.shard_spec, HostName(), offset, c.start_at_time);
   }
   if (c.start_at_time && !c.resume_dir.empty()) {
     extra_warnings_.push_back("--start-at was ignored: a resumed run starts at once.");
   } else if (c.start_at_time) {
-    auto start = StartAtSteady(*c.start_at_time, std::chrono::system_clock::now(),
-                               std::chrono::steady_clock::now());
+    auto start = scaleout::StartAtSteady(*c.start_at_time, std::chrono::system_clock::now(),
+                                         std::chrono::steady_clock::now());
     if (!start) {
       return start.error();
     }
-    std::fprintf(stderr, "waiting for --start-at %s\n", Rfc3339(*c.start_at_time).c_str());
-    if (WaitForStart(clock_, *start, kStartLead, stop_.get_token())) {
+    std::fprintf(stderr, "waiting for --start-at %s\n",
+                 scaleout::Rfc3339(*c.start_at_time).c_str());
+    if (scaleout::WaitForStart(clock_, *start, scaleout::kStartLead, stop_.get_token())) {
       plan_.profile.rate.start_at_ns = ToNanos(*start);
     }
   }

@@ -14,7 +14,7 @@
 
 #include "core/result.h"
 
-namespace sb::run {
+namespace sb::scaleout {
 
 // The merged results.json of the shards' results.json objects (any order). kUsage error naming
 // the shard and the difference when they are not the shards of one load: a missing "shard"
@@ -35,4 +35,4 @@ struct MergeArgs {
 // shards that do not belong together.
 Result<void> MergeRunDirs(const MergeArgs& args, const std::string& command_line);
 
-}  // namespace sb::run
+}  // namespace sb::scaleout

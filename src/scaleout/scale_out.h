@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "core/result.h"
-#include "run/shard.h"
+#include "scaleout/shard.h"
 
-namespace sb::run {
+namespace sb::scaleout {
 
 struct K8sOptions {
   int shards = 0;
@@ -27,4 +27,4 @@ struct K8sOptions {
 // manifest sets itself (--shard, --shards, --start-at, --out), an `out` not under /results.
 Result<std::string> K8sManifest(const K8sOptions& o);
 
-}  // namespace sb::run
+}  // namespace sb::scaleout

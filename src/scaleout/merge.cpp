@@ -1,4 +1,4 @@
-#include "run/merge.h"
+#include "scaleout/merge.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -16,9 +16,8 @@
 #include "report/markdown.h"
 #include "report/run_dir.h"
 #include "report/run_dir_lock.h"
-#include "run/run_files.h"
 
-namespace sb::run {
+namespace sb::scaleout {
 
 namespace {
 
@@ -434,8 +433,7 @@ Result<json> MergeShardResults(const std::vector<json>& inputs, const std::strin
 Result<void> MergeRunDirs(const MergeArgs& args, const std::string& command_line) {
   std::vector<json> inputs;
   for (const std::string& dir : args.shard_dirs) {
-    const std::filesystem::path p = std::filesystem::path(dir) / report::kResultsFile;
-    auto r = ReadJsonFile(p);
+    auto r = report::LoadResults(dir);
     if (!r) {
       return r.error();
     }
@@ -510,4 +508,4 @@ Result<void> MergeRunDirs(const MergeArgs& args, const std::string& command_line
   return {};
 }
 
-}  // namespace sb::run
+}  // namespace sb::scaleout

@@ -1,7 +1,7 @@
 // The shard module (run/shard.h): which shard a process is (flag and launcher variables), its
 // share of the load, --start-at parsing and waiting (on a ManualClock), the HTTP Date parser and
 // the clock probe against a real simulator.
-#include "run/shard.h"
+#include "scaleout/shard.h"
 
 #include <chrono>
 #include <map>
@@ -17,10 +17,12 @@
 #include "sim/http.h"
 #include "sim/sim_server.h"
 
-namespace sb::run {
+namespace sb::scaleout {
 namespace {
 
 using namespace std::chrono_literals;
+using run::CheckPlan;
+using run::Plan;
 
 EnvLookup Env(std::map<std::string, std::string> vars) {
   return [vars = std::move(vars)](const char* name) -> std::optional<std::string> {
@@ -326,4 +328,4 @@ TEST(ShardTest, PlanGetsItsShareAndDirectory) {
 }
 
 }  // namespace
-}  // namespace sb::run
+}  // namespace sb::scaleout

@@ -1,4 +1,4 @@
-#include "run/shard.h"
+#include "scaleout/shard.h"
 
 #include <algorithm>
 #include <charconv>
@@ -12,7 +12,7 @@
 
 #include "core/rng.h"
 
-namespace sb::run {
+namespace sb::scaleout {
 
 using nlohmann::json;
 
@@ -411,4 +411,4 @@ json ShardJson(const ShardSpec& s, const std::string& host, const ClockOffset& c
                 {"note", clock.note.empty() ? json(nullptr) : json(clock.note)}}}};
 }
 
-}  // namespace sb::run
+}  // namespace sb::scaleout

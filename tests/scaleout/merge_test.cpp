@@ -1,7 +1,7 @@
 // `servebench merge` without processes (run/merge.h): shards built from seeded random samples
 // merge to exactly the percentiles one histogram over the union of all samples gives, counts add
 // up, and shards that do not belong together are refused with the difference named.
-#include "run/merge.h"
+#include "scaleout/merge.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -14,7 +14,7 @@
 
 #include "perf/histogram.h"
 
-namespace sb::run {
+namespace sb::scaleout {
 namespace {
 
 using nlohmann::json;
@@ -227,4 +227,4 @@ TEST(HistogramJsonTest, RoundTripsExactlyAndRejectsInconsistentInput) {
 }
 
 }  // namespace
-}  // namespace sb::run
+}  // namespace sb::scaleout

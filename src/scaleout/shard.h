@@ -19,7 +19,7 @@
 #include "core/result.h"
 #include "perf/profiles.h"
 
-namespace sb::run {
+namespace sb::scaleout {
 
 using WallTime = std::chrono::system_clock::time_point;
 
@@ -109,4 +109,4 @@ nlohmann::json ShardJson(const ShardSpec& s, const std::string& host, const Cloc
 // "2026-05-01T12:00:00.250Z" (milliseconds) for a wall-clock time.
 std::string Rfc3339(WallTime t);
 
-}  // namespace sb::run
+}  // namespace sb::scaleout

@@ -1,11 +1,11 @@
-#include "run/scale_out.h"
+#include "scaleout/scale_out.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-namespace sb::run {
+namespace sb::scaleout {
 
 namespace {
 
@@ -153,4 +153,4 @@ Result<std::string> K8sManifest(const K8sOptions& o) {
   return std::string(y.c_str()) + "\n";
 }
 
-}  // namespace sb::run
+}  // namespace sb::scaleout
