@@ -11,6 +11,7 @@
 #include "cli/write_out.h"
 #include "core/redact.h"
 #include "run/exit_codes.h"
+#include "store/import.h"
 #include "store/query.h"
 #include "store/record.h"
 
@@ -89,51 +90,23 @@ int RunImport(const StoreCommands& c, std::stop_token stop) {
   if (!s) {
     return Fail(s.error());
   }
-  int added = 0, unchanged = 0, replaced = 0, failed = 0;
-  std::size_t done = 0;
-  for (const auto& dir : c.dirs) {
-    // Ctrl-C: the run being written is committed or not at all; the rest are not started.
-    if (stop.stop_requested()) {
-      break;
-    }
-    ++done;
-    auto record = store::ReadRunDir(dir, labels);
-    if (!record) {
-      std::fprintf(stderr, "servebench: error: %s\n", Redact(record.error().message).c_str());
-      ++failed;
-      continue;
-    }
-    auto outcome = s.value()->Add(record.value());
-    if (!outcome) {
-      std::fprintf(stderr, "servebench: error: %s: %s\n", dir.c_str(),
-                   Redact(outcome.error().message).c_str());
-      ++failed;
-      continue;
-    }
-    const char* what = "added";
-    switch (outcome.value()) {
-      case store::AddOutcome::kAdded:
-        ++added;
-        break;
-      case store::AddOutcome::kUnchanged:
-        ++unchanged;
-        what = "already stored";
-        break;
-      case store::AddOutcome::kReplaced:
-        ++replaced;
-        what = "updated";
-        break;
-    }
-    std::printf("%s %s: %s\n", record->id.c_str(), what, dir.c_str());
-  }
-  std::printf("%d added, %d updated, %d already stored, %d failed: %s\n", added, replaced,
-              unchanged, failed, s.value()->Describe().c_str());
-  if (done < c.dirs.size()) {
+  const store::ImportTally t = store::ImportRunDirs(
+      *s.value(), c.dirs, labels, stop,
+      [](const std::string& dir, const std::string& id, bool ok, const std::string& what) {
+        if (ok) {
+          std::printf("%s %s: %s\n", id.c_str(), what.c_str(), dir.c_str());
+        } else {
+          std::fprintf(stderr, "servebench: error: %s\n", Redact(what).c_str());
+        }
+      });
+  std::printf("%d added, %d updated, %d already stored, %d failed: %s\n", t.added, t.replaced,
+              t.unchanged, t.failed, s.value()->Describe().c_str());
+  if (t.attempted < c.dirs.size()) {
     std::fprintf(stderr, "servebench: interrupted: %zu of %zu run directories not imported\n",
-                 c.dirs.size() - done, c.dirs.size());
+                 c.dirs.size() - t.attempted, c.dirs.size());
     return run::kExitInterrupted;
   }
-  return failed > 0 ? kExitSetup : kExitOk;
+  return t.failed > 0 ? kExitSetup : kExitOk;
 }
 
 int RunLs(const StoreCommands& c) {

@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 
+#include "store/import.h"
 #include "store/query.h"
 #include "store/record.h"
 
@@ -221,6 +222,44 @@ TEST(StoreSqlite, AddIsIdempotentReplacesChangedRunsAndRemoves) {
   EXPECT_EQ(s.value()->List()->size(), 1u);
   EXPECT_FALSE(s.value()->Remove("zzzz"));
   EXPECT_FALSE(s.value()->Remove(""));
+}
+
+TEST(StoreImport, EachDirectoryIsCountedAndABadOneDoesNotStopTheRest) {
+  TempDir tmp;
+  const fs::path one = tmp.path() / "one", two = tmp.path() / "two", bad = tmp.path() / "bad";
+  for (const auto& [dir, day] : {std::pair{one, "01"}, std::pair{two, "02"}}) {
+    fs::create_directories(dir);
+    std::ofstream(dir / "results.json")
+        << SampleResults(std::string("2026-12-") + day + "T00:00:00Z", 200).dump();
+  }
+  fs::create_directories(bad);  // no results.json
+  auto s = Open((tmp.path() / "runs.sqlite").string());
+  ASSERT_TRUE(s) << s.error().message;
+  std::vector<std::string> seen;
+  const auto note = [&](const std::string& dir, const std::string& id, bool ok,
+                        const std::string& what) {
+    seen.push_back(fs::path(dir).filename().string() + (ok ? " " + what : " failed"));
+    EXPECT_EQ(ok, !id.empty());
+  };
+  const std::vector<std::string> dirs = {one.string(), bad.string(), two.string()};
+  ImportTally t = ImportRunDirs(*s.value(), dirs, {}, {}, note);
+  EXPECT_EQ(t.added, 2);
+  EXPECT_EQ(t.failed, 1);
+  EXPECT_EQ(t.attempted, 3u);
+  EXPECT_EQ(seen, (std::vector<std::string>{"one added", "bad failed", "two added"}));
+
+  // Again: nothing new; with a label, replaced.
+  t = ImportRunDirs(*s.value(), {one.string()}, {}, {}, note);
+  EXPECT_EQ(t.unchanged, 1);
+  t = ImportRunDirs(*s.value(), {one.string()}, Labels{"again", {}}, {}, note);
+  EXPECT_EQ(t.replaced, 1);
+
+  // A stop request before the first directory: none is started.
+  std::stop_source stop;
+  stop.request_stop();
+  t = ImportRunDirs(*s.value(), dirs, {}, stop.get_token(), note);
+  EXPECT_EQ(t.attempted, 0u);
+  EXPECT_EQ(s.value()->List()->size(), 2u);
 }
 
 std::string ReadFile(const fs::path& p) {
