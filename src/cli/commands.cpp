@@ -347,7 +347,8 @@ int RunCompare(const CompareCommand& c) {
     }
     runs.push_back(std::move(run.value()));
   }
-  auto format = report::ParseFormat(c.format);
+  auto format = ParseOutputFormat(
+      c.format, {OutputFormat::kMarkdown, OutputFormat::kHtml, OutputFormat::kJson});
   if (!format) {
     return Fail(format.error());
   }

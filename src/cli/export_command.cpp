@@ -16,19 +16,23 @@ using run::Fail;
 
 CLI::App* AddExportCommand(CLI::App& app, ExportCommand& cmd) {
   CLI::App* sub = app.add_subcommand(
-      "export", "A run's results as CSV (speed tables), JUnit XML (quality tests) or JSON lines");
+      "export",
+      "A run's results as CSV (speed tables), JUnit XML (quality tests), JSON lines, or as "
+      "report.md, report.html or results.json would hold them");
   sub->add_option("run", cmd.run, "Run directory (or its results.json)")->required();
   sub->add_option("--format", cmd.format,
                   "csv: every speed figure in long format; junit: the quality tests; jsonl: one "
-                  "line per measured request and per test")
+                  "line per measured request and per test; md, html: the reports; json: "
+                  "results.json")
       ->required()
-      ->check(CLI::IsMember({"csv", "junit", "jsonl"}));
+      ->check(CLI::IsMember({"csv", "junit", "jsonl", "md", "html", "json"}));
   sub->add_option("--out", cmd.out, "Write to this file instead of stdout");
   return sub;
 }
 
 int RunExportCommand(const ExportCommand& cmd) {
-  auto format = exporter::ParseExportFormat(cmd.format);
+  auto format = ParseOutputFormat(cmd.format,
+                                  {OutputFormat::kCsv, OutputFormat::kJunit, OutputFormat::kJsonl});
   if (!format) {
     return Fail(format.error());
   }

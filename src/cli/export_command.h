@@ -1,4 +1,4 @@
-// `servebench export RUN --format csv|junit|jsonl [--out PATH]` (docs/reports.md, "Exports"):
+// `servebench export RUN --format csv|junit|jsonl|md|html|json [--out PATH]` (docs/reports.md, "Exports"):
 // flags only; the formats are in export/export.h. Thread safety: used from main's thread.
 #pragma once
 

@@ -155,7 +155,8 @@ int RunHistoryOrLeaderboard(const StoreCommands& c, bool leaderboard) {
   if (!spec) {
     return Fail(spec.error());
   }
-  auto format = store::ParseOutputFormat(c.format, /*html_allowed=*/true);
+  auto format = ParseOutputFormat(c.format, {OutputFormat::kMarkdown, OutputFormat::kCsv,
+                                             OutputFormat::kJson, OutputFormat::kHtml});
   if (!format) {
     return Fail(format.error());
   }

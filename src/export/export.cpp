@@ -2,22 +2,10 @@
 
 #include <fmt/format.h>
 
-namespace sb::exporter {
+#include "report/html.h"
+#include "report/markdown.h"
 
-Result<ExportFormat> ParseExportFormat(std::string_view name) {
-  if (name == "csv") {
-    return ExportFormat::kCsv;
-  }
-  if (name == "junit") {
-    return ExportFormat::kJunit;
-  }
-  if (name == "jsonl") {
-    return ExportFormat::kJsonl;
-  }
-  return MakeError(
-      ErrorCode::kUsage,
-      fmt::format("unknown export format \"{}\" (expected csv, junit or jsonl)", name));
-}
+namespace sb::exporter {
 
 std::string ToJsonl(const report::CompareRun& run) {
   std::string out;
@@ -42,18 +30,24 @@ std::string ToJsonl(const report::CompareRun& run) {
   return out;
 }
 
-Result<std::string> ExportRun(const std::filesystem::path& run, ExportFormat format) {
+Result<std::string> ExportRun(const std::filesystem::path& run, OutputFormat format) {
   auto loaded = report::LoadCompareRun(run);
   if (!loaded) {
     return loaded.error();
   }
   switch (format) {
-    case ExportFormat::kCsv:
+    case OutputFormat::kCsv:
       return ToCsv(loaded->results);
-    case ExportFormat::kJunit:
+    case OutputFormat::kJunit:
       return ToJunit(loaded->results);
-    case ExportFormat::kJsonl:
+    case OutputFormat::kJsonl:
       return ToJsonl(*loaded);
+    case OutputFormat::kMarkdown:
+      return report::RenderMarkdown(loaded->results);
+    case OutputFormat::kHtml:
+      return report::RenderHtml(loaded->results);
+    case OutputFormat::kJson:
+      return loaded->results.dump(2) + "\n";
   }
   return MakeError(ErrorCode::kInternal, "unknown export format");
 }

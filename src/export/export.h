@@ -1,5 +1,5 @@
-// `servebench export RUN --format csv|junit|jsonl`: a run directory's results in the formats
-// other tools read (docs/reports.md, "Exports"):
+// `servebench export RUN --format csv|junit|jsonl|md|html|json`: a run directory's results in the
+// formats other tools read (docs/reports.md, "Exports"):
 //   - csv: every speed table in long format (profile, level, metric, stat, value, unit), one
 //     figure per row, RFC 4180, loadable as is by pandas, spreadsheets and `sqlite3 .import`;
 //   - junit: the quality tests as JUnit XML (the Apache Ant schema that CI systems read): FAIL
@@ -15,15 +15,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/output_format.h"
 #include "core/result.h"
 #include "report/compare.h"
 
 namespace sb::exporter {
-
-enum class ExportFormat { kCsv, kJunit, kJsonl };
-
-// "csv", "junit", "jsonl"; kUsage otherwise.
-Result<ExportFormat> ParseExportFormat(std::string_view name);
 
 // The CSV header: profile,level,level_unit,metric,stat,value,unit
 inline constexpr std::string_view kCsvHeader = "profile,level,level_unit,metric,stat,value,unit";
@@ -41,8 +37,10 @@ std::string ToJunit(const nlohmann::json& results);
 // kept), {"record": "sample", ...}, then one per test, {"record": "test", ...}.
 std::string ToJsonl(const report::CompareRun& run);
 
-// Loads RUN (a directory or its results.json) and renders `format`.
+// The one exporter: loads RUN (a directory or its results.json) and renders it in `format`: csv,
+// junit and jsonl as above; md and html as report.md and report.html (report/markdown.h,
+// report/html.h); json as results.json itself (pretty-printed).
 // Errors: as report::LoadCompareRun.
-Result<std::string> ExportRun(const std::filesystem::path& run, ExportFormat format);
+Result<std::string> ExportRun(const std::filesystem::path& run, OutputFormat format);
 
 }  // namespace sb::exporter

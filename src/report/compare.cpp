@@ -304,20 +304,6 @@ std::optional<std::string> Str(const json& r, std::initializer_list<std::string_
 
 }  // namespace
 
-Result<Format> ParseFormat(std::string_view name) {
-  if (name == "md" || name == "markdown") {
-    return Format::kMarkdown;
-  }
-  if (name == "json") {
-    return Format::kJson;
-  }
-  if (name == "html") {
-    return Format::kHtml;
-  }
-  return MakeError(ErrorCode::kUsage,
-                   fmt::format("unknown format \"{}\" (expected md, html or json)", name));
-}
-
 Result<CompareRun> LoadCompareRun(const std::filesystem::path& run_dir_or_file) {
   auto doc = LoadResults(run_dir_or_file);
   if (!doc) {
@@ -449,24 +435,29 @@ Result<Comparison> BuildComparison(const std::vector<CompareRun>& runs,
 }
 
 Result<std::string> Compare(const std::vector<CompareRun>& runs,
-                            const std::vector<std::string>& labels, Format format) {
+                            const std::vector<std::string>& labels, OutputFormat format) {
   auto c = BuildComparison(runs, labels);
   if (!c) {
     return c.error();
   }
   switch (format) {
-    case Format::kMarkdown:
+    case OutputFormat::kMarkdown:
       return RenderCompareMarkdown(*c);
-    case Format::kJson:
+    case OutputFormat::kJson:
       return RenderCompareJson(*c);
-    case Format::kHtml:
+    case OutputFormat::kHtml:
       return AddCompareCharts(RenderCompareHtml(*c), nlohmann::json::parse(RenderCompareJson(*c)));
+    case OutputFormat::kCsv:
+    case OutputFormat::kJsonl:
+    case OutputFormat::kJunit:
+      break;
   }
-  return MakeError(ErrorCode::kInternal, "unknown compare format");
+  return MakeError(ErrorCode::kUsage, fmt::format("compare writes md, html or json, not {}",
+                                                  OutputFormatName(format)));
 }
 
 Result<std::string> Compare(const std::vector<json>& runs, const std::vector<std::string>& labels,
-                            Format format) {
+                            OutputFormat format) {
   std::vector<CompareRun> rs;
   for (const json& r : runs) {
     rs.push_back(CompareRun{r, {}, false, {}});

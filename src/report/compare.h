@@ -21,14 +21,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/output_format.h"
 #include "core/result.h"
 
 namespace sb::report {
-
-enum class Format { kMarkdown, kJson, kHtml };
-
-// "md" / "markdown", "json", "html" (case-sensitive); kUsage error otherwise.
-Result<Format> ParseFormat(std::string_view name);
 
 // One run as compare reads it: results.json, and the measured requests of samples.jsonl (warm-ups
 // and superseded lines left out; failed requests kept, and left out of every interval). Without
@@ -166,10 +162,10 @@ std::string RenderCompareHtml(const Comparison& c);
 
 // BuildComparison, then the renderer of `format`.
 Result<std::string> Compare(const std::vector<CompareRun>& runs,
-                            const std::vector<std::string>& labels, Format format);
+                            const std::vector<std::string>& labels, OutputFormat format);
 
 // The same from results.json documents alone (no samples.jsonl: stats values stand in).
 Result<std::string> Compare(const std::vector<nlohmann::json>& runs,
-                            const std::vector<std::string>& labels, Format format);
+                            const std::vector<std::string>& labels, OutputFormat format);
 
 }  // namespace sb::report

@@ -140,8 +140,8 @@ Result<void> WriteComparison(const std::filesystem::path& base, const MatrixOutc
     }
     docs.push_back(std::move(doc.value()));
   }
-  for (auto [format, file] : {std::pair{report::Format::kMarkdown, "compare.md"},
-                              {report::Format::kJson, "compare.json"}}) {
+  for (auto [format, file] :
+       {std::pair{OutputFormat::kMarkdown, "compare.md"}, {OutputFormat::kJson, "compare.json"}}) {
     auto text = report::Compare(docs, m.done_labels, format);
     if (!text) {
       return text.error();

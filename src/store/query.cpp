@@ -298,23 +298,6 @@ std::vector<RunRecord> Select(const std::vector<RunRecord>& runs, const Filter& 
   return out;
 }
 
-Result<OutputFormat> ParseOutputFormat(const std::string& text, bool html_allowed) {
-  if (text == "md") {
-    return OutputFormat::kMarkdown;
-  }
-  if (text == "csv") {
-    return OutputFormat::kCsv;
-  }
-  if (text == "json") {
-    return OutputFormat::kJson;
-  }
-  if (text == "html" && html_allowed) {
-    return OutputFormat::kHtml;
-  }
-  return MakeError(ErrorCode::kUsage, fmt::format("--format {}: expected md, csv, json{}", text,
-                                                  html_allowed ? " or html" : ""));
-}
-
 std::string Sparkline(const std::vector<double>& values) {
   static const char* kBars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
   if (values.empty()) {

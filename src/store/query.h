@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/output_format.h"
 #include "core/result.h"
 #include "store/record.h"
 
@@ -52,9 +53,6 @@ struct Filter {
 
 // The complete runs that pass the filter, in time order.
 std::vector<RunRecord> Select(const std::vector<RunRecord>& runs, const Filter& filter);
-
-enum class OutputFormat { kMarkdown, kCsv, kJson, kHtml };
-Result<OutputFormat> ParseOutputFormat(const std::string& text, bool html_allowed);
 
 std::string Sparkline(const std::vector<double>& values);
 

@@ -1,9 +1,14 @@
 #include "export/export.h"
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include "report/html.h"
+#include "report/markdown.h"
 
 namespace sb::exporter {
 namespace {
@@ -29,15 +34,6 @@ json Doc() {
                 {"server", {{"kind", "vllm"}, {"version", "0.11"}}}}},
               {"tests", json::array()},
               {"perf", json::object()}};
-}
-
-TEST(ExportTest, ParseFormat) {
-  EXPECT_EQ(*ParseExportFormat("csv"), ExportFormat::kCsv);
-  EXPECT_EQ(*ParseExportFormat("junit"), ExportFormat::kJunit);
-  EXPECT_EQ(*ParseExportFormat("jsonl"), ExportFormat::kJsonl);
-  auto bad = ParseExportFormat("xml");
-  ASSERT_FALSE(bad.has_value());
-  EXPECT_EQ(bad.error().code, ErrorCode::kUsage);
 }
 
 TEST(ExportTest, CsvLongFormatWithLevelsUnitsAndQuoting) {
@@ -121,6 +117,31 @@ TEST(ExportTest, JsonlRecordsFirstThenFields) {
       out,
       "{\"record\":\"sample\",\"decode_tok_s\":1.5,\"profile\":\"decode\",\"status\":\"ok\"}\n"
       "{\"record\":\"test\",\"id\":\"t1\",\"status\":\"PASS\"}\n");
+}
+
+// One exporter for every format: md and html are the reports themselves, json is results.json.
+TEST(ExportTest, EveryFormatGoesThroughTheOneExporter) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() /
+      ("sb_export_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+       std::to_string(reinterpret_cast<std::uintptr_t>(&dir)));
+  std::filesystem::create_directories(dir);
+  json doc = Doc();
+  doc["tests"] = json::array({{{"id", "t1"}, {"status", "PASS"}, {"category", "reasoning"}}});
+  std::ofstream(dir / "results.json") << doc.dump();
+  auto md = ExportRun(dir, OutputFormat::kMarkdown);
+  ASSERT_TRUE(md) << md.error().message;
+  EXPECT_EQ(*md, report::RenderMarkdown(doc));
+  auto html = ExportRun(dir, OutputFormat::kHtml);
+  ASSERT_TRUE(html);
+  EXPECT_EQ(*html, report::RenderHtml(doc));
+  auto js = ExportRun(dir, OutputFormat::kJson);
+  ASSERT_TRUE(js);
+  EXPECT_EQ(json::parse(*js), doc);
+  auto junit = ExportRun(dir, OutputFormat::kJunit);
+  ASSERT_TRUE(junit);
+  EXPECT_EQ(Count(*junit, "<testcase "), 1);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -70,7 +70,7 @@ json WithResources(json run, double peak_gib, std::optional<double> energy,
 }
 
 json CompareJson(const std::vector<json>& runs) {
-  auto out = Compare(runs, {"A", "B"}, Format::kJson);
+  auto out = Compare(runs, {"A", "B"}, OutputFormat::kJson);
   EXPECT_TRUE(out.has_value()) << out.error().message;
   return out.has_value() ? json::parse(*out) : json();
 }
@@ -160,7 +160,7 @@ TEST(CompareResourcesTest, ARunWithoutResourcesGivesOneWarningAndNoSection) {
   EXPECT_EQ(warnings, 1) << doc["warnings"].dump();
   // Markdown says it too, and has no Resources table.
   auto md = Compare(std::vector<json>{WithResources(MakeRun("a"), 40, 100.0), MakeRun("b")},
-                    {"A", "B"}, Format::kMarkdown);
+                    {"A", "B"}, OutputFormat::kMarkdown);
   ASSERT_TRUE(md.has_value());
   EXPECT_NE(md->find("Resources were sampled in A but not in B"), std::string::npos);
   EXPECT_EQ(md->find("## Resources"), std::string::npos);
@@ -170,7 +170,7 @@ TEST(CompareResourcesTest, ARunWithoutResourcesGivesOneWarningAndNoSection) {
   json merged = MakeRun("b");
   merged["shards"] = {{"count", 4}};
   auto md2 = Compare(std::vector<json>{WithResources(MakeRun("a"), 40, 100.0), merged}, {"A", "B"},
-                     Format::kMarkdown);
+                     OutputFormat::kMarkdown);
   ASSERT_TRUE(md2.has_value());
   EXPECT_NE(md2->find("not in B (merged from shards: each shard's run keeps its own)"),
             std::string::npos)
@@ -194,14 +194,14 @@ TEST(CompareResourcesTest, PeakMemoryOfDifferentSourcesIsFlagged) {
 TEST(CompareResourcesTest, MarkdownAndHtmlRenderTheSection) {
   const std::vector<json> runs = {WithResources(MakeRun("a"), 40, 100.0),
                                   WithResources(MakeRun("b"), 20, 150.0)};
-  auto md = Compare(runs, {"A", "B"}, Format::kMarkdown);
+  auto md = Compare(runs, {"A", "B"}, OutputFormat::kMarkdown);
   ASSERT_TRUE(md.has_value());
   EXPECT_NE(md->find("## Resources"), std::string::npos);
   EXPECT_NE(md->find("| Peak memory, whole run | 40.00 GiB | 20.00 GiB | B 2.0× smaller (n=1, "
                      "no CI) |"),
             std::string::npos)
       << *md;
-  auto html = Compare(runs, {"A", "B"}, Format::kHtml);
+  auto html = Compare(runs, {"A", "B"}, OutputFormat::kHtml);
   ASSERT_TRUE(html.has_value());
   EXPECT_NE(html->find("<h2>Resources</h2>"), std::string::npos);
 }

@@ -682,8 +682,6 @@ TEST(StoreQuery, ParsesMetricsFormatsAndFilters) {
   EXPECT_EQ(m->profile, "concurrency");
   EXPECT_EQ(m->point, "8");
   EXPECT_FALSE(ParseMetric("decode"));
-  EXPECT_FALSE(ParseOutputFormat("html", false));
-  EXPECT_TRUE(ParseOutputFormat("html", true));
   EXPECT_FALSE(ParseGroupBy("tag:"));
   EXPECT_TRUE(ParseGroupBy("tag:hw"));
   std::vector<RunRecord> runs = {Synthetic("a", "m", "1", 1, 1, 1, "2026-11-01T00:00:00Z"),
