@@ -13,6 +13,7 @@
 #include <signal.h>
 
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace sb {
 namespace {
@@ -25,12 +26,7 @@ using testing::RunProcess;
 
 const std::string kBin = SB_BINARY;
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ::sb::testing::ReadFile;
 
 std::vector<json> ReadJsonl(const fs::path& p) {
   std::vector<json> out;
@@ -46,20 +42,7 @@ int CountLines(const std::string& s) {
   return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
 }
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/servebench-cli-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-
-  ~TempDir() { fs::remove_all(path_); }
-
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using ::sb::testing::TempDir;
 
 // A `servebench sim` child process and its base URL.
 class SimProcess {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace sb {
 namespace {
@@ -29,12 +30,7 @@ using testing::RunProcess;
 const std::string kBin = SB_BINARY;
 const std::string kSchema = std::string(SB_SOURCE_DIR) + "/tests/fixtures/junit/junit-ant.xsd";
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ::sb::testing::ReadFile;
 
 // A program on PATH; the bare name when not found, so the failure names it.
 std::string Which(const std::string& name) {
@@ -54,20 +50,7 @@ int Count(const std::string& s, const std::string& what) {
   return n;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/servebench-export-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-
-  ~TempDir() { fs::remove_all(path_); }
-
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using ::sb::testing::TempDir;
 
 // A `servebench sim` child and its base URL.
 class Sim {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <stdlib.h>
 
+#include "support/mooncake_truth.h"
 #include "support/subprocess.h"
 
 namespace {
@@ -74,15 +75,7 @@ TEST(WorkloadCliTest, ReplayOfAMooncakeTraceAgainstTheSimulatorsPrefixCache) {
                  std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // What the trace says: leading blocks whose hash-id chain appeared earlier, x 16.
-  std::vector<std::vector<long long>> seen;
-  std::vector<json> lines;
-  {
-    std::ifstream in(trace);
-    std::string line;
-    while (lines.size() < 60 && std::getline(in, line)) {
-      lines.push_back(json::parse(line));
-    }
-  }
+  const auto lines = sb::testing::ReadMooncakeTruth(trace, 16, 60);
   std::vector<json> samples;
   for (const json& s : ReadJsonl(dir.path / "run" / "samples.jsonl")) {
     if (s["profile"] == "replay") {
@@ -90,27 +83,14 @@ TEST(WorkloadCliTest, ReplayOfAMooncakeTraceAgainstTheSimulatorsPrefixCache) {
     }
   }
   ASSERT_EQ(samples.size(), 60U);
+  ASSERT_EQ(lines.size(), 60U);
   std::sort(samples.begin(), samples.end(),
             [](const json& a, const json& b) { return a["id"] < b["id"]; });
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    const auto ids = lines[i]["hash_ids"].get<std::vector<long long>>();
-    std::size_t best = 0;
-    for (const auto& s : seen) {
-      std::size_t k = 0;
-      while (k < ids.size() && k < s.size() && ids[k] == s[k]) {
-        ++k;
-      }
-      best = std::max(best, k);
-    }
-    seen.push_back(ids);
-    const int input = lines[i]["input_length"];
-    EXPECT_EQ(samples[i]["input_tokens"], input) << i;
-    EXPECT_EQ(samples[i]["output_tokens"], lines[i]["output_length"]) << i;
-    EXPECT_EQ(samples[i]["cached_tokens"],
-              static_cast<int>(std::min<std::size_t>(best, input / 16)) * 16)
-        << i;
-    EXPECT_DOUBLE_EQ(samples[i]["scheduled_ms"].get<double>(),
-                     lines[i]["timestamp"].get<double>() * 0.5);
+    EXPECT_EQ(samples[i]["input_tokens"], lines[i].input) << i;
+    EXPECT_EQ(samples[i]["output_tokens"], lines[i].output) << i;
+    EXPECT_EQ(samples[i]["cached_tokens"], lines[i].cached) << i;
+    EXPECT_DOUBLE_EQ(samples[i]["scheduled_ms"].get<double>(), lines[i].timestamp_ms * 0.5);
   }
   std::ifstream results(dir.path / "run" / "results.json");
   const json res = json::parse(results);

@@ -13,6 +13,7 @@
 
 #include "perf/profiles.h"
 #include "profiles_fixture.h"
+#include "support/mooncake_truth.h"
 
 namespace sb::perf {
 namespace {
@@ -35,38 +36,6 @@ sim::SimOptions Caching() {
   return o;
 }
 
-struct Expected {
-  int input = 0, output = 0, cached = 0;
-};
-
-// From the trace file alone: block k of a request is cached iff an earlier request had the same
-// hash ids 0..k (the same chain), counting full blocks only.
-std::vector<Expected> FromMooncake(const std::string& path, int block) {
-  std::ifstream in(path);
-  std::vector<std::vector<long long>> seen;
-  std::vector<Expected> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    const json j = json::parse(line);
-    const auto ids = j["hash_ids"].get<std::vector<long long>>();
-    std::size_t best = 0;
-    for (const auto& s : seen) {
-      std::size_t k = 0;
-      while (k < ids.size() && k < s.size() && ids[k] == s[k]) {
-        ++k;
-      }
-      best = std::max(best, k);
-    }
-    Expected e;
-    e.input = j["input_length"];
-    e.output = j["output_length"];
-    e.cached = static_cast<int>(std::min<std::size_t>(best, e.input / block)) * block;
-    out.push_back(e);
-    seen.push_back(ids);
-  }
-  return out;
-}
-
 TEST(ReplayTest, MooncakeHashIdsBecomeTheServersCachedTokensExactly) {
   Fixture f(Caching());
   Session s = f.MakeSession();
@@ -77,7 +46,7 @@ TEST(ReplayTest, MooncakeHashIdsBecomeTheServersCachedTokensExactly) {
   po.replay.time_scale = 0.5;  // 20 ms apart: each request ends before the next is sent
   ASSERT_TRUE(PrepareReplay(po.replay));
   const json out = s.Run("replay", po);
-  const auto want = FromMooncake(po.replay.trace, 16);
+  const auto want = ::sb::testing::ReadMooncakeTruth(po.replay.trace, 16);
   ASSERT_EQ(want.size(), 200U);
   EXPECT_EQ(out["sent"], 200);
   EXPECT_EQ(out["ok"], 200);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace sb::store_test {
 
@@ -20,27 +21,9 @@ namespace fs = std::filesystem;
 
 inline const std::string kBin = SB_BINARY;
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/servebench-store-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
+using ::sb::testing::TempDir;
 
-  ~TempDir() { fs::remove_all(path_); }
-
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-inline std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ::sb::testing::ReadFile;
 
 // servebench ARGS with the environment changed by `env` ("VAR=value" sets, "-u VAR" unsets);
 // SERVEBENCH_STORE (off for the whole test suite) is unset unless `env` sets it.

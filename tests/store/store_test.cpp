@@ -17,6 +17,7 @@
 #include "store/import.h"
 #include "store/query.h"
 #include "store/record.h"
+#include "support/temp_dir.h"
 
 namespace sb::store {
 namespace {
@@ -24,20 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/servebench-store-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-
-  ~TempDir() { fs::remove_all(path_); }
-
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using ::sb::testing::TempDir;
 
 json Stats(std::vector<double> values) {
   std::vector<double> sorted = values;
@@ -262,12 +250,7 @@ TEST(StoreImport, EachDirectoryIsCountedAndABadOneDoesNotStopTheRest) {
   EXPECT_EQ(s.value()->List()->size(), 2u);
 }
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ::sb::testing::ReadFile;
 
 void LoadSql(const fs::path& db, const std::string& sql) {
   sqlite3* raw = nullptr;
