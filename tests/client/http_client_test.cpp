@@ -258,6 +258,7 @@ TEST(HttpClient, ConnectionRefusedIsTransport) {
   opts.endpoint = "http://127.0.0.1:" + std::to_string(sb::testing::ClosedPort());
   Client client(opts);
   const auto out = RunCalls(client, {Call(1), Call(2, false)});
+  ASSERT_EQ(out.size(), 2u);
   for (const ChatResponse& r : out) {
     EXPECT_EQ(r.outcome, Outcome::kTransport);
     EXPECT_EQ(r.http_status, 0);

@@ -33,6 +33,7 @@ TEST(Hardware, BuiltinBandwidths) {
   for (const auto& [id, gb_s] : table) {
     EXPECT_DOUBLE_EQ(Bandwidth(t, id), gb_s) << id;
   }
+  ASSERT_GE(t.entries().size(), std::size(table));
   for (const Hardware& h : t.entries()) {
     EXPECT_GT(h.bandwidth_gb_s, 0) << h.id;
     EXPECT_FALSE(h.source.empty()) << h.id;
