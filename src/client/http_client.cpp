@@ -165,7 +165,7 @@ Result<void> ValidateOptions(const ClientOptions& o) {
   return {};
 }
 
-Client::Impl::Impl(ClientOptions opts) : options(std::move(opts)) {
+CurlLoop::CurlLoop(ClientOptions opts) : options(std::move(opts)) {
   root = NormalizeRoot(options.endpoint, query);
   chat_url = root + "/v1/chat/completions" + query;
   if (auto valid = ValidateOptions(options); !valid) {
@@ -196,9 +196,9 @@ Client::Impl::Impl(ClientOptions opts) : options(std::move(opts)) {
     init_error = "curl_multi_init failed";
     return;
   }
-  curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, &Impl::OnSocket);
+  curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, &CurlLoop::OnSocket);
   curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, this);
-  curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, &Impl::OnTimer);
+  curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, &CurlLoop::OnTimer);
   curl_multi_setopt(multi, CURLMOPT_TIMERDATA, this);
   // HTTP/1.1, one stream per connection, no cap per host or in total.
   curl_multi_setopt(multi, CURLMOPT_PIPELINING, static_cast<long>(CURLPIPE_NOTHING));
@@ -224,7 +224,7 @@ Client::Impl::Impl(ClientOptions opts) : options(std::move(opts)) {
   std::fill(auth.begin(), auth.end(), '\0');
 }
 
-Client::Impl::~Impl() {
+CurlLoop::~CurlLoop() {
   for (Transfer* t : active) {
     curl_multi_remove_handle(multi, t->easy);
   }
@@ -246,19 +246,38 @@ Client::Impl::~Impl() {
 
 // ---- Client ---------------------------------------------------------------------------------
 
-Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+// The libcurl loop as a Client's wire.
+class CurlWire final : public Wire {
+ public:
+  explicit CurlWire(ClientOptions options)
+      : impl_(std::make_unique<CurlLoop>(std::move(options))) {}
 
-Client::~Client() = default;
+  const std::string& root() const override;
+  const std::string& query() const override;
+  Result<void> Validate() const override;
+  std::vector<ChatResponse> RunChats(std::span<const ChatCall> calls, const RunHooks& hooks,
+                                     std::stop_token stop) override;
 
-const std::string& Client::root() const {
+  std::vector<std::int64_t> IoThreadCpuNs() const override { return io_cpu_ns_; }
+
+  Result<HttpResponse> Get(std::string_view path, std::chrono::milliseconds timeout) override;
+  Result<HttpResponse> Post(std::string_view path, std::string_view json_body,
+                            std::chrono::milliseconds timeout) override;
+
+ private:
+  std::unique_ptr<CurlLoop> impl_;
+  std::vector<std::int64_t> io_cpu_ns_;
+};
+
+const std::string& CurlWire::root() const {
   return impl_->root;
 }
 
-const std::string& Client::query() const {
+const std::string& CurlWire::query() const {
   return impl_->query;
 }
 
-Result<void> Client::Validate() const {
+Result<void> CurlWire::Validate() const {
   const std::string& endpoint = impl_->options.endpoint;
   const auto bad = [&](const std::string& why) {
     // As shown everywhere: a password in the URL (even one written without its scheme) and the
@@ -294,9 +313,10 @@ Result<void> Client::Validate() const {
   return ValidateOptions(impl_->options);
 }
 
-std::vector<ChatResponse> Client::RunChatsLive(std::span<const ChatCall> calls,
-                                               const RunHooks& hooks, std::stop_token stop) {
-  Impl& impl = *impl_;
+std::vector<ChatResponse> CurlWire::RunChats(std::span<const ChatCall> calls, const RunHooks& hooks,
+                                             std::stop_token stop) {
+  io_cpu_ns_.clear();
+  CurlLoop& impl = *impl_;
   std::vector<ChatResponse> results(calls.size());
   for (std::size_t i = 0; i < calls.size(); ++i) {
     results[i].id = calls[i].id;
@@ -330,7 +350,7 @@ std::vector<ChatResponse> Client::RunChatsLive(std::span<const ChatCall> calls,
   int workers =
       io::WorkerCount(impl.options.io_threads, calls.size(), hooks.max_in_flight, scheduled);
   while (impl.helpers.size() < static_cast<std::size_t>(workers - 1)) {
-    auto helper = std::make_unique<Impl>(impl.options);
+    auto helper = std::make_unique<CurlLoop>(impl.options);
     if (!helper->init_error.empty()) {  // out of descriptors: fewer threads, as many as there are
       workers = static_cast<int>(impl.helpers.size()) + 1;
       break;
@@ -342,7 +362,8 @@ std::vector<ChatResponse> Client::RunChatsLive(std::span<const ChatCall> calls,
     const bool ran = io::RunWorkers(
         workers, hooks, stop,
         [&](const io::Share& s, std::stop_token worker_stop) {
-          Impl& w = s.worker == 0 ? impl : *impl.helpers[static_cast<std::size_t>(s.worker - 1)];
+          CurlLoop& w =
+              s.worker == 0 ? impl : *impl.helpers[static_cast<std::size_t>(s.worker - 1)];
           w.RunShare(calls, results, static_cast<std::size_t>(s.worker),
                      static_cast<std::size_t>(s.workers), s.hooks, s.preconnected,
                      std::move(worker_stop));
@@ -358,13 +379,47 @@ std::vector<ChatResponse> Client::RunChatsLive(std::span<const ChatCall> calls,
   return results;
 }
 
-Result<HttpResponse> Client::GetLive(std::string_view path, std::chrono::milliseconds timeout) {
+Result<HttpResponse> CurlWire::Get(std::string_view path, std::chrono::milliseconds timeout) {
   return impl_->Plain(false, path, {}, timeout);
+}
+
+Result<HttpResponse> CurlWire::Post(std::string_view path, std::string_view json_body,
+                                    std::chrono::milliseconds timeout) {
+  return impl_->Plain(true, path, json_body, timeout);
+}
+
+Client::Client(ClientOptions options) : wire_(std::make_unique<CurlWire>(std::move(options))) {}
+
+Client::Client(std::unique_ptr<Wire> wire) : wire_(std::move(wire)) {}
+
+Client::~Client() = default;
+
+const std::string& Client::root() const {
+  return wire_->root();
+}
+
+const std::string& Client::query() const {
+  return wire_->query();
+}
+
+Result<void> Client::Validate() const {
+  return wire_->Validate();
+}
+
+std::vector<ChatResponse> Client::RunChatsLive(std::span<const ChatCall> calls,
+                                               const RunHooks& hooks, std::stop_token stop) {
+  std::vector<ChatResponse> out = wire_->RunChats(calls, hooks, std::move(stop));
+  io_cpu_ns_ = wire_->IoThreadCpuNs();
+  return out;
+}
+
+Result<HttpResponse> Client::GetLive(std::string_view path, std::chrono::milliseconds timeout) {
+  return wire_->Get(path, timeout);
 }
 
 Result<HttpResponse> Client::PostLive(std::string_view path, std::string_view json_body,
                                       std::chrono::milliseconds timeout) {
-  return impl_->Plain(true, path, json_body, timeout);
+  return wire_->Post(path, json_body, timeout);
 }
 
 }  // namespace sb::client

@@ -171,9 +171,31 @@ struct HttpResponse {
   std::string date_header;    // the "Date:" response header (RFC 9110 HTTP-date), "" if absent
 };
 
+// The wire under a Client: what sends chat batches and auxiliary requests. The libcurl loop is
+// the one servebench uses (Client(ClientOptions)); tests of what sits above it (the journal, the
+// perf profiles) give a scripted one (tests/support/scripted_wire.h), as perf_analyzer tests its
+// load logic against a mock backend. Semantics as Client's methods of the same names, without
+// the journal.
+class Wire {
+ public:
+  virtual ~Wire() = default;
+  virtual const std::string& root() const = 0;
+  virtual const std::string& query() const = 0;
+  virtual Result<void> Validate() const = 0;
+  virtual std::vector<ChatResponse> RunChats(std::span<const ChatCall> calls, const RunHooks& hooks,
+                                             std::stop_token stop) = 0;
+  // CPU time of the I/O threads the last RunChats ran besides the calling thread.
+  virtual std::vector<std::int64_t> IoThreadCpuNs() const = 0;
+  virtual Result<HttpResponse> Get(std::string_view path, std::chrono::milliseconds timeout) = 0;
+  virtual Result<HttpResponse> Post(std::string_view path, std::string_view json_body,
+                                    std::chrono::milliseconds timeout) = 0;
+};
+
 class Client {
  public:
   explicit Client(ClientOptions options);
+  // A client over another wire (a scripted one in tests).
+  explicit Client(std::unique_ptr<Wire> wire);
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
@@ -237,8 +259,7 @@ class Client {
   Result<HttpResponse> PostLive(std::string_view path, std::string_view json_body,
                                 std::chrono::milliseconds timeout);
 
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<Wire> wire_;
   Journal* journal_ = nullptr;
   std::vector<std::int64_t> io_cpu_ns_;  // io_thread_cpu_ns()
 };

@@ -1,11 +1,11 @@
-// Private to the client module: the state of one libcurl multi-socket loop (Client::Impl),
+// Private to the client module: the state of one libcurl multi-socket loop (Client::CurlLoop),
 // shared by http_client.cpp (set-up and the Client API), http_transfer.cpp (curl callbacks,
 // SSE, one transfer's life and retries) and http_loop.cpp (the event loop and the batches
 // it runs). One thread runs an epoll loop over curl's sockets, a timerfd (precise scheduled
 // sends, curl timers, our own time limits) and an eventfd (stop requests). The socket API
 // processes only the sockets that are ready, so thousands of streams cost per event, not per
 // stream; curl_multi_perform would touch every transfer on each wakeup. A large batch may be
-// split over several such loops (Impl objects), one per I/O thread: io_workers.h.
+// split over several such loops (CurlLoop objects), one per I/O thread: io_workers.h.
 #pragma once
 
 #include <atomic>
@@ -71,10 +71,10 @@ std::string NormalizeRoot(std::string_view endpoint, std::string& query);
 
 }  // namespace detail
 
-struct Client::Impl {
+struct CurlLoop {
   // One request in flight (or about to be).
   struct Transfer {
-    Impl* impl = nullptr;
+    CurlLoop* impl = nullptr;
     CURL* easy = nullptr;
     ChatResponse* resp = nullptr;  // outcome, timestamps and (chat) parsed content
     bool chat = false;             // a chat call (parse the answer) vs. a plain Get/Post
@@ -83,13 +83,13 @@ struct Client::Impl {
     bool sse = false;              // body is parsed as an event stream
     bool aborted = false;          // a callback stopped the transfer; resp->outcome is set
     bool hold = false;     // a preconnect GET: pause at its first body byte (see Preconnect)
-    bool held = false;     // paused there, keeping its connection in use; counted in Impl::held
+    bool held = false;     // paused there, keeping its connection in use; counted in CurlLoop::held
     int retries_left = 0;  // further attempts allowed (chat calls)
     std::int64_t waited_ns = 0;        // retry waits so far
     std::size_t max_answer_bytes = 0;  // 0 = no cap
     int status = 0;                    // HTTP status, read when the body starts
     std::size_t index = 0;             // position in the caller's calls (all of the batch's)
-    std::size_t active_pos = 0;        // position in Impl::active_
+    std::size_t active_pos = 0;        // position in CurlLoop::active_
     std::int64_t send_ns = 0;
     std::int64_t first_byte_ns = 0;
     std::int64_t last_rx_ns = 0;
@@ -160,13 +160,13 @@ struct Client::Impl {
   std::atomic<bool> driving{false};
   // The I/O workers besides this one (the Client's own), made when a batch first needs them
   // and kept with their connections for later batches.
-  std::vector<std::unique_ptr<Impl>> helpers;
+  std::vector<std::unique_ptr<CurlLoop>> helpers;
 
-  explicit Impl(ClientOptions opts);
-  ~Impl();
+  explicit CurlLoop(ClientOptions opts);
+  ~CurlLoop();
 
-  Impl(const Impl&) = delete;
-  Impl& operator=(const Impl&) = delete;
+  CurlLoop(const CurlLoop&) = delete;
+  CurlLoop& operator=(const CurlLoop&) = delete;
 
   // One worker's part of a batch: calls first, first + stride, ... (all of them: 0, 1), each
   // one's result in results[i] (id and scheduled_ns already set), hooks called as they finish.

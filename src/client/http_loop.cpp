@@ -28,7 +28,7 @@ namespace sb::client {
 
 using namespace detail;  // NOLINT(build/namespaces): this module's private helpers
 
-void Client::Impl::ArmTimer(std::int64_t at_ns) {
+void CurlLoop::ArmTimer(std::int64_t at_ns) {
   if (at_ns == armed_ns) {
     return;
   }
@@ -41,13 +41,13 @@ void Client::Impl::ArmTimer(std::int64_t at_ns) {
   armed_ns = at_ns;
 }
 
-void Client::Impl::SocketAction(curl_socket_t s, int ev_mask) {
+void CurlLoop::SocketAction(curl_socket_t s, int ev_mask) {
   int running = 0;
   curl_multi_socket_action(multi, s, ev_mask, &running);
 }
 
 template <typename Finished>
-void Client::Impl::Reap(Finished& finished) {
+void CurlLoop::Reap(Finished& finished) {
   int left = 0;
   while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
     if (msg->msg != CURLMSG_DONE) {
@@ -65,7 +65,7 @@ void Client::Impl::Reap(Finished& finished) {
 }
 
 template <typename Finished>
-std::int64_t Client::Impl::ExpireLimits(std::int64_t now, Finished& finished) {
+std::int64_t CurlLoop::ExpireLimits(std::int64_t now, Finished& finished) {
   std::int64_t next = kNever;
   for (std::size_t i = 0; i < active.size();) {
     Transfer& t = *active[i];
@@ -105,15 +105,15 @@ std::int64_t Client::Impl::ExpireLimits(std::int64_t now, Finished& finished) {
   return next;
 }
 
-void Client::Impl::DrainFd(int fd) {
+void CurlLoop::DrainFd(int fd) {
   std::uint64_t value = 0;
   while (read(fd, &value, sizeof value) > 0) {
   }
 }
 
 template <typename Start, typename Finished, typename Unsent>
-void Client::Impl::Drive(std::span<const std::pair<std::int64_t, std::size_t>> order, Start& start,
-                         Finished& finished, Unsent& unsent, std::stop_token stop) {
+void CurlLoop::Drive(std::span<const std::pair<std::int64_t, std::size_t>> order, Start& start,
+                     Finished& finished, Unsent& unsent, std::stop_token stop) {
   std::stop_callback on_stop(stop, [this] {
     const std::uint64_t one = 1;
     [[maybe_unused]] const ssize_t w = write(wake_fd, &one, sizeof one);
@@ -239,7 +239,7 @@ void Client::Impl::Drive(std::span<const std::pair<std::int64_t, std::size_t>> o
   DrainFd(wake_fd);
 }
 
-void Client::Impl::ReleaseHeld() {
+void CurlLoop::ReleaseHeld() {
   holding = false;
   const std::vector<Transfer*> now_active = active;  // unpausing may complete transfers
   for (Transfer* t : now_active) {
@@ -252,9 +252,9 @@ void Client::Impl::ReleaseHeld() {
   }
 }
 
-void Client::Impl::RunShare(std::span<const ChatCall> calls, std::span<ChatResponse> results,
-                            std::size_t first, std::size_t stride, const RunHooks& batch_hooks,
-                            io::StartGate* preconnected, std::stop_token stop) {
+void CurlLoop::RunShare(std::span<const ChatCall> calls, std::span<ChatResponse> results,
+                        std::size_t first, std::size_t stride, const RunHooks& batch_hooks,
+                        io::StartGate* preconnected, std::stop_token stop) {
   std::vector<std::pair<std::int64_t, std::size_t>> order;
   order.reserve(io::CallShare(calls.size(), static_cast<int>(stride), static_cast<int>(first)));
   for (std::size_t i = first; i < calls.size(); i += stride) {
@@ -355,7 +355,7 @@ void Client::Impl::RunShare(std::span<const ChatCall> calls, std::span<ChatRespo
   hooks = nullptr;
 }
 
-std::size_t Client::Impl::Preconnect(std::size_t n, std::stop_token stop) {
+std::size_t CurlLoop::Preconnect(std::size_t n, std::stop_token stop) {
   const std::string url = root + "/v1/models" + query;
   std::vector<ChatResponse> status(n);
   std::vector<std::unique_ptr<Transfer>> transfers(n);
@@ -412,8 +412,8 @@ std::size_t Client::Impl::Preconnect(std::size_t n, std::stop_token stop) {
   return answered;
 }
 
-Result<HttpResponse> Client::Impl::Plain(bool post, std::string_view path, std::string_view body,
-                                         std::chrono::milliseconds timeout) {
+Result<HttpResponse> CurlLoop::Plain(bool post, std::string_view path, std::string_view body,
+                                     std::chrono::milliseconds timeout) {
   const std::string url = root + std::string(path) + query;
   const std::string what = std::string(post ? "POST " : "GET ") + root + std::string(path);
   if (!init_error.empty()) {

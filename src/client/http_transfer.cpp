@@ -28,9 +28,8 @@ namespace sb::client {
 
 using namespace detail;  // NOLINT(build/namespaces): this module's private helpers
 
-int Client::Impl::OnSocket(CURL* /*easy*/, curl_socket_t s, int what, void* userp,
-                           void* /*socketp*/) {
-  auto* self = static_cast<Impl*>(userp);
+int CurlLoop::OnSocket(CURL* /*easy*/, curl_socket_t s, int what, void* userp, void* /*socketp*/) {
+  auto* self = static_cast<CurlLoop*>(userp);
   if (what == CURL_POLL_REMOVE) {
     epoll_ctl(self->epoll_fd, EPOLL_CTL_DEL, s, nullptr);  // may already be gone: fine
     return 0;
@@ -45,20 +44,20 @@ int Client::Impl::OnSocket(CURL* /*easy*/, curl_socket_t s, int what, void* user
   return 0;
 }
 
-int Client::Impl::OnTimer(CURLM* /*multi*/, long timeout_ms, void* userp) {  // NOLINT(runtime/int)
-  auto* self = static_cast<Impl*>(userp);
+int CurlLoop::OnTimer(CURLM* /*multi*/, long timeout_ms, void* userp) {  // NOLINT(runtime/int)
+  auto* self = static_cast<CurlLoop*>(userp);
   self->curl_deadline_ns = timeout_ms < 0 ? kNever : NowNs() + timeout_ms * kNanosPerMs;
   return 0;
 }
 
-int Client::Impl::OnPrereq(void* userdata, char* /*conn_primary_ip*/, char* /*conn_local_ip*/,
-                           int /*conn_primary_port*/, int /*conn_local_port*/) {
+int CurlLoop::OnPrereq(void* userdata, char* /*conn_primary_ip*/, char* /*conn_local_ip*/,
+                       int /*conn_primary_port*/, int /*conn_local_port*/) {
   auto* t = static_cast<Transfer*>(userdata);
   t->resp->written_ns = NowNs();
   return CURL_PREREQFUNC_OK;
 }
 
-size_t Client::Impl::OnHeader(char* buffer, size_t size, size_t nitems, void* userdata) {
+size_t CurlLoop::OnHeader(char* buffer, size_t size, size_t nitems, void* userdata) {
   const std::int64_t t_ns = NowNs();
   auto* t = static_cast<Transfer*>(userdata);
   const size_t n = size * nitems;
@@ -91,7 +90,7 @@ size_t Client::Impl::OnHeader(char* buffer, size_t size, size_t nitems, void* us
   return n;
 }
 
-size_t Client::Impl::OnWrite(char* ptr, size_t size, size_t nmemb, void* userdata) {
+size_t CurlLoop::OnWrite(char* ptr, size_t size, size_t nmemb, void* userdata) {
   // The bytes were read from the socket just now: stamp them before any parsing.
   const std::int64_t t_ns = NowNs();
   auto* t = static_cast<Transfer*>(userdata);
@@ -142,13 +141,13 @@ size_t Client::Impl::OnWrite(char* ptr, size_t size, size_t nmemb, void* userdat
   return n;
 }
 
-void Client::Impl::NoteFirstByte(Transfer& t, std::int64_t t_ns) {
+void CurlLoop::NoteFirstByte(Transfer& t, std::int64_t t_ns) {
   t.first_byte_ns = t_ns;
   t.resp->first_byte_ns = t_ns;
   next_check_ns = std::min(next_check_ns, t.NextDeadline());
 }
 
-bool Client::Impl::HandleEvent(Transfer& t, std::string_view data, std::int64_t t_ns) {
+bool CurlLoop::HandleEvent(Transfer& t, std::string_view data, std::int64_t t_ns) {
   ChatResponse& r = *t.resp;
   if (r.stream_done) {
     return true;  // [DONE] ended the answer: nothing after it is part of it
@@ -176,7 +175,7 @@ bool Client::Impl::HandleEvent(Transfer& t, std::string_view data, std::int64_t 
   return true;
 }
 
-bool Client::Impl::WithinAnswerCap(Transfer& t) {
+bool CurlLoop::WithinAnswerCap(Transfer& t) {
   if (t.max_answer_bytes == 0) {
     return true;
   }
@@ -194,7 +193,7 @@ bool Client::Impl::WithinAnswerCap(Transfer& t) {
   return false;
 }
 
-bool Client::Impl::OnSseBytes(Transfer& t, std::string_view bytes, std::int64_t t_ns) {
+bool CurlLoop::OnSseBytes(Transfer& t, std::string_view bytes, std::int64_t t_ns) {
   scratch.clear();
   const bool fed = t.parser.Feed(bytes, scratch);
   for (const SseEvent& ev : scratch) {
@@ -214,7 +213,7 @@ bool Client::Impl::OnSseBytes(Transfer& t, std::string_view bytes, std::int64_t 
   return true;
 }
 
-CURL* Client::Impl::AcquireEasy() {
+CURL* CurlLoop::AcquireEasy() {
   if (!idle_easies.empty()) {
     CURL* e = idle_easies.back();
     idle_easies.pop_back();
@@ -224,21 +223,21 @@ CURL* Client::Impl::AcquireEasy() {
   return curl_easy_init();
 }
 
-void Client::Impl::ReleaseEasy(CURL* e) {
+void CurlLoop::ReleaseEasy(CURL* e) {
   if (e != nullptr) {
     idle_easies.push_back(e);
   }
 }
 
-void Client::Impl::ConfigureEasy(Transfer& t, const std::string& url) {
+void CurlLoop::ConfigureEasy(Transfer& t, const std::string& url) {
   CURL* e = t.easy;
   curl_easy_setopt(e, CURLOPT_URL, url.c_str());
   curl_easy_setopt(e, CURLOPT_PRIVATE, &t);
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Impl::OnWrite);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &CurlLoop::OnWrite);
   curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
-  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Impl::OnHeader);
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &CurlLoop::OnHeader);
   curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
-  curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, &Impl::OnPrereq);
+  curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, &CurlLoop::OnPrereq);
   curl_easy_setopt(e, CURLOPT_PREREQDATA, &t);
   curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t.errbuf);
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -260,7 +259,7 @@ void Client::Impl::ConfigureEasy(Transfer& t, const std::string& url) {
   }
 }
 
-bool Client::Impl::Launch(Transfer& t) {
+bool CurlLoop::Launch(Transfer& t) {
   t.send_ns = NowNs();
   t.last_rx_ns = t.send_ns;
   t.resp->send_ns = t.send_ns;
@@ -280,7 +279,7 @@ bool Client::Impl::Launch(Transfer& t) {
   return true;
 }
 
-void Client::Impl::Deactivate(Transfer& t) {
+void CurlLoop::Deactivate(Transfer& t) {
   if (t.held) {
     t.held = false;
     --held;
@@ -292,7 +291,7 @@ void Client::Impl::Deactivate(Transfer& t) {
   active.pop_back();
 }
 
-void Client::Impl::Abort(Transfer& t, Outcome outcome, std::string reason, std::int64_t now) {
+void CurlLoop::Abort(Transfer& t, Outcome outcome, std::string reason, std::int64_t now) {
   Deactivate(t);
   ChatResponse& r = *t.resp;
   r.outcome = outcome;
@@ -308,7 +307,7 @@ void Client::Impl::Abort(Transfer& t, Outcome outcome, std::string reason, std::
   }
 }
 
-void Client::Impl::Complete(Transfer& t, CURLcode rc) {
+void CurlLoop::Complete(Transfer& t, CURLcode rc) {
   const std::int64_t now = NowNs();
   Deactivate(t);
   ChatResponse& r = *t.resp;
@@ -376,7 +375,7 @@ void Client::Impl::Complete(Transfer& t, CURLcode rc) {
   }
 }
 
-bool Client::Impl::Retryable(const Transfer& t, CURLcode rc) {
+bool CurlLoop::Retryable(const Transfer& t, CURLcode rc) {
   if (!t.chat || t.aborted) {
     return false;
   }
@@ -390,7 +389,7 @@ bool Client::Impl::Retryable(const Transfer& t, CURLcode rc) {
          rc == CURLE_GOT_NOTHING;
 }
 
-bool Client::Impl::ScheduleRetry(Transfer& t, CURLcode rc) {
+bool CurlLoop::ScheduleRetry(Transfer& t, CURLcode rc) {
   if (t.retries_left <= 0 || !Retryable(t, rc)) {
     return false;
   }
@@ -416,7 +415,7 @@ bool Client::Impl::ScheduleRetry(Transfer& t, CURLcode rc) {
   return true;
 }
 
-bool Client::Impl::Relaunch(Transfer& t) {
+bool CurlLoop::Relaunch(Transfer& t) {
   ChatResponse& r = *t.resp;
   ChatResponse fresh;
   fresh.id = r.id;
@@ -443,7 +442,7 @@ bool Client::Impl::Relaunch(Transfer& t) {
   return Launch(t);
 }
 
-void Client::Impl::FinishStream(Transfer& t) {
+void CurlLoop::FinishStream(Transfer& t) {
   ChatResponse& r = *t.resp;
   scratch.clear();
   const bool clean = t.parser.Finish(scratch) || r.stream_done;
@@ -466,7 +465,7 @@ void Client::Impl::FinishStream(Transfer& t) {
   t.guard.AtStreamEnd(r);
 }
 
-void Client::Impl::EndAfterDone(Transfer& t) {
+void CurlLoop::EndAfterDone(Transfer& t) {
   Deactivate(t);
   ChatResponse& r = *t.resp;
   r.done_ns = t.done_at_ns;
