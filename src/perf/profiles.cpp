@@ -15,6 +15,7 @@
 #include "perf/histogram.h"
 #include "perf/metrics.h"
 #include "perf/self_check.h"
+#include "perf/tails.h"
 
 namespace sb::perf {
 
@@ -572,8 +573,10 @@ json Session::Concurrency(const ProfileOptions& options) {
     std::vector<double> per_stream, ttft;
     std::int64_t first_send = 0, last_token = 0;
     int ok = 0;
+    LevelTails tails;
     for (const auto& r : rs) {
       RequestMetrics m = ComputeMetrics(r);
+      tails.Add(r, m);
       if (r.outcome == client::Outcome::kOk) {
         ++ok;
         if (m.decode_tok_s) {
@@ -603,6 +606,7 @@ json Session::Concurrency(const ProfileOptions& options) {
                   {"ttft_ms", StatsJson(ttft)},
                   {"peak_in_flight", PeakInFlight(rs)},
                   {"requests", rows}};
+    tails.WriteTo(level, /*with_ttft=*/false);
     if (!last_window_.empty()) {
       level["spec_decode"] = SpecJson(last_window_);
     }
@@ -652,6 +656,7 @@ json Session::MaxTokens(const ProfileOptions& options) {
     std::vector<double> wall, tok_s, decode;
     int errors = 0;
     std::string first_failure;
+    LevelTails tails;
     for (int i = 0; i < options.length_runs && !Halted(); ++i) {
       std::string label = fmt::format("{} tokens run {}", len, i + 1);
       auto rs = Execute({Params(options, kDecodePrompt, len, true)}, "max_tokens", {label});
@@ -667,6 +672,7 @@ json Session::MaxTokens(const ProfileOptions& options) {
         AttachResources(runs.back());
       }
       RequestMetrics m = ComputeMetrics(rs.front());
+      tails.Add(rs.front(), m);
       if (rs.front().outcome == client::Outcome::kOk && m.completion_tokens != len) {
         Warn(
             fmt::format("max-tokens asked for {} tokens but a run produced {} (finish reason "
@@ -691,12 +697,14 @@ json Session::MaxTokens(const ProfileOptions& options) {
       on_progress_(fmt::format("max_tokens {}: {:.2f} s, {} tok/s", len, Median(wall),
                                FixedGrouped(Median(tok_s), 1)));
     }
-    lengths.push_back(json{{"max_tokens", len},
-                           {"runs", runs},
-                           {"wall_s", StatsJson(wall)},
-                           {"tok_s", StatsJson(tok_s)},
-                           {"decode_tok_s", StatsJson(decode)},
-                           {"errors", errors}});
+    json row = {{"max_tokens", len},
+                {"runs", runs},
+                {"wall_s", StatsJson(wall)},
+                {"tok_s", StatsJson(tok_s)},
+                {"decode_tok_s", StatsJson(decode)},
+                {"errors", errors}};
+    tails.WriteTo(row, /*with_ttft=*/true);
+    lengths.push_back(std::move(row));
   }
   return json{{"lengths", lengths}};
 }
