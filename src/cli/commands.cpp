@@ -232,6 +232,10 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
       ->capture_default_str();
   cmd->add_option("--runs", c.profile.runs, "Repetitions (decode, ttft); the median is quoted")
       ->capture_default_str();
+  cmd->add_option("--gpus", c.profile.gpus,
+                  "GPUs serving the model: the frontier's total tok/s is also given per GPU "
+                  "(concurrency, rate)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--levels", c.profile.levels, "Concurrency levels")
       ->delimiter(',')
       ->capture_default_str();

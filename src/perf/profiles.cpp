@@ -12,6 +12,7 @@
 #include "core/clock.h"
 #include "core/number_format.h"
 #include "core/stats.h"
+#include "perf/frontier.h"
 #include "perf/histogram.h"
 #include "perf/metrics.h"
 #include "perf/self_check.h"
@@ -628,6 +629,8 @@ json Session::Concurrency(const ProfileOptions& options) {
     levels.push_back(std::move(level));
   }
   json out = {{"tokens", options.tokens}, {"levels", levels}};
+  out["gpus"] = options.gpus > 0 ? json(options.gpus) : json(nullptr);
+  out["frontier"] = ConcurrencyFrontier(levels, options.gpus);
   if (options.input_tokens > 0) {
     out["input_tokens"] = options.input_tokens;
   }
