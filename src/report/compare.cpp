@@ -10,6 +10,7 @@
 #include "report/compare_internal.h"
 #include "report/compare_stats.h"
 #include "report/format.h"
+#include "report/html_frontier.h"
 #include "report/run_dir.h"
 
 namespace sb::report {
@@ -460,7 +461,9 @@ Result<std::string> Compare(const std::vector<CompareRun>& runs,
     case Format::kJson:
       return RenderCompareJson(*c);
     case Format::kHtml:
-      return AddCompareCharts(RenderCompareHtml(*c), nlohmann::json::parse(RenderCompareJson(*c)));
+      return AddCompareFrontier(
+          AddCompareCharts(RenderCompareHtml(*c), nlohmann::json::parse(RenderCompareJson(*c))),
+          runs, *c);
   }
   return MakeError(ErrorCode::kInternal, "unknown compare format");
 }

@@ -14,6 +14,7 @@
 #include "core/number_format.h"
 #include "report/format.h"
 #include "report/html_figure.h"
+#include "report/html_frontier.h"
 #include "report/html_tails.h"
 
 namespace sb::report::html {
@@ -409,6 +410,7 @@ std::string SpeedSections(const json& r, int& charts) {
       out += MaxTokens(*m, charts);
       out += TailsTable(ArrayAt(*m, {"lengths"}), "max-tokens", "max_tokens", "Max tokens");
     }
+    out += FrontierSection(r, charts);
     if (const json* t = Object(*perf, {"ttft"})) {
       out += Ttft(*t, charts);
     }
