@@ -226,6 +226,11 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
                   "Continue the interrupted run in this directory with its recorded plan: "
                   "finished work is not sent again (docs/resume.md)");
   cmd->add_flag("--overwrite", c.overwrite, "Replace the results in an existing run directory");
+  cmd->add_option("--progress", c.progress,
+                  "Live progress on stderr: auto (a status line redrawn in place on a terminal, "
+                  "else a plain line every 10 s), tty, plain, off")
+      ->check(CLI::IsMember({"auto", "tty", "plain", "off"}))
+      ->capture_default_str();
   cmd->add_option("--tokens", c.profile.tokens,
                   "Forced output tokens per request (decode, "
                   "concurrency)")

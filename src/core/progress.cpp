@@ -78,7 +78,8 @@ std::string ProgressLine::Status(const ProgressSnapshot& s, std::int64_t now_ns)
   }
   const auto& [t0, n0] = window_.front();
   if (now_ns > t0) {
-    const double rate = static_cast<double>(s.tokens - n0) / (static_cast<double>(now_ns - t0) / 1e9);
+    const double rate =
+        static_cast<double>(s.tokens - n0) / (static_cast<double>(now_ns - t0) / 1e9);
     out += " · " + FixedGrouped(rate, 0) + " tok/s";
   }
   const std::int64_t elapsed = now_ns - start_ns_;

@@ -31,14 +31,15 @@ struct ProgressSnapshot {
   long long total = 0;  // requests planned when known, else 0 (no ETA)
   long long ok = 0;
   long long failed = 0;
-  long long tokens = 0;       // completion tokens of the finished requests
-  std::string current;        // the item the last request belonged to ("concurrency c8")
+  long long tokens = 0;           // completion tokens of the finished requests
+  std::string current;            // the item the last request belonged to ("concurrency c8")
   std::int64_t last_done_ns = 0;  // when the last request finished (0: none yet)
 };
 
 class ProgressState {
  public:
   void AddTotal(long long n) { total_.fetch_add(n, std::memory_order_relaxed); }
+
   // The item now running (a test, a profile's level or rate); shown until the next one.
   void SetCurrent(std::string_view item);
   void Finished(bool ok, long long tokens, std::string_view item, std::int64_t now_ns);
