@@ -29,7 +29,8 @@ struct Axis {
 struct Point {
   double x = 0;
   double y = 0;
-  std::string tip{};  // the hover text; empty: "<series>: <x> <unit>, <y> <unit>"
+  std::string tip{};    // the hover text; empty: "<series>: <x> <unit>, <y> <unit>"
+  std::string label{};  // drawn beside the mark (a sweep's level, "c8"); empty: none
 };
 
 struct Series {

@@ -114,6 +114,12 @@ std::string RenderXY(const XYChart& c) {
             "data-x=\"{}\" data-y=\"{}\"><title>{}</title></circle>\n",
             Px(sx(p.x)), Px(sy(p.y)), Px(internal::kMarkRadius), name, Num(p.x), Num(p.y),
             XmlEscape(tip));
+        if (!p.label.empty()) {
+          out += fmt::format(
+              "<text class=\"point-label\" x=\"{}\" y=\"{}\" data-series=\"{}\">{}</text>\n",
+              Px(sx(p.x) + internal::kMarkRadius + 2), Px(sy(p.y) - internal::kMarkRadius - 2),
+              name, XmlEscape(p.label));
+        }
       }
     }
     out += "</g>\n";

@@ -226,12 +226,21 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
                   "Continue the interrupted run in this directory with its recorded plan: "
                   "finished work is not sent again (docs/resume.md)");
   cmd->add_flag("--overwrite", c.overwrite, "Replace the results in an existing run directory");
+  cmd->add_option("--progress", c.progress,
+                  "Live progress on stderr: auto (a status line redrawn in place on a terminal, "
+                  "else a plain line every 10 s), tty, plain, off")
+      ->check(CLI::IsMember({"auto", "tty", "plain", "off"}))
+      ->capture_default_str();
   cmd->add_option("--tokens", c.profile.tokens,
                   "Forced output tokens per request (decode, "
                   "concurrency)")
       ->capture_default_str();
   cmd->add_option("--runs", c.profile.runs, "Repetitions (decode, ttft); the median is quoted")
       ->capture_default_str();
+  cmd->add_option("--gpus", c.profile.gpus,
+                  "GPUs serving the model: the frontier's total tok/s is also given per GPU "
+                  "(concurrency, rate)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--levels", c.profile.levels, "Concurrency levels")
       ->delimiter(',')
       ->capture_default_str();

@@ -27,7 +27,8 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 
 // The unit a key names (docs/results-schema.md: units are in the key names).
 std::string UnitOf(std::string_view key) {
-  if (EndsWith(key, "tok_s")) {
+  if (EndsWith(key, "tok_s") || key.starts_with("tok_s_per_user") ||
+      EndsWith(key, "tok_s_per_gpu")) {
     return "tok/s";
   }
   if (EndsWith(key, "_rps")) {
@@ -164,6 +165,14 @@ std::string ToCsv(const json& results) {
       w.Row("tokens", "value", s["tokens"].get<double>(), "tokens");
     }
     w.Table(s.value(std::string(p.rows), json()), std::string(p.dim), std::string(p.dim_unit));
+    if (s.contains("frontier") && s["frontier"].is_array()) {  // concurrency, rate (issue 23)
+      w.profile = std::string(p.name) + "-frontier";
+      if (s.contains("gpus") && s["gpus"].is_number()) {
+        w.Row("gpus", "value", s["gpus"].get<double>(), "GPUs");
+      }
+      w.Table(s["frontier"], "level", std::string(p.dim_unit));
+      w.profile = std::string(p.name);
+    }
     if (p.id == ProfileId::kRate && s.contains("search") && s["search"].is_object()) {
       w.profile = "rate-search";
       w.Table(s["search"].value("points", json()), std::string(p.dim), std::string(p.dim_unit));

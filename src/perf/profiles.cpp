@@ -12,9 +12,11 @@
 #include "core/clock.h"
 #include "core/number_format.h"
 #include "core/stats.h"
+#include "perf/frontier.h"
 #include "perf/histogram.h"
 #include "perf/metrics.h"
 #include "perf/self_check.h"
+#include "perf/tails.h"
 
 namespace sb::perf {
 
@@ -572,8 +574,10 @@ json Session::Concurrency(const ProfileOptions& options) {
     std::vector<double> per_stream, ttft;
     std::int64_t first_send = 0, last_token = 0;
     int ok = 0;
+    LevelTails tails;
     for (const auto& r : rs) {
       RequestMetrics m = ComputeMetrics(r);
+      tails.Add(r, m);
       if (r.outcome == client::Outcome::kOk) {
         ++ok;
         if (m.decode_tok_s) {
@@ -603,6 +607,7 @@ json Session::Concurrency(const ProfileOptions& options) {
                   {"ttft_ms", StatsJson(ttft)},
                   {"peak_in_flight", PeakInFlight(rs)},
                   {"requests", rows}};
+    tails.WriteTo(level, /*with_ttft=*/false);
     if (!last_window_.empty()) {
       level["spec_decode"] = SpecJson(last_window_);
     }
@@ -624,6 +629,8 @@ json Session::Concurrency(const ProfileOptions& options) {
     levels.push_back(std::move(level));
   }
   json out = {{"tokens", options.tokens}, {"levels", levels}};
+  out["gpus"] = options.gpus > 0 ? json(options.gpus) : json(nullptr);
+  out["frontier"] = ConcurrencyFrontier(levels, options.gpus);
   if (options.input_tokens > 0) {
     out["input_tokens"] = options.input_tokens;
   }
@@ -652,6 +659,7 @@ json Session::MaxTokens(const ProfileOptions& options) {
     std::vector<double> wall, tok_s, decode;
     int errors = 0;
     std::string first_failure;
+    LevelTails tails;
     for (int i = 0; i < options.length_runs && !Halted(); ++i) {
       std::string label = fmt::format("{} tokens run {}", len, i + 1);
       auto rs = Execute({Params(options, kDecodePrompt, len, true)}, "max_tokens", {label});
@@ -667,6 +675,7 @@ json Session::MaxTokens(const ProfileOptions& options) {
         AttachResources(runs.back());
       }
       RequestMetrics m = ComputeMetrics(rs.front());
+      tails.Add(rs.front(), m);
       if (rs.front().outcome == client::Outcome::kOk && m.completion_tokens != len) {
         Warn(
             fmt::format("max-tokens asked for {} tokens but a run produced {} (finish reason "
@@ -691,12 +700,14 @@ json Session::MaxTokens(const ProfileOptions& options) {
       on_progress_(fmt::format("max_tokens {}: {:.2f} s, {} tok/s", len, Median(wall),
                                FixedGrouped(Median(tok_s), 1)));
     }
-    lengths.push_back(json{{"max_tokens", len},
-                           {"runs", runs},
-                           {"wall_s", StatsJson(wall)},
-                           {"tok_s", StatsJson(tok_s)},
-                           {"decode_tok_s", StatsJson(decode)},
-                           {"errors", errors}});
+    json row = {{"max_tokens", len},
+                {"runs", runs},
+                {"wall_s", StatsJson(wall)},
+                {"tok_s", StatsJson(tok_s)},
+                {"decode_tok_s", StatsJson(decode)},
+                {"errors", errors}};
+    tails.WriteTo(row, /*with_ttft=*/true);
+    lengths.push_back(std::move(row));
   }
   return json{{"lengths", lengths}};
 }

@@ -83,7 +83,9 @@ struct ProfileOptions {
   int length_runs = 1;                                   // repetitions per max-tokens length
   int ttft_max_tokens = 16;                              // output budget of a TTFT request
   int warmup = 1;                                        // warm-up requests per session (excluded)
-  std::optional<bool> enable_thinking;                   // chat_template_kwargs.enable_thinking
+  int gpus =
+      0;  // --gpus: GPUs serving the model; the frontier's total is also per GPU (0: unknown)
+  std::optional<bool> enable_thinking;  // chat_template_kwargs.enable_thinking
   std::optional<double> temperature;
   std::chrono::milliseconds request_timeout{0};  // per request total limit (0 = none)
   // The client's first-byte limit (--first-byte-timeout-s). The context profile scales it with

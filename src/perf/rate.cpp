@@ -20,6 +20,7 @@
 
 #include "core/clock.h"
 #include "core/number_format.h"
+#include "perf/frontier.h"
 #include "perf/histogram.h"
 #include "perf/metrics.h"
 #include "perf/profiles.h"
@@ -754,7 +755,9 @@ json Session::Rate(const ProfileOptions& options) {
       {"slo", SloJson(ro.slo)},
       {"slo_fraction", ro.slo_fraction},
       {"rates", points},
-      {"search", search}};
+      {"search", search},
+      {"gpus", options.gpus > 0 ? json(options.gpus) : json(nullptr)},
+      {"frontier", RateFrontier(points, options.gpus)}};
 }
 
 }  // namespace sb::perf

@@ -10,6 +10,7 @@
 #include "report/compare_internal.h"
 #include "report/compare_stats.h"
 #include "report/format.h"
+#include "report/html_frontier.h"
 #include "report/run_dir.h"
 
 namespace sb::report {
@@ -446,7 +447,9 @@ Result<std::string> Compare(const std::vector<CompareRun>& runs,
     case OutputFormat::kJson:
       return RenderCompareJson(*c);
     case OutputFormat::kHtml:
-      return AddCompareCharts(RenderCompareHtml(*c), nlohmann::json::parse(RenderCompareJson(*c)));
+      return AddCompareFrontier(
+          AddCompareCharts(RenderCompareHtml(*c), nlohmann::json::parse(RenderCompareJson(*c))),
+          runs, *c);
     case OutputFormat::kCsv:
     case OutputFormat::kJsonl:
     case OutputFormat::kJunit:

@@ -100,7 +100,7 @@ struct CompareRow {
 
 struct CompareSection {
   std::string id;     // "glance", "rate", "roofline", "spec_decode", "context", "startup",
-                      // "resources"
+                      // "resources", "tails"
   std::string title;  // "At a glance"
   std::string note;   // a line under the title; may be empty
   std::vector<CompareRow> rows;

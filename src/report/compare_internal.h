@@ -88,6 +88,10 @@ std::vector<CompareRow> GlanceRows(const std::vector<CompareRun>& runs);
 std::vector<CompareSection> ExtraSections(const std::vector<CompareRun>& runs,
                                           const std::vector<CompareRow>& glance);
 
+// The "Tails per level" rows: p50/p90/p99 of TTFT, TPOT, E2E and ITL at each concurrency level
+// and max-tokens length: compare_tails.cpp.
+std::vector<CompareRow> TailRows(const std::vector<CompareRun>& runs);
+
 // The "Resources" rows (peak memory, mean power, J/token, tokens/J for the whole run, the
 // decode runs together and each concurrency level, context size and rate point), each only
 // where at least two runs have the figure: compare_resources.cpp.

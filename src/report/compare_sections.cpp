@@ -320,6 +320,9 @@ std::vector<CompareSection> ExtraSections(const std::vector<CompareRun>& runs,
   AddSection(out, "rate", "Rate",
              "Open-loop load per offered rate; TTFT from the actual send; goodput needs --slo.",
              RateRows(runs));
+  AddSection(out, "tails", "Tails per level",
+             "p50 / p90 / p99 latency at each concurrency level and max-tokens length.",
+             TailRows(runs));
   AddSection(out, "roofline", "Roofline", "The memory-bandwidth ceiling (docs/roofline.md).",
              RooflineRows(runs));
   AddSection(out, "spec_decode", "Speculative decoding",

@@ -178,6 +178,7 @@ svg.chart .line { fill: none; stroke-width: 2; }
 svg.chart .ref line { stroke: var(--ref); stroke-dasharray: 6 4; stroke-width: 1.5; }
 svg.chart .ref text { font-size: 11px; }
 svg.chart .mark { stroke: var(--bg); stroke-width: 1; }
+svg.chart .point-label { font-size: 10px; stroke: none; }
 details.samples td { text-align: right; font-variant-numeric: tabular-nums; }
 )css"
          R"css(.c0 { fill: var(--c0); stroke: var(--c0); } .c1 { fill: var(--c1); stroke: var(--c1); }

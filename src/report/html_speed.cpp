@@ -14,6 +14,8 @@
 #include "core/number_format.h"
 #include "report/format.h"
 #include "report/html_figure.h"
+#include "report/html_frontier.h"
+#include "report/html_tails.h"
 
 namespace sb::report::html {
 namespace {
@@ -402,10 +404,13 @@ std::string SpeedSections(const json& r, int& charts) {
     }
     if (const json* c = Object(*perf, {"concurrency"})) {
       out += Concurrency(*c, charts);
+      out += TailsTable(ArrayAt(*c, {"levels"}), "concurrency", "concurrency", "Concurrency");
     }
     if (const json* m = Object(*perf, {"max_tokens"})) {
       out += MaxTokens(*m, charts);
+      out += TailsTable(ArrayAt(*m, {"lengths"}), "max-tokens", "max_tokens", "Max tokens");
     }
+    out += FrontierSection(r, charts);
     if (const json* t = Object(*perf, {"ttft"})) {
       out += Ttft(*t, charts);
     }

@@ -14,6 +14,7 @@
 #include "core/profile_table.h"
 #include "report/format.h"
 #include "report/markdown_replay.h"
+#include "report/markdown_tails.h"
 #include "report/table.h"
 
 namespace sb::report::md {
@@ -145,6 +146,7 @@ void RenderConcurrency(const json& c, std::string& out) {
   }
   out += t.Render() + "\n";
   BoundNote(levels, out);
+  RenderTails(levels, "concurrency", "Concurrency", out);
 }
 
 bool AnyErrors(const std::vector<const json*>& rows) {
@@ -180,6 +182,7 @@ void RenderMaxTokens(const json& m, std::string& out) {
     t.AddRow(std::move(row));
   }
   out += t.Render() + "\n";
+  RenderTails(lengths, "max_tokens", "Max tokens", out);
 }
 
 void RenderTtft(const json& tt, std::string& out) {

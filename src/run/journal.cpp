@@ -211,6 +211,11 @@ void FileJournal::Fatal(const std::string& why) {
   }
 }
 
+void FileJournal::SetOnBeginUnit(std::function<void(std::string_view)> on_begin) {
+  std::lock_guard<std::mutex> lock(mu_);
+  on_begin_unit_ = std::move(on_begin);
+}
+
 void FileJournal::BeginUnit(std::string_view name) {
   std::lock_guard<std::mutex> lock(mu_);
   if (depth_++ > 0) {
@@ -218,6 +223,9 @@ void FileJournal::BeginUnit(std::string_view name) {
   }
   unit_ = next_unit_++;
   replaying_ = false;
+  if (on_begin_unit_) {
+    on_begin_unit_(name);
+  }
   if (failed_) {
     return;
   }

@@ -66,6 +66,8 @@ class FileJournal final : public client::Journal {
   // Called once, with the reason, when the journal can no longer vouch for the run (a write
   // failed; a replayed unit asked for something it does not hold). The caller stops the run.
   void SetOnFatal(std::function<void(const std::string&)> on_fatal);
+  // Called with the name of each outermost unit as it begins (the live progress line's item).
+  void SetOnBeginUnit(std::function<void(std::string_view)> on_begin);
 
   const Resumed& resumed() const { return resumed_; }
 
@@ -112,6 +114,7 @@ class FileJournal final : public client::Journal {
   std::vector<nlohmann::json> pending_aux_;  // {"key": "GET /metrics", "r": ...}
   std::function<std::uint64_t()> samples_size_;
   std::function<void(const std::string&)> on_fatal_;
+  std::function<void(std::string_view)> on_begin_unit_;
 };
 
 }  // namespace sb::run

@@ -11,6 +11,7 @@
 
 #include "client/http_client.h"
 #include "core/profile_table.h"
+#include "core/progress.h"
 
 namespace sb::run {
 
@@ -159,6 +160,9 @@ std::vector<std::string> UnreadFlagWarnings(const Plan& c) {
 }
 
 Result<void> CheckPlan(Plan& c, const scaleout::EnvLookup& env) {
+  if (auto mode = ParseProgressMode(c.progress, false); !mode) {
+    return mode.error();
+  }
   for (const auto& p : c.profiles) {
     const ProfileSpec* spec = FindProfile(p);
     if (spec == nullptr || spec->name != p) {

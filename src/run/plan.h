@@ -25,6 +25,7 @@ struct Plan {
   TargetOptions target;
   std::string out;
   bool overwrite = false;
+  std::string progress = "auto";  // --progress: auto, tty, plain, off (core/progress.h)
   std::vector<std::string> profiles;
   bool profiles_given = false;  // --profiles on the command line (run)
   // The options given on the command line ("--levels" ...), for UnreadFlagWarnings.

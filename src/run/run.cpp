@@ -33,6 +33,7 @@
 #include "roofline/inputs.h"
 #include "roofline/roofline.h"
 #include "run/journal.h"
+#include "run/progress.h"
 #include "run/run_files.h"
 #include "run/sampling.h"
 #include "scaleout/shard.h"
@@ -248,6 +249,7 @@ class RunState {
   SteadyClock clock_;
   std::int64_t t0_ns_ = 0;
   std::unique_ptr<resources::Sampler> sampler_;
+  std::unique_ptr<RunProgress> progress_;  // the live status line on stderr (--progress)
 };
 
 Result<void> RunState::Prepare() {
@@ -475,6 +477,7 @@ void RunState::OnSample(const json& rec) {
   if (rec.value("replayed", false)) {
     return;  // replayed from the journal: its line is in samples.jsonl already
   }
+  progress_->OnSample(rec);
   if (auto ok = dir_->AppendSample(rec); !ok) {
     // Measuring on without a journal would lose what follows: stop now.
     NoteIoError(ok.error().message, "stopping the run");
@@ -513,8 +516,14 @@ void RunState::WatchDeadline() {
 
 Result<void> RunState::Start() {
   auto on_sample = [this](const json& rec) { OnSample(rec); };
-  auto on_progress = [](const std::string& line) {
-    std::fprintf(stderr, "  %s\n", Redact(line).c_str());
+  std::size_t tests = 0;
+  for (const suite::Suite& s : suites_) {
+    tests += s.tests.size();
+  }
+  progress_ = std::make_unique<RunProgress>(plan_, tests, clock_);
+  journal_->SetOnBeginUnit([p = progress_.get()](std::string_view unit) { p->SetCurrent(unit); });
+  auto on_progress = [p = progress_.get()](const std::string& line) {
+    p->Print("  " + Redact(line));
   };
   if (plan_.deadline_at) {
     WatchDeadline();
@@ -782,6 +791,9 @@ void RunState::PrintSummary() {
 
 Result<int> RunState::Finish() {
   deadline_watch_ = std::jthread();  // joined: no stop from it after this point
+  if (progress_) {
+    progress_->Stop();  // the status line is erased before anything else is printed
+  }
   if (sampler_) {
     sampler_->Stop();  // before the server goes: its last samples are of a live server
   }

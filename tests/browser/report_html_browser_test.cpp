@@ -143,6 +143,20 @@ std::map<std::string, std::vector<Mark>> Expected(const json& r) {
       add("rate-goodput", "goodput", x, NumberAt(*p, {"goodput", "goodput_rps"}));
     }
   }
+  // The frontier (docs/reports.md): a mark per stored point of each sweep, x = tok_s_per_user,
+  // y = total_tok_s (total_tok_s_per_gpu when every point has it).
+  bool per_gpu = true;
+  for (const char* sweep : {"concurrency", "rate"}) {
+    for (const json* p : ArrayAt(perf, {sweep, "frontier"})) {
+      per_gpu = per_gpu && NumberAt(*p, {"total_tok_s_per_gpu"}).has_value();
+    }
+  }
+  for (const char* sweep : {"concurrency", "rate"}) {
+    for (const json* p : ArrayAt(perf, {sweep, "frontier"})) {
+      add("frontier", sweep, Key(*NumberAt(*p, {"tok_s_per_user"})),
+          NumberAt(*p, {per_gpu ? "total_tok_s_per_gpu" : "total_tok_s"}));
+    }
+  }
   int pos = 0;
   for (const json* v : ArrayAt(r, {"spec_decode", "per_position"})) {
     add("spec-acceptance", "acceptance", Key(++pos), v->get<double>());
@@ -490,8 +504,13 @@ TEST(ReportHtmlBrowserTest, CompareHtmlChartsMatchTheCompareDocument) {
   EXPECT_EQ(dom["scripts"], 0);
   EXPECT_EQ(dom["external"], 0);
   std::set<std::string> ids;
+  json frontier;
   for (const json& c : dom["charts"]) {
     ids.insert(c["id"].get<std::string>());
+    if (c["id"] == "compare-frontier") {
+      frontier = c;  // checked below, against the runs' results.json
+      continue;
+    }
     std::vector<Mark> got;
     for (const json& m : c["marks"]) {
       EXPECT_FALSE(m["title"].get<std::string>().empty());
@@ -508,7 +527,34 @@ TEST(ReportHtmlBrowserTest, CompareHtmlChartsMatchTheCompareDocument) {
       EXPECT_EQ(got[i].y, expect[i].y) << c["id"] << " " << got[i].series << " " << got[i].x;
     }
   }
-  EXPECT_EQ(ids, (std::set<std::string>{"compare-decode", "compare-concurrency", "compare-spec"}));
+  EXPECT_EQ(ids, (std::set<std::string>{"compare-decode", "compare-concurrency", "compare-spec",
+                                        "compare-frontier"}));
+  // The frontier overlay (issue 23): both runs' concurrency points in one chart, x = tok/s per
+  // user and y = total tok/s as each results.json's perf.concurrency.frontier has them, each
+  // labelled with its level, and a Pareto line per run.
+  std::vector<Mark> want_frontier, got_frontier;
+  for (const auto& [dirname, label] : {std::pair{"bare", "bare"}, {"spec", "mtp"}}) {
+    const json results = json::parse(ReadFile(dir.path() / dirname / "results.json"));
+    ASSERT_EQ(ArrayAt(results, {"perf", "concurrency", "frontier"}).size(), 2u) << dirname;
+    for (const json* p : ArrayAt(results, {"perf", "concurrency", "frontier"})) {
+      want_frontier.push_back(Mark{std::string(label) + " · concurrency",
+                                   Key(*NumberAt(*p, {"tok_s_per_user"})),
+                                   *NumberAt(*p, {"total_tok_s"})});
+    }
+  }
+  ASSERT_TRUE(frontier.is_object()) << "compare --format html has a frontier chart";
+  for (const json& m : frontier["marks"]) {
+    got_frontier.push_back(Mark{m["series"], NormaliseX(m["x"]),
+                                std::strtod(m["y"].get<std::string>().c_str(), nullptr)});
+  }
+  std::sort(want_frontier.begin(), want_frontier.end());
+  std::sort(got_frontier.begin(), got_frontier.end());
+  ASSERT_EQ(got_frontier.size(), want_frontier.size());
+  for (std::size_t i = 0; i < got_frontier.size(); ++i) {
+    EXPECT_EQ(got_frontier[i].series, want_frontier[i].series);
+    EXPECT_EQ(got_frontier[i].x, want_frontier[i].x);
+    EXPECT_EQ(got_frontier[i].y, want_frontier[i].y);
+  }
 }
 
 // Dark mode follows prefers-color-scheme: the same page (from a data fixture) gets a dark

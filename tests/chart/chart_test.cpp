@@ -79,6 +79,20 @@ TEST(XYChartTest, EveryMarkCarriesItsExactValueAndAHoverTitle) {
   EXPECT_NE(svg.find("class=\"legend-item\" data-series=\"combined\""), std::string::npos);
 }
 
+TEST(XYChartTest, APointsLabelIsDrawnBesideItsMarkAndEscaped) {
+  XYChart c = Simple();
+  c.series[0].points = {{1, 10, "", "c1"}, {2, 50, ""}, {4, 100, "", "<c4>"}};
+  const std::string svg = RenderXY(c);
+  const auto dots = Elements(svg, "circle");
+  const auto labels = Elements(svg, "text class=\"point-label\"");
+  ASSERT_EQ(labels.size(), 2u);  // the unlabelled point has none
+  EXPECT_GT(D(labels[0].at("x")), D(dots[0].at("cx")));
+  EXPECT_LT(D(labels[0].at("y")), D(dots[0].at("cy")));
+  EXPECT_EQ(labels[1].at("data-series"), "combined");
+  EXPECT_NE(svg.find(">c1</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">&lt;c4&gt;</text>"), std::string::npos);
+}
+
 TEST(XYChartTest, LogXPlacesDecadesEvenly) {
   XYChart c = Simple();
   c.x.log = true;

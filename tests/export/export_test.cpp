@@ -71,6 +71,44 @@ TEST(ExportTest, CsvLongFormatWithLevelsUnitsAndQuoting) {
   EXPECT_EQ(csv.find("requests"), std::string::npos);
 }
 
+TEST(ExportTest, CsvHasTheFrontierPointsOfEachSweep) {
+  json d = Doc();
+  d["perf"]["concurrency"] = {{"tokens", 64},
+                              {"levels", json::array()},
+                              {"gpus", 2},
+                              {"frontier",
+                               {{{"level", 8},
+                                 {"label", "c8"},
+                                 {"tok_s_per_user", 41.5},
+                                 {"tok_s_per_user_tpot", 40.0},
+                                 {"total_tok_s", 320.0},
+                                 {"total_tok_s_per_gpu", 160.0},
+                                 {"pareto", true}}}}};
+  d["perf"]["rate"] = {{"rates", json::array()},
+                       {"gpus", nullptr},
+                       {"frontier",
+                        {{{"level", 4},
+                          {"label", "4 req/s"},
+                          {"tok_s_per_user", 90.0},
+                          {"tok_s_per_user_tpot", nullptr},
+                          {"total_tok_s", 250.0},
+                          {"total_tok_s_per_gpu", nullptr},
+                          {"pareto", false}}}}};
+  const std::string csv = ToCsv(d);
+  EXPECT_NE(csv.find("concurrency-frontier,,,gpus,value,2,GPUs\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("concurrency-frontier,8,streams,tok_s_per_user,value,41.5,tok/s\n"),
+            std::string::npos);
+  EXPECT_NE(csv.find("concurrency-frontier,8,streams,tok_s_per_user_tpot,value,40,tok/s\n"),
+            std::string::npos);
+  EXPECT_NE(csv.find("concurrency-frontier,8,streams,total_tok_s_per_gpu,value,160,tok/s\n"),
+            std::string::npos);
+  EXPECT_NE(csv.find("concurrency-frontier,8,streams,pareto,value,1,bool\n"), std::string::npos);
+  EXPECT_NE(csv.find("rate-frontier,4,req/s,total_tok_s,value,250,tok/s\n"), std::string::npos);
+  EXPECT_NE(csv.find("rate-frontier,4,req/s,pareto,value,0,bool\n"), std::string::npos);
+  // A null figure (no --gpus) has no row.
+  EXPECT_EQ(csv.find("rate-frontier,4,req/s,total_tok_s_per_gpu"), std::string::npos);
+}
+
 TEST(ExportTest, JunitMapsStatusesAndEscapes) {
   json d = Doc();
   auto test = [](std::string id, std::string cat, std::string status, json reason) {

@@ -94,7 +94,7 @@ TEST(HtmlResourcesTest, OneVertexPerNonNullSampleAndAGapForEachNull) {
   }
   // perf_sim's decode runs have send times: output tok/s is derived over the same samples.
   EXPECT_FALSE(FigureOf(html, "res-tok-s").empty());
-  EXPECT_TRUE(Contains(html, "<body data-charts=\"8\">"));
+  EXPECT_TRUE(Contains(html, "<body data-charts=\"9\">"));
   EXPECT_EQ(html.find("nan"), std::string::npos);
 }
 

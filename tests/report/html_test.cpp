@@ -67,14 +67,15 @@ INSTANTIATE_TEST_SUITE_P(Runs, HtmlReport,
 
 TEST(HtmlReportTest, ChartsAppearOnlyWithTheirData) {
   const std::string html = RenderHtml(LoadData("perf_sim.json"));
-  for (const char* id : {"decode", "concurrency", "max-tokens", "ttft", "spec-acceptance"}) {
+  for (const char* id :
+       {"decode", "concurrency", "frontier", "max-tokens", "ttft", "spec-acceptance"}) {
     EXPECT_TRUE(Contains(html, std::string("data-chart=\"") + id + "\"")) << id;
   }
   // perf_sim has no tests, no context and no rate profile.
   for (const char* id : {"quality", "context-ttft", "rate-ttft"}) {
     EXPECT_FALSE(Contains(html, std::string("data-chart=\"") + id + "\"")) << id;
   }
-  EXPECT_TRUE(Contains(html, "<body data-charts=\"5\">"));
+  EXPECT_TRUE(Contains(html, "<body data-charts=\"6\">"));
   // Each chart has a data table beside it in the same figure.
   EXPECT_EQ(Count(html, "<svg "), Count(html, "<table class=\"data\">"));
 }
