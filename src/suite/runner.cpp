@@ -13,6 +13,7 @@
 #include "perf/metrics.h"
 #include "suite/checkers.h"
 #include "suite/loop.h"
+#include "suite/profile_tests.h"
 #include "suite/runner_internal.h"
 #include "suite/text.h"
 
@@ -351,193 +352,13 @@ json SuiteRunner::RunTest(const TestSpec& test, int repeat) {
 }
 
 void SuiteRunner::RunProfileTest(const TestSpec& test) {
-  perf::ProfileOptions o = options_.profile;
-  const json args = json::parse(test.profile_args_json, nullptr, false);
-  auto ints = [&](const char* key, std::vector<int>& dest) {
-    if (args.is_object() && args.contains(key)) {
-      dest = args[key].get<std::vector<int>>();
-    }
-  };
-  ints("levels", o.levels);
-  ints("lengths", o.lengths);
-  ints("sizes", o.sizes);
-  if (args.is_object()) {
-    if (args.contains("runs")) {
-      o.runs = args["runs"].get<int>();
-      o.length_runs = o.runs;
-    }
-    if (args.contains("tokens")) {
-      o.tokens = args["tokens"].get<int>();
-    }
-    if (args.contains("depth")) {
-      o.depth = args["depth"].get<double>();
-    }
-    if (args.contains("context_max_tokens")) {
-      o.context_max_tokens = args["context_max_tokens"].get<int>();
-    }
-  }
-  if (options_.thinking || test.thinking) {
-    o.enable_thinking = options_.thinking ? options_.thinking : test.thinking;
-  }
-  if (options_.temperature || test.temperature) {
-    o.temperature = options_.temperature ? options_.temperature : test.temperature;
-  }
+  const perf::ProfileOptions o =
+      ProfileTestOptions(test, options_.profile, options_.thinking, options_.temperature);
   const json result = session_.Run(test.profile, o);
   const ProfileSpec* spec = FindProfile(test.profile);  // the suite loader refused other names
-  const std::string key = spec != nullptr ? std::string(spec->key) : test.profile;
-  perf_[key] = result;
-
-  auto base = [&](const std::string& id_suffix, const std::string& name) {
-    return json{{"id", test.id + "." + id_suffix},
-                {"name", name},
-                {"category", test.category},
-                {"section", test.section.empty() ? json(nullptr) : json(test.section)},
-                {"input", "text"},
-                {"profile", test.profile},
-                {"attempts", 1}};
-  };
-  auto from_request = [&](json& t, const json& req) {
-    for (const char* k : {"ttft_ms", "e2e_ms", "decode_tok_s", "prompt_tokens", "completion_tokens",
-                          "reasoning_tokens", "finish_reason"}) {
-      t[k] = req.is_object() && req.contains(k) ? req[k] : json(nullptr);
-    }
-    t["time_ms"] = t["e2e_ms"];
-  };
-  auto request_status = [](const json& req) -> std::pair<std::string, std::string> {
-    const std::string s = req.value("status", std::string("ok"));
-    const std::string reason =
-        req.contains("reason") && req["reason"].is_string() ? req["reason"].get<std::string>() : "";
-    if (s == "ok") {
-      return {"PASS", ""};
-    }
-    if (s == "timeout") {
-      const std::string_view flag = perf::TimeoutFlag(reason);
-      return {"TIMEOUT", flag.empty() ? reason : fmt::format("{} (raise with {})", reason, flag)};
-    }
-    // Speed-profile requests are text only: no refusal of a modality or feature concerns
-    // them, so an HTTP error is ERROR whatever it says.
-    return {"ERROR", reason.empty() ? s : reason};
-  };
-  auto fmt1 = [](const json& v) {
-    if (!v.is_number()) {
-      return std::string("—");
-    }
-    const long long tenths = std::llround(v.get<double>() * 10);
-    return Thousands(tenths / 10) + "." + std::to_string(std::llabs(tenths % 10));
-  };
-  auto ms = [](const json& v) {
-    return v.is_number() ? fmt::format("{:.0f} ms", v.get<double>()) : std::string("—");
-  };
-  // Every request of a row must succeed; the row's first failure is its reason.
-  auto row_status = [&](const json& requests, json& t) {
-    std::string status = "PASS", reason;
-    for (const json& req : requests) {
-      auto [s, why] = request_status(req);
-      if (s != "PASS") {
-        status = s;
-        reason = why;
-        break;
-      }
-    }
-    t["status"] = status;
-    t["reason"] = reason.empty() ? json(nullptr) : json(reason);
-  };
-
-  if (key == "decode") {
-    int i = 0;
-    for (const json& run : result.value("runs", json::array())) {
-      json t = base(fmt::format("run{}", ++i), fmt::format("Decode run {}", i));
-      from_request(t, run);
-      row_status(json::array({run}), t);
-      if (t["status"] == "PASS") {
-        t["reason"] = fmt1(run["decode_tok_s"]) + " tok/s decode";
-      }
-      tests_.push_back(t);
-    }
-  } else if (key == "concurrency") {
-    for (const json& level : result.value("levels", json::array())) {
-      const int n = level.value("concurrency", 0);
-      json t =
-          base(fmt::format("c{}", n), fmt::format("{} parallel request{}", n, n == 1 ? "" : "s"));
-      const json& reqs = level.contains("requests") ? level["requests"] : json::array();
-      long long tokens = 0;
-      for (const json& req : reqs) {
-        tokens += req.value("completion_tokens", 0);
-      }
-      t["completion_tokens"] = tokens;
-      t["e2e_ms"] =
-          level["wall_s"].is_number() ? json(level["wall_s"].get<double>() * 1000) : json(nullptr);
-      t["time_ms"] = t["e2e_ms"];
-      row_status(reqs, t);
-      // Counted against the requests sent: a closed loop sends more than its n streams.
-      const long long sent = level.value("sent", static_cast<long long>(reqs.size()));
-      if (t["status"] == "PASS" && level.value("ok", 0LL) != sent) {
-        t["status"] = "ERROR";
-        t["reason"] = fmt::format("{} of {} requests succeeded", level.value("ok", 0), sent);
-      }
-      if (t["status"] == "PASS") {
-        t["reason"] = fmt::format("{}/{} ok, {} tok/s combined", level.value("ok", 0), sent,
-                                  fmt1(level["throughput_tok_s"]));
-      }
-      tests_.push_back(t);
-    }
-  } else if (key == "max_tokens") {
-    for (const json& len : result.value("lengths", json::array())) {
-      const int n = len.value("max_tokens", 0);
-      json t = base(std::to_string(n), fmt::format("Max tokens {}", Thousands(n)));
-      const json& runs = len.contains("runs") ? len["runs"] : json::array();
-      if (!runs.empty()) {
-        from_request(t, runs.back());
-      }
-      row_status(runs, t);
-      if (t["status"] == "PASS") {
-        t["reason"] = fmt1(len["tok_s"].value("median", json())) + " tok/s incl. TTFT";
-      }
-      tests_.push_back(t);
-    }
-  } else if (key == "ttft") {
-    for (const json& p : result.value("prompts", json::array())) {
-      const std::string name = p.value("name", std::string("prompt"));
-      json t = base(name, fmt::format("TTFT, {} prompt", name));
-      const json& runs = p.contains("runs") ? p["runs"] : json::array();
-      if (!runs.empty()) {
-        from_request(t, runs.back());
-      }
-      row_status(runs, t);
-      if (t["status"] == "PASS") {
-        t["reason"] = "TTFT " + ms(p["ttft_ms"].value("median", json())) + " (median)";
-      }
-      tests_.push_back(t);
-    }
-  } else if (key == "context") {
-    for (const json& row : result.value("rows", json::array())) {
-      const int size = row.value("size", 0);
-      json t = base(std::to_string(size), fmt::format("Context ~{}", Thousands(size)));
-      if (row.contains("skipped")) {
-        t["status"] = "UNSUPPORTED";
-        t["reason"] =
-            fmt::format("{} tokens is {}", Thousands(size), row["skipped"].get<std::string>());
-        t["attempts"] = 0;
-        tests_.push_back(t);
-        continue;
-      }
-      from_request(t, row.value("request", json::object()));
-      row_status(json::array({row.value("request", json::object())}), t);
-      if (t["status"] == "PASS") {
-        if (row.value("correct", false)) {
-          t["reason"] = fmt::format("{} prompt tokens, TTFT {}",
-                                    row["prompt_tokens"].is_number()
-                                        ? Thousands(row["prompt_tokens"].get<long long>())
-                                        : std::string("—"),
-                                    ms(row["ttft_ms"]));
-        } else {
-          t["status"] = "FAIL";
-          t["reason"] = fmt::format("expected {}, got \"{}\"", row.value("expected", std::string()),
-                                    OneLine(row.value("answer", std::string()), 60));
-        }
-      }
-      tests_.push_back(t);
-    }
+  perf_[spec != nullptr ? std::string(spec->key) : test.profile] = result;
+  for (json& t : ProfileTestRows(test, result)) {
+    tests_.push_back(std::move(t));
   }
 }
 

@@ -112,15 +112,18 @@ class SuiteRunner {
 
   const std::vector<std::string>& warnings() const { return warnings_; }
 
- private:
-  struct Probe;
+  // One attempt at a test and its time limit: the runner's own types (runner_internal.h),
+  // public only so that its .cpp files' helpers can name them.
   struct Attempt;
-  struct Prepared;
 
   struct AttemptLimit {
     double seconds = 0;
     bool from_request_timeout = false;  // --request-timeout-s set it
   };
+
+ private:
+  struct Probe;
+  struct Prepared;
 
   AttemptLimit TestTimeLimit(const TestSpec& test) const;
 
@@ -128,6 +131,7 @@ class SuiteRunner {
   Probe ProbeOne(const std::string& modality, const std::string& transport);
   nlohmann::json RunTest(const TestSpec& test, int repeat);
   Attempt RunAttempt(const TestSpec& test, const Prepared& prepared, int max_tokens, int attempt);
+  void Account(const TestSpec& test, Attempt& a, bool looped, bool over_cap, int attempt_number);
   void RunProfileTest(const TestSpec& test);
   Result<Prepared> Prepare(const TestSpec& test);
   Result<std::string> MediaParts(const MediaRef& ref);

@@ -297,42 +297,26 @@ SuiteRunner::AttemptLimit SuiteRunner::TestTimeLimit(const TestSpec& test) const
   return {test.timeout_s, false};
 }
 
-SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepared& prepared,
-                                             int max_tokens, int attempt_number) {
-  Attempt a;
-  a.max_tokens = max_tokens;
-  client::ChatParams params;
-  params.model = target_.model;
-  params.messages = prepared.messages;
-  params.max_tokens = max_tokens;
-  params.temperature = options_.temperature ? options_.temperature : test.temperature;
-  params.enable_thinking = options_.thinking ? options_.thinking : test.thinking;
-  params.tools_json = test.tools_json;
-  params.tool_choice_json = test.tool_choice_json;
-  params.continuous_usage = options_.continuous_usage;
-  const AttemptLimit limit = TestTimeLimit(test);
-  const double timeout_s = limit.seconds;
+namespace {
 
-  client::ChatCall call;
-  call.id = next_id_++;
-  call.body = client::BuildChatBody(params, target_.kind);
-  call.total_timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
-  // A server that ignores max_tokens is stopped at the token cap perf uses, not only by the
-  // answer's byte cap below (a fast endless stream of short tokens took 20-80 s to reach it).
-  call.max_stream_tokens =
-      perf::kStreamTokensFactor * std::max(1, max_tokens) + perf::kStreamTokensMargin;
+// Watches an attempt's stream: cancels it on a loop in the answer or the reasoning, or when
+// answer and reasoning together pass `cap_bytes`; notes when a </think> tag closed the thinking.
+struct StreamWatch {
+  StreamWatch(const TestSpec& test, std::size_t cap)
+      : answer_loop(test.loop_span, test.loop_repeats, test.loop_repeats * kNearRepeatFactor),
+        reasoning_loop(test.loop_span, test.loop_repeats, test.loop_repeats * kNearRepeatFactor),
+        cap_bytes(cap) {}
 
-  const int near_repeats = test.loop_repeats * kNearRepeatFactor;
-  LoopDetector answer_loop(test.loop_span, test.loop_repeats, near_repeats);
-  LoopDetector reasoning_loop(test.loop_span, test.loop_repeats, near_repeats);
+  LoopDetector answer_loop;
+  LoopDetector reasoning_loop;
+  std::size_t cap_bytes;
   std::size_t answer_seen = 0, reasoning_seen = 0;
-  std::string loop_channel;
-  const std::size_t cap_bytes =
-      static_cast<std::size_t>(std::max(1, max_tokens)) * kBytesPerToken * kAnswerCapFactor;
+  std::string loop_channel;  // "answer" or "reasoning" once a loop is found
   bool over_cap = false;
   std::int64_t think_end_ns = 0;
-  client::RunHooks hooks;
-  hooks.on_event = [&](const client::ChatResponse& r) {
+
+  // Whether the stream may go on.
+  bool OnEvent(const client::ChatResponse& r) {
     if (r.answer.size() > answer_seen) {
       const std::string_view fresh = std::string_view(r.answer).substr(answer_seen);
       if (think_end_ns == 0 && !r.events.empty()) {
@@ -360,30 +344,23 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
       return false;
     }
     return true;
-  };
-
-  std::optional<perf::SpecCounters> before = Scrape();
-  auto rs = client_.RunChats(std::span(&call, 1), hooks, stop_);
-  a.response = std::move(rs.front());
-  const client::ChatResponse& r = a.response;
-  if (before) {
-    if (auto after = Scrape()) {
-      spec_by_input_[prepared.input_kind].Add(*before, *after);
-    }
-  } else {
-    perf::AddTimingsDrafts(r.timings_json, spec_by_input_[prepared.input_kind]);
-  }
-  a.metrics = perf::ComputeMetrics(r);
-  a.time_s = r.send_ns != 0 && r.done_ns > r.send_ns
-                 ? static_cast<double>(r.done_ns - r.send_ns) / 1e9
-                 : 0;
-  // --retries is the client's (ClientOptions::retries): it counts what it made; reported only
-  // when it made some.
-  if (r.retries > 0) {
-    a.retries = r.retries;
   }
 
-  // The answer without its reasoning (fields or <think> tags).
+  bool looped() const { return !loop_channel.empty(); }
+
+  const LoopDetector& loop() const {
+    return loop_channel == "answer" ? answer_loop : reasoning_loop;
+  }
+};
+
+int CompletionTokens(const client::ChatResponse& r, const perf::RequestMetrics& m) {
+  return r.usage.completion_tokens >= 0 ? r.usage.completion_tokens : m.completion_tokens;
+}
+
+// The answer without its reasoning (fields or <think> tags), the reasoning's tokens (counted by
+// the server, else estimated) and its time.
+void SplitReasoning(const client::ChatResponse& r, std::int64_t think_end_ns,
+                    SuiteRunner::Attempt& a) {
   SplitReply split = SplitThinking(r.answer);
   a.answer = split.had_tags ? split.answer : r.answer;
   a.reasoning = r.reasoning;
@@ -420,71 +397,140 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
     }
     a.reasoning_ms = static_cast<double>(end - first) / 1e6;
   }
+}
 
-  // The status.
-  const bool looped = !loop_channel.empty();
-  const bool cancelled_here = r.outcome == client::Outcome::kCancelled && (looped || over_cap);
-  if (r.outcome == client::Outcome::kCancelled && !cancelled_here && stop_.stop_requested()) {
+// A timeout's reason, naming the bound and the flag that raises it.
+std::string TimeoutReason(const client::ChatResponse& r, const SuiteRunner::AttemptLimit& limit) {
+  if (r.reason.find("total time") != std::string::npos) {
+    return limit.from_request_timeout
+               ? fmt::format(
+                     "no answer within --request-timeout-s {} s (the whole-request limit; "
+                     "raise it, or give this test its own with --test-timeout-s)",
+                     Seconds(limit.seconds))
+               : fmt::format(
+                     "no answer within the test's time limit of {} s (raise with "
+                     "--test-timeout-s)",
+                     Seconds(limit.seconds));
+  }
+  if (r.reason.starts_with("no first byte")) {
+    return r.reason + " (the client's first-byte limit; raise with --first-byte-timeout-s)";
+  }
+  if (r.reason.starts_with("idle gap")) {
+    return r.reason + " (the client's idle limit; raise with --idle-timeout-s)";
+  }
+  return r.reason;
+}
+
+// The status of an attempt whose stream was cut short or failed; false when it came back in full
+// (the check judges it).
+bool JudgeUnfinished(const client::ChatResponse& r, const StreamWatch& w, int max_tokens,
+                     const SuiteRunner::AttemptLimit& limit,
+                     const std::vector<std::string>& features, bool stop_requested,
+                     SuiteRunner::Attempt& a) {
+  const bool cancelled_here =
+      r.outcome == client::Outcome::kCancelled && (w.looped() || w.over_cap);
+  if (r.outcome == client::Outcome::kCancelled && !cancelled_here && stop_requested) {
     a.interrupted = true;
-  } else if (looped) {
-    const LoopDetector& d = loop_channel == "answer" ? answer_loop : reasoning_loop;
+  } else if (w.looped()) {
+    const LoopDetector& d = w.loop();
     a.status = Status::kLoop;
-    const int tokens =
-        r.usage.completion_tokens >= 0 ? r.usage.completion_tokens : a.metrics.completion_tokens;
     a.reason = fmt::format(
         "the {} repeats a {}-token span {} times{} (\"{}\"); cancelled after "
         "{}{} tokens",
-        loop_channel, d.span(), d.repeats(), d.near() ? " with only its numbers changing" : "",
-        d.span_text(), r.usage.completion_tokens >= 0 ? "" : "about ", Thousands(tokens));
-  } else if (over_cap) {
+        w.loop_channel, d.span(), d.repeats(), d.near() ? " with only its numbers changing" : "",
+        d.span_text(), r.usage.completion_tokens >= 0 ? "" : "about ",
+        Thousands(CompletionTokens(r, a.metrics)));
+  } else if (w.over_cap) {
     a.status = Status::kError;
     a.reason = fmt::format(
         "answer over {} bytes (4× max_tokens {} at 4 bytes a token: the server does not stop "
         "at max_tokens); cancelled",
-        Thousands(static_cast<long long>(cap_bytes)), Thousands(max_tokens));
+        Thousands(static_cast<long long>(w.cap_bytes)), Thousands(max_tokens));
   } else if (r.outcome == client::Outcome::kTimeout) {
     a.status = Status::kTimeout;
-    // Name the bound and the flag that raises it.
-    if (r.reason.find("total time") != std::string::npos) {
-      a.reason = limit.from_request_timeout
-                     ? fmt::format(
-                           "no answer within --request-timeout-s {} s (the whole-request limit; "
-                           "raise it, or give this test its own with --test-timeout-s)",
-                           Seconds(timeout_s))
-                     : fmt::format(
-                           "no answer within the test's time limit of {} s (raise with "
-                           "--test-timeout-s)",
-                           Seconds(timeout_s));
-    } else if (r.reason.starts_with("no first byte")) {
-      a.reason = r.reason + " (the client's first-byte limit; raise with --first-byte-timeout-s)";
-    } else if (r.reason.starts_with("idle gap")) {
-      a.reason = r.reason + " (the client's idle limit; raise with --idle-timeout-s)";
-    } else {
-      a.reason = r.reason;
-    }
+    a.reason = TimeoutReason(r, limit);
   } else if (r.outcome == client::Outcome::kHttpError) {
     // UNSUPPORTED only when the error refuses a modality or feature this test uses (llama.cpp
     // answers an image without mmproj with HTTP 500); any other 4xx/5xx is ERROR.
     const std::string refused =
         RefusedFeature(r.http_status, r.error_body.empty() ? r.reason : r.error_body);
-    a.status = RefusalApplies(refused, prepared.features) ? Status::kUnsupported : Status::kError;
+    a.status = RefusalApplies(refused, features) ? Status::kUnsupported : Status::kError;
     a.reason = r.reason;
   } else if (r.outcome != client::Outcome::kOk) {
     a.status = Status::kError;
     a.reason = r.reason;
   } else if (r.finish_reason == "length" && Trim(a.answer).empty() && r.tool_calls.empty()) {
     a.status = Status::kEmpty;
-    const int tokens =
-        r.usage.completion_tokens >= 0 ? r.usage.completion_tokens : a.metrics.completion_tokens;
-    a.reason = a.reasoning.empty() ? fmt::format(
-                                         "no answer: the budget ran out before any answer text "
-                                         "(finish_reason length at {} tokens)",
-                                         Thousands(tokens))
-                                   : fmt::format(
-                                         "no answer: thinking used the whole budget (finish_reason "
-                                         "length at {} tokens)",
-                                         Thousands(tokens));
+    const std::string tokens = Thousands(CompletionTokens(r, a.metrics));
+    a.reason = a.reasoning.empty()
+                   ? fmt::format(
+                         "no answer: the budget ran out before any answer text (finish_reason "
+                         "length at {} tokens)",
+                         tokens)
+                   : fmt::format(
+                         "no answer: thinking used the whole budget (finish_reason length at {} "
+                         "tokens)",
+                         tokens);
   } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepared& prepared,
+                                             int max_tokens, int attempt_number) {
+  Attempt a;
+  a.max_tokens = max_tokens;
+  client::ChatParams params;
+  params.model = target_.model;
+  params.messages = prepared.messages;
+  params.max_tokens = max_tokens;
+  params.temperature = options_.temperature ? options_.temperature : test.temperature;
+  params.enable_thinking = options_.thinking ? options_.thinking : test.thinking;
+  params.tools_json = test.tools_json;
+  params.tool_choice_json = test.tool_choice_json;
+  params.continuous_usage = options_.continuous_usage;
+  const AttemptLimit limit = TestTimeLimit(test);
+
+  client::ChatCall call;
+  call.id = next_id_++;
+  call.body = client::BuildChatBody(params, target_.kind);
+  call.total_timeout = std::chrono::milliseconds(static_cast<long long>(limit.seconds * 1000));
+  // A server that ignores max_tokens is stopped at the token cap perf uses, not only by the
+  // answer's byte cap below (a fast endless stream of short tokens took 20-80 s to reach it).
+  call.max_stream_tokens =
+      perf::kStreamTokensFactor * std::max(1, max_tokens) + perf::kStreamTokensMargin;
+
+  StreamWatch watch(
+      test, static_cast<std::size_t>(std::max(1, max_tokens)) * kBytesPerToken * kAnswerCapFactor);
+  client::RunHooks hooks;
+  hooks.on_event = [&watch](const client::ChatResponse& r) { return watch.OnEvent(r); };
+
+  std::optional<perf::SpecCounters> before = Scrape();
+  auto rs = client_.RunChats(std::span(&call, 1), hooks, stop_);
+  a.response = std::move(rs.front());
+  const client::ChatResponse& r = a.response;
+  if (before) {
+    if (auto after = Scrape()) {
+      spec_by_input_[prepared.input_kind].Add(*before, *after);
+    }
+  } else {
+    perf::AddTimingsDrafts(r.timings_json, spec_by_input_[prepared.input_kind]);
+  }
+  a.metrics = perf::ComputeMetrics(r);
+  a.time_s = r.send_ns != 0 && r.done_ns > r.send_ns
+                 ? static_cast<double>(r.done_ns - r.send_ns) / 1e9
+                 : 0;
+  // --retries is the client's (ClientOptions::retries): it counts what it made; reported only
+  // when it made some.
+  if (r.retries > 0) {
+    a.retries = r.retries;
+  }
+  SplitReasoning(r, watch.think_end_ns, a);
+
+  if (!JudgeUnfinished(r, watch, max_tokens, limit, prepared.features, stop_.stop_requested(), a)) {
     Reply reply{a.answer, r.tool_calls, r.finish_reason};
     CheckEnv env{options_.code};
     env.code.stop = stop_;
@@ -507,10 +553,16 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
 
   // A server that stopped answering ends the suite (the session's ServerWatch; Run checks it).
   session_.ObserveResponse(r);
+  Account(test, a, watch.looped(), watch.over_cap, attempt_number);
+  return a;
+}
 
-  // Totals and the sample line. Only responses received in full (and LOOPs, cancelled here
-  // after real output) count their tokens and time: a failed stream's partial count would
-  // inflate the suite's tok/s (3 tokens in 0.02 s of a stream that then stalled).
+// Totals and the sample line. Only responses received in full (and LOOPs, cancelled here
+// after real output) count their tokens and time: a failed stream's partial count would
+// inflate the suite's tok/s (3 tokens in 0.02 s of a stream that then stalled).
+void SuiteRunner::Account(const TestSpec& test, Attempt& a, bool looped, bool over_cap,
+                          int attempt_number) {
+  const client::ChatResponse& r = a.response;
   a.counted = r.send_ns != 0 && ((r.outcome == client::Outcome::kOk && !over_cap) || looped);
   if (r.send_ns != 0) {
     ++requests_;
@@ -519,8 +571,7 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
     }
   }
   if (a.counted) {
-    completion_tokens_ +=
-        r.usage.completion_tokens >= 0 ? r.usage.completion_tokens : a.metrics.completion_tokens;
+    completion_tokens_ += CompletionTokens(r, a.metrics);
     std::int64_t end = r.events.empty() ? r.done_ns : r.events.back().t_ns;
     if (end > r.send_ns) {
       wall_time_s_ += static_cast<double>(end - r.send_ns) / 1e9;
@@ -531,7 +582,7 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
                                    fmt::format("{} attempt {}", test.id, attempt_number), t0_ns_);
     rec["test"] = test.id;
     rec["attempt"] = attempt_number;
-    rec["max_tokens"] = max_tokens;
+    rec["max_tokens"] = a.max_tokens;
     rec["test_status"] = a.interrupted ? json(nullptr) : json(std::string(StatusName(a.status)));
     rec["answer"] = r.answer;
     rec["reasoning"] = r.reasoning;
@@ -540,7 +591,6 @@ SuiteRunner::Attempt SuiteRunner::RunAttempt(const TestSpec& test, const Prepare
     }
     on_sample_(rec);
   }
-  return a;
 }
 
 }  // namespace sb::suite
