@@ -9,6 +9,7 @@
 // (steady clock) unless a name says otherwise.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -165,6 +166,8 @@ class ServerProcess {
   ServerProcess() = default;
   bool Alive();  // the leader or anything else in its process group or session
   void SignalAll(int sig);
+  Result<void> WaitReady(std::chrono::steady_clock::time_point t0, const std::string& who,
+                         std::stop_token stop, const StartHooks& hooks);
   void AppendToLog(const std::string& line) const;
 
   Recipe recipe_;

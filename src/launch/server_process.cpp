@@ -224,6 +224,113 @@ std::string DescribeEnd(const StopReport& report) {
   return "ended (exit status unknown)";
 }
 
+namespace {
+
+// The recipe's port: a free one when it says 0; an error when the one it names is taken. A
+// chosen port may be taken by someone else between this probe and the server's own bind (a
+// short race); the server then fails to bind and exits, which is reported.
+Result<void> ResolvePort(Recipe& r, const std::string& who) {
+  if (r.port == 0) {
+    const int port = TryBind(r.host, 0);
+    if (port <= 0) {
+      return MakeError(ErrorCode::kSetup, fmt::format("{}: cannot find a free port on {}: {}", who,
+                                                      r.host, std::strerror(-port)));
+    }
+    r.port = port;
+  } else if (const int bound = TryBind(r.host, r.port); bound == -EADDRINUSE) {
+    return MakeError(ErrorCode::kSetup,
+                     fmt::format("{}: port {} on {} is already in use (is another server still "
+                                 "running?)",
+                                 who, r.port, r.host));
+  }
+  return {};
+}
+
+// {host} and {port} filled in the command, argv, env and endpoint.
+void SubstituteHostPort(Recipe& r) {
+  const std::string connect_host = ConnectHost(r.host);
+  r.command = Substitute(r.command, r.host, r.port);
+  for (auto& a : r.argv) {
+    a = Substitute(a, r.host, r.port);
+  }
+  for (auto& [name, value] : r.env) {
+    value = Substitute(value, r.host, r.port);
+  }
+  r.endpoint =
+      Substitute(r.endpoint.empty() ? "http://{host}:{port}/v1" : r.endpoint, connect_host, r.port);
+}
+
+struct Command {
+  std::string program;
+  std::vector<std::string> argv;
+  std::string shown;  // as the log and Describe show it
+};
+
+// What to execute: `sh -c command`, or argv[0] found on the recipe's PATH.
+Result<Command> ResolveCommand(const Recipe& r, const std::vector<std::string>& env,
+                               const std::string& who) {
+  if (!r.command.empty()) {
+    return Command{"/bin/sh", {"sh", "-c", r.command}, r.command};
+  }
+  const std::string path_value = EnvValue(env, "PATH").value_or("/usr/local/bin:/usr/bin:/bin");
+  auto found = FindProgram(r.argv[0], path_value);
+  if (!found) {
+    return MakeError(ErrorCode::kSetup, fmt::format("{}: {} {}", who, r.argv[0],
+                                                    r.argv[0].find('/') != std::string::npos
+                                                        ? "is not an executable file"
+                                                        : "was not found on PATH"));
+  }
+  std::vector<std::string> quoted;
+  for (const auto& a : r.argv) {
+    quoted.push_back(ShellQuote(a));
+  }
+  return Command{*found, r.argv, fmt::format("{}", fmt::join(quoted, " "))};
+}
+
+// The log, opened for appending (a rerun keeps the earlier output) with a header line; its fd,
+// to share with the child.
+Result<int> OpenLog(const std::filesystem::path& log_path, const Recipe& r,
+                    const std::string& command, const std::string& who) {
+  std::error_code ec;
+  if (log_path.has_parent_path()) {
+    std::filesystem::create_directories(log_path.parent_path(), ec);
+  }
+  const int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) {
+    return MakeError(ErrorCode::kSetup, fmt::format("{}: cannot open log {}: {}", who,
+                                                    log_path.string(), std::strerror(errno)));
+  }
+  std::string header = fmt::format("{}started {}: {}\n", kLogMark, UtcNow(), command);
+  if (!r.cwd.empty()) {
+    header += fmt::format("{}cwd: {}\n", kLogMark, r.cwd);
+  }
+  if (!WriteAll(log_fd, header)) {
+    const int err = errno;
+    close(log_fd);
+    return MakeError(ErrorCode::kSetup, fmt::format("{}: cannot write log {}: {}", who,
+                                                    log_path.string(), std::strerror(err)));
+  }
+  return log_fd;
+}
+
+// "last 3 lines of PATH:\n  ...", indented, for an error message.
+std::string TailForError(const std::string& text, const std::filesystem::path& log_path) {
+  if (text.empty()) {
+    return fmt::format("{} is empty", log_path.string());
+  }
+  std::string indented;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t nl = std::min(text.find('\n', i), text.size());
+    indented += "\n  " + text.substr(i, nl - i);
+    ++n;
+    i = nl + 1;
+  }
+  return fmt::format("last {} line{} of {}:{}", n, n == 1 ? "" : "s", log_path.string(), indented);
+}
+
+}  // namespace
+
 Result<std::unique_ptr<ServerProcess>> ServerProcess::Start(const Recipe& recipe,
                                                             const std::filesystem::path& log_path,
                                                             std::stop_token stop,
@@ -238,120 +345,56 @@ Result<std::unique_ptr<ServerProcess>> ServerProcess::Start(const Recipe& recipe
   std::unique_ptr<ServerProcess> p(new ServerProcess());
   Recipe& r = p->recipe_;
   r = recipe;
-
-  // The port. A chosen one may be taken by someone else between this probe and the server's own
-  // bind (a short race); the server then fails to bind and exits, which is reported.
-  if (r.port == 0) {
-    const int port = TryBind(r.host, 0);
-    if (port <= 0) {
-      return MakeError(ErrorCode::kSetup, fmt::format("{}: cannot find a free port on {}: {}", who,
-                                                      r.host, std::strerror(-port)));
-    }
-    r.port = port;
-  } else if (const int bound = TryBind(r.host, r.port); bound == -EADDRINUSE) {
-    return MakeError(ErrorCode::kSetup,
-                     fmt::format("{}: port {} on {} is already in use (is another server still "
-                                 "running?)",
-                                 who, r.port, r.host));
+  if (auto ok = ResolvePort(r, who); !ok) {
+    return ok.error();
   }
-  const std::string connect_host = ConnectHost(r.host);
-  r.command = Substitute(r.command, r.host, r.port);
-  for (auto& a : r.argv) {
-    a = Substitute(a, r.host, r.port);
-  }
-  for (auto& [name, value] : r.env) {
-    value = Substitute(value, r.host, r.port);
-  }
-  r.endpoint =
-      Substitute(r.endpoint.empty() ? "http://{host}:{port}/v1" : r.endpoint, connect_host, r.port);
+  SubstituteHostPort(r);
   p->endpoint_ = r.endpoint;
 
   if (!r.cwd.empty() && !std::filesystem::is_directory(r.cwd)) {
     return MakeError(ErrorCode::kSetup, fmt::format("{}: cwd {} is not a directory", who, r.cwd));
   }
   const std::vector<std::string> env = BuildEnv(r);
-  std::string program;
-  std::vector<std::string> argv;
-  if (!r.command.empty()) {
-    program = "/bin/sh";
-    argv = {"sh", "-c", r.command};
-    p->command_ = r.command;
-  } else {
-    const std::string path_value = EnvValue(env, "PATH").value_or("/usr/local/bin:/usr/bin:/bin");
-    auto found = FindProgram(r.argv[0], path_value);
-    if (!found) {
-      return MakeError(ErrorCode::kSetup, fmt::format("{}: {} {}", who, r.argv[0],
-                                                      r.argv[0].find('/') != std::string::npos
-                                                          ? "is not an executable file"
-                                                          : "was not found on PATH"));
-    }
-    program = *found;
-    argv = r.argv;
-    std::vector<std::string> quoted;
-    for (const auto& a : r.argv) {
-      quoted.push_back(ShellQuote(a));
-    }
-    p->command_ = fmt::format("{}", fmt::join(quoted, " "));
+  auto command = ResolveCommand(r, env, who);
+  if (!command) {
+    return command.error();
   }
-
-  // The log: appended to (a rerun keeps the earlier output), shared with the child.
+  p->command_ = command->shown;
   p->log_path_ = log_path;
-  std::error_code ec;
-  if (log_path.has_parent_path()) {
-    std::filesystem::create_directories(log_path.parent_path(), ec);
+  auto log_fd = OpenLog(log_path, r, p->command_, who);
+  if (!log_fd) {
+    return log_fd.error();
   }
-  const int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log_fd < 0) {
-    return MakeError(ErrorCode::kSetup, fmt::format("{}: cannot open log {}: {}", who,
-                                                    log_path.string(), std::strerror(errno)));
-  }
-  std::string header = fmt::format("{}started {}: {}\n", kLogMark, UtcNow(), p->command_);
-  if (!r.cwd.empty()) {
-    header += fmt::format("{}cwd: {}\n", kLogMark, r.cwd);
-  }
-  if (!WriteAll(log_fd, header)) {
-    const int err = errno;
-    close(log_fd);
-    return MakeError(ErrorCode::kSetup, fmt::format("{}: cannot write log {}: {}", who,
-                                                    log_path.string(), std::strerror(err)));
-  }
-  p->log_offset_ = lseek(log_fd, 0, SEEK_END);
+  p->log_offset_ = lseek(*log_fd, 0, SEEK_END);
 
   const auto t0 = SteadyClock::now();
-  auto pid = Spawn(program, argv, env, r.cwd, log_fd);
-  close(log_fd);
+  auto pid = Spawn(command->program, command->argv, env, r.cwd, *log_fd);
+  close(*log_fd);
   if (!pid) {
     return pid.error().WithContext(who);
   }
   p->pid_ = pid.value();
+  if (auto ready = p->WaitReady(t0, who, stop, hooks); !ready) {
+    return ready.error();
+  }
+  return p;
+}
 
-  // Readiness: poll at once, then after pauses of 10 ms, 20 ms, ... up to poll_interval_s
-  // (NextPollPause); between polls, notice an exit or a stop request within kSlice.
+// Readiness: poll at once, then after pauses of 10 ms, 20 ms, ... up to poll_interval_s
+// (NextPollPause); between polls, notice an exit or a stop request within kSlice. The server is
+// stopped on every error.
+Result<void> ServerProcess::WaitReady(SteadyClock::time_point t0, const std::string& who,
+                                      std::stop_token stop, const StartHooks& hooks) {
+  const Recipe& r = recipe_;
   const auto deadline = t0 + std::chrono::duration_cast<SteadyClock::duration>(
                                  std::chrono::duration<double>(r.ready_timeout_s));
   double pause_s = 0;
   double last_not_ready_s = 0;  // when the last poll that saw the server not ready began
-  ReadyCheck check(r.ready_path, p->endpoint_);
+  ReadyCheck check(r.ready_path, endpoint_);
   std::string last_poll = "no answer yet";
-  auto tail = [&]() {
-    const std::string text = p->LogTail(kTailLines);
-    if (text.empty()) {
-      return fmt::format("{} is empty", log_path.string());
-    }
-    std::string indented;
-    std::size_t n = 0;
-    for (std::size_t i = 0; i < text.size();) {
-      const std::size_t nl = std::min(text.find('\n', i), text.size());
-      indented += "\n  " + text.substr(i, nl - i);
-      ++n;
-      i = nl + 1;
-    }
-    return fmt::format("last {} line{} of {}:{}", n, n == 1 ? "" : "s", log_path.string(),
-                       indented);
-  };
   auto exited = [&]() -> Error {
     const double after = SecondsSince(t0);
-    const StopReport end = p->Stop();  // anything it left running in its group goes too
+    const StopReport end = Stop();  // anything it left running in its group goes too
     const std::string hint = end.exit_code ? ExitHint(*end.exit_code) : "";
     const bool clean = end.exit_code == 0;  // a server that went to the background
     return MakeError(
@@ -361,30 +404,30 @@ Result<std::unique_ptr<ServerProcess>> ServerProcess::Start(const Recipe& recipe
                     clean ? "did the command put the server in the background? It must stay in "
                             "the foreground; "
                           : "",
-                    tail()));
+                    TailForError(LogTail(kTailLines), log_path_)));
   };
   while (true) {
     if (stop.stop_requested()) {
       const double after = SecondsSince(t0);
-      p->Stop();
+      Stop();
       return MakeError(ErrorCode::kCancelled,
                        fmt::format("{}: start cancelled after {:.1f} s (not ready yet: {}); it "
                                    "was stopped",
                                    who, after, last_poll));
     }
-    if (!p->Running()) {
+    if (!Running()) {
       return exited();
     }
     const double poll_start_s = SecondsSince(t0);
     std::optional<std::string> seen = check.Poll();
     if (!seen) {
       // Answered: but if our process has died meanwhile, whatever answered is not it.
-      if (!p->Running()) {
+      if (!Running()) {
         return exited();
       }
-      p->time_to_ready_s_ = SecondsSince(t0);
-      p->time_to_ready_resolution_s_ = p->time_to_ready_s_ - last_not_ready_s;
-      return p;
+      time_to_ready_s_ = SecondsSince(t0);
+      time_to_ready_resolution_s_ = time_to_ready_s_ - last_not_ready_s;
+      return {};
     }
     last_not_ready_s = poll_start_s;
     last_poll = std::move(*seen);
@@ -392,16 +435,17 @@ Result<std::unique_ptr<ServerProcess>> ServerProcess::Start(const Recipe& recipe
       hooks.on_poll(SecondsSince(t0), last_poll);
     }
     if (SteadyClock::now() >= deadline) {
-      p->Stop();
-      return MakeError(ErrorCode::kSetup,
-                       fmt::format("{} was not ready after {:g} s ({}); it was stopped; {}", who,
-                                   r.ready_timeout_s, last_poll, tail()));
+      Stop();
+      return MakeError(
+          ErrorCode::kSetup,
+          fmt::format("{} was not ready after {:g} s ({}); it was stopped; {}", who,
+                      r.ready_timeout_s, last_poll, TailForError(LogTail(kTailLines), log_path_)));
     }
     pause_s = NextPollPause(pause_s, r.poll_interval_s);
     const auto interval =
         std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(pause_s));
     const auto next = std::min(SteadyClock::now() + interval, deadline);
-    while (SteadyClock::now() < next && !stop.stop_requested() && p->Running()) {
+    while (SteadyClock::now() < next && !stop.stop_requested() && Running()) {
       std::this_thread::sleep_for(
           std::min<SteadyClock::duration>(kSlice, next - SteadyClock::now()));
     }
