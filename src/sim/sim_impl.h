@@ -210,6 +210,17 @@ struct Conn {
   bool OutputPending() const { return out_off < out.size(); }
 };
 
+// One decode step's shape (OnStep): where its tokens begin, whether a fault fires now, and
+// whether the stream is cut or ends with it.
+struct StepShape {
+  int begin = 0;
+  int reasoning_end = 0;
+  bool fault_now = false;
+  bool cut = false;        // reset or malformed: the stream stops short
+  bool last = false;       // the last step of a stream that finishes normally
+  std::string fault_text;  // giant / badutf8: an extra content event before the step's own
+};
+
 struct Stream {
   std::uint64_t id = 0;
   std::uint64_t conn_id = 0;
@@ -247,6 +258,7 @@ struct TimerEntry {
 using detail::Conn;
 using detail::ParseWorker;
 using detail::Stream;
+using detail::StepShape;
 using detail::TimerEntry;
 
 struct SimServer::Impl {
@@ -302,6 +314,11 @@ struct SimServer::Impl {
   void AdmitFromQueue();
   void RunDueTimers();
   void OnStep(Stream& s);
+  void BuildStepText(Stream& s, int begin, int end);
+  void CountStep(Stream& s, int tokens, int accepted, std::int64_t write_ns);
+  bool SendStreamedStep(Stream& s, Conn& c, StepShape& step);
+  bool SendWholeStep(Stream& s, Conn& c, StepShape& step);
+  bool ApplyFault(Stream& s, bool last);
   void EndStream(Stream& s, std::string_view finish_reason);
   void HoldOpen(Stream& s);  // done_open: the stream ends, its connection stays busy
   void DropStream(std::uint64_t stream_id, bool client_gone);

@@ -386,16 +386,62 @@ void SimServer::Impl::OnStep(Stream& s) {
     s.truth.accepted_tokens += accepted;
   }
   tokens = std::min(tokens, total - s.emitted);
-  const int begin = s.emitted;
-  const int end = begin + tokens;
-  const int reasoning_end = s.plan.reasoning_tokens;
+  StepShape step;
+  step.begin = s.emitted;
+  step.reasoning_end = s.plan.reasoning_tokens;
+  const int end = step.begin + tokens;
   ++s.truth.steps;
+  BuildStepText(s, step.begin, end);
+  s.emitted = end;
+  s.truth.completion_tokens = end;
+  s.truth.reasoning_tokens = std::min(end, step.reasoning_end);
 
-  // Text of this step, split at the reasoning/answer boundary; scripted tool calls follow the
-  // answer words.
+  step.fault_now =
+      s.plan.fault != Fault::kNone && !s.fault_done && s.emitted >= s.plan.fault_after_tokens;
+  // giant / badutf8: one extra content event before this step's own.
+  if (step.fault_now && s.plan.fault == Fault::kGiant) {
+    step.fault_text.assign(options.giant_event_bytes, 'x');
+  } else if (step.fault_now && s.plan.fault == Fault::kBadUtf8) {
+    step.fault_text.assign(kBadUtf8Text);
+  }
+  // Reset and malformed cut the stream before it could finish normally.
+  step.cut = step.fault_now && (s.plan.fault == Fault::kReset || s.plan.fault == Fault::kMalformed);
+  step.last = s.emitted >= total && !step.cut;
+
+  // The write time is read just before the bytes are built and handed to the kernel; the sim
+  // object of the final chunk carries it.
+  const std::int64_t write_ns = NowNs();
+  CountStep(s, tokens, accepted, write_ns);
+
+  const std::uint64_t stream_id = s.id;
+  if (!(s.chunks ? SendStreamedStep(s, *c, step) : SendWholeStep(s, *c, step))) {
+    return;  // the client went away (the stream was dropped), or the stream is held open
+  }
+  if (step.fault_now && !ApplyFault(s, step.last)) {
+    return;
+  }
+  if (step.last) {
+    EndStream(s, s.plan.finish_reason);
+    return;
+  }
+  // Next decode step: its duration uses the batch size now (absolute schedule, no drift). The
+  // schedule is anchored at the first token's actual write: a late first token (a busy machine)
+  // must not make the following steps catch up, which would inflate decode speed excl. TTFT.
+  if (s.truth.steps == 1) {
+    s.deadline = std::max(s.deadline, write_ns);
+  }
+  s.deadline += StepNs(options, running, s.rng);
+  Push(s.deadline, stream_id, false);
+}
+
+// The text of tokens [begin, end), split at the reasoning/answer boundary into
+// reasoning_scratch and content_scratch; scripted tool calls (after the answer words) as
+// tool-call deltas into tool_scratch.
+void SimServer::Impl::BuildStepText(Stream& s, int begin, int end) {
   reasoning_scratch.clear();
   content_scratch.clear();
   tool_scratch.clear();
+  const int reasoning_end = s.plan.reasoning_tokens;
   const std::vector<std::string>& words = s.request.answer_words;
   const auto& tools = s.request.tool_tokens;
   for (int i = begin; i < end; ++i) {
@@ -434,27 +480,10 @@ void SimServer::Impl::OnStep(Stream& s) {
       content_scratch += TokenText(s.plan.text_seed, i, s.request.loop);
     }
   }
-  s.emitted = end;
-  s.truth.completion_tokens = end;
-  s.truth.reasoning_tokens = std::min(end, reasoning_end);
+}
 
-  const bool fault_now =
-      s.plan.fault != Fault::kNone && !s.fault_done && s.emitted >= s.plan.fault_after_tokens;
-  // giant / badutf8: one extra content event before this step's own.
-  std::string fault_text;
-  if (fault_now && s.plan.fault == Fault::kGiant) {
-    fault_text.assign(options.giant_event_bytes, 'x');
-  } else if (fault_now && s.plan.fault == Fault::kBadUtf8) {
-    fault_text.assign(kBadUtf8Text);
-  }
-  // Reset and malformed cut the stream before it could finish normally.
-  const bool cut =
-      fault_now && (s.plan.fault == Fault::kReset || s.plan.fault == Fault::kMalformed);
-  const bool last = s.emitted >= total && !cut;
-
-  // The write time is read just before the bytes are built and handed to the kernel; the sim
-  // object of the final chunk carries it.
-  const std::int64_t write_ns = NowNs();
+// The step's truth (first/last token time, lateness) and the /metrics counters.
+void SimServer::Impl::CountStep(Stream& s, int tokens, int accepted, std::int64_t write_ns) {
   const std::int64_t lag = std::max<std::int64_t>(0, write_ns - s.deadline);
   if (s.truth.steps == 1) {
     s.truth.first_token_ns = write_ns;
@@ -463,8 +492,9 @@ void SimServer::Impl::OnStep(Stream& s) {
   s.truth.max_emit_lag_ns = std::max(s.truth.max_emit_lag_ns, lag);
   const int prompt = s.request.prompt_tokens;
   const int spec_k = options.spec_tokens;
+  const bool first = s.truth.steps == 1;
   metrics.Update([&](Counters& k) {
-    if (s.truth.steps == 1) {
+    if (first) {
       k.prompt_tokens += static_cast<std::uint64_t>(prompt);
     }
     k.generation_tokens += static_cast<std::uint64_t>(tokens);
@@ -480,121 +510,117 @@ void SimServer::Impl::OnStep(Stream& s) {
       }
     }
   });
+}
 
-  const std::uint64_t stream_id = s.id;
-  if (s.chunks) {
-    events.clear();
-    if (s.truth.steps == 1) {
-      s.chunks->AppendRole(events);
-    }
-    if (!fault_text.empty()) {  // counts no tokens: usage (if continuous) as before this step
-      s.chunks->AppendDelta(events, {}, fault_text, {}, begin, std::min(begin, reasoning_end), {});
-      std::string().swap(fault_text);
-    }
-    const bool usage_chunk = last && s.request.include_usage;
-    const std::string sim_json = last && !usage_chunk ? TruthJson(s.truth) : std::string();
-    const long long usage_tokens =
-        last && s.plan.fault == Fault::kHugeUsage ? kHugeUsageTokens : s.truth.completion_tokens;
-    std::string_view content = content_scratch;
-    if (s.request.scripted) {
-      escaped_scratch.clear();
-      AppendJsonString(escaped_scratch, content_scratch);
-      content = std::string_view(escaped_scratch).substr(1, escaped_scratch.size() - 2);
-    }
-    s.chunks->AppendDelta(events, reasoning_scratch, content,
-                          last ? s.plan.finish_reason : std::string_view(), usage_tokens,
-                          s.truth.reasoning_tokens, sim_json, tool_scratch);
-    if (usage_chunk) {
-      s.chunks->AppendUsageChunk(events, usage_tokens, s.truth.reasoning_tokens,
-                                 TruthJson(s.truth));
-    }
-    if (last) {
-      ChunkBuilder::AppendDone(events);
-    }
-    if (cut && s.plan.fault == Fault::kMalformed) {
-      ChunkBuilder::AppendMalformed(events);
-    }
-    const bool body_ends = last || (cut && s.plan.fault == Fault::kMalformed);
-    if (s.gzip) {
-      gzip_scratch.clear();
-      s.gzip->Write(events, body_ends, gzip_scratch);
-      events.swap(gzip_scratch);
-    }
-    // done_open: [DONE] is sent, but the body never ends (no last chunk, no close).
-    const bool hold_open = last && s.plan.fault == Fault::kDoneOpen;
-    frame.clear();
-    if (s.chunked) {
-      AppendChunk(frame, events);
-      if ((last && !hold_open) || (cut && s.plan.fault == Fault::kMalformed)) {
-        frame += kLastChunk;
-      }
-    } else {
-      frame.swap(events);
-    }
-    if (!Send(*c, frame)) {
-      return;  // the client went away; the stream was dropped
-    }
-    if (hold_open) {
-      HoldOpen(s);
-      return;
-    }
-  } else {
-    s.reasoning_text += reasoning_scratch;
-    // The JSON serialiser would repair invalid UTF-8: badutf8 goes in as a placeholder that is
-    // swapped for the raw bytes afterwards.
-    constexpr std::string_view kBadUtf8Placeholder = "@@sim-badutf8@@";
-    s.content_text += fault_now && s.plan.fault == Fault::kBadUtf8
-                          ? std::string(kBadUtf8Placeholder)
-                          : fault_text;
-    s.content_text += content_scratch;
-    if (last || (cut && s.plan.fault == Fault::kMalformed)) {
-      std::string body =
-          cut ? std::string("{\"choices\": [")
-              : CompletionBody(s.chat_id, s.created, options, s.reasoning_text, s.content_text,
-                               s.plan.finish_reason, s.truth, s.tool_calls, s.tool_ids);
-      if (const std::size_t at = body.find(kBadUtf8Placeholder); at != std::string::npos) {
-        body.replace(at, kBadUtf8Placeholder.size(), kBadUtf8Text);
-      }
-      if (s.plan.fault == Fault::kHugeUsage) {
-        ReplaceCompletionTokens(body, kHugeUsageTokens);
-      }
-      if (!Send(*c, BodyResponse(*c, 200, "application/json", body))) {
-        return;
-      }
-    }
+// A streamed step: its SSE events (role first, a fault's extra event, the delta, usage,
+// [DONE]), gzipped and chunked as the stream is. False when the stream must not go on.
+bool SimServer::Impl::SendStreamedStep(Stream& s, Conn& c, StepShape& step) {
+  events.clear();
+  if (s.truth.steps == 1) {
+    s.chunks->AppendRole(events);
   }
-
-  if (fault_now) {
-    s.fault_done = true;
-    switch (s.plan.fault) {
-      case Fault::kReset:
-        CloseConn(s.conn_id, true, false);  // RST; drops the stream
-        metrics.Update([](Counters& k) { ++k.success_abort; });
-        return;
-      case Fault::kMalformed:
-        EndStream(s, "abort");
-        return;
-      case Fault::kStall:
-        if (!last) {
-          s.deadline += static_cast<std::int64_t>(options.stall_ms * 1e6);
-        }
-        break;
-      default:
-        break;
-    }
+  if (!step.fault_text.empty()) {  // counts no tokens: usage (if continuous) as before this step
+    s.chunks->AppendDelta(events, {}, step.fault_text, {}, step.begin,
+                          std::min(step.begin, step.reasoning_end), {});
+    std::string().swap(step.fault_text);
+  }
+  const bool last = step.last;
+  const bool malformed_cut = step.cut && s.plan.fault == Fault::kMalformed;
+  const bool usage_chunk = last && s.request.include_usage;
+  const std::string sim_json = last && !usage_chunk ? TruthJson(s.truth) : std::string();
+  const long long usage_tokens =
+      last && s.plan.fault == Fault::kHugeUsage ? kHugeUsageTokens : s.truth.completion_tokens;
+  std::string_view content = content_scratch;
+  if (s.request.scripted) {
+    escaped_scratch.clear();
+    AppendJsonString(escaped_scratch, content_scratch);
+    content = std::string_view(escaped_scratch).substr(1, escaped_scratch.size() - 2);
+  }
+  s.chunks->AppendDelta(events, reasoning_scratch, content,
+                        last ? s.plan.finish_reason : std::string_view(), usage_tokens,
+                        s.truth.reasoning_tokens, sim_json, tool_scratch);
+  if (usage_chunk) {
+    s.chunks->AppendUsageChunk(events, usage_tokens, s.truth.reasoning_tokens, TruthJson(s.truth));
   }
   if (last) {
-    EndStream(s, s.plan.finish_reason);
-    return;
+    ChunkBuilder::AppendDone(events);
   }
-  // Next decode step: its duration uses the batch size now (absolute schedule, no drift). The
-  // schedule is anchored at the first token's actual write: a late first token (a busy machine)
-  // must not make the following steps catch up, which would inflate decode speed excl. TTFT.
-  if (s.truth.steps == 1) {
-    s.deadline = std::max(s.deadline, write_ns);
+  if (malformed_cut) {
+    ChunkBuilder::AppendMalformed(events);
   }
-  s.deadline += StepNs(options, running, s.rng);
-  Push(s.deadline, stream_id, false);
+  if (s.gzip) {
+    gzip_scratch.clear();
+    s.gzip->Write(events, last || malformed_cut, gzip_scratch);
+    events.swap(gzip_scratch);
+  }
+  // done_open: [DONE] is sent, but the body never ends (no last chunk, no close).
+  const bool hold_open = last && s.plan.fault == Fault::kDoneOpen;
+  frame.clear();
+  if (s.chunked) {
+    AppendChunk(frame, events);
+    if ((last && !hold_open) || malformed_cut) {
+      frame += kLastChunk;
+    }
+  } else {
+    frame.swap(events);
+  }
+  if (!Send(c, frame)) {
+    return false;  // the client went away; the stream was dropped
+  }
+  if (hold_open) {
+    HoldOpen(s);
+    return false;
+  }
+  return true;
+}
+
+// A non-streamed request: the text accumulates; the whole body goes out at the end (or cut
+// short by a malformed fault). False when the client went away.
+bool SimServer::Impl::SendWholeStep(Stream& s, Conn& c, StepShape& step) {
+  s.reasoning_text += reasoning_scratch;
+  // The JSON serialiser would repair invalid UTF-8: badutf8 goes in as a placeholder that is
+  // swapped for the raw bytes afterwards.
+  constexpr std::string_view kBadUtf8Placeholder = "@@sim-badutf8@@";
+  s.content_text += step.fault_now && s.plan.fault == Fault::kBadUtf8
+                        ? std::string(kBadUtf8Placeholder)
+                        : step.fault_text;
+  s.content_text += content_scratch;
+  if (!step.last && !(step.cut && s.plan.fault == Fault::kMalformed)) {
+    return true;
+  }
+  std::string body =
+      step.cut ? std::string("{\"choices\": [")
+               : CompletionBody(s.chat_id, s.created, options, s.reasoning_text, s.content_text,
+                                s.plan.finish_reason, s.truth, s.tool_calls, s.tool_ids);
+  if (const std::size_t at = body.find(kBadUtf8Placeholder); at != std::string::npos) {
+    body.replace(at, kBadUtf8Placeholder.size(), kBadUtf8Text);
+  }
+  if (s.plan.fault == Fault::kHugeUsage) {
+    ReplaceCompletionTokens(body, kHugeUsageTokens);
+  }
+  return Send(c, BodyResponse(c, 200, "application/json", body));
+}
+
+// The fault of this step, once: a reset or a malformed stream ends it (false); a stall delays
+// the next step.
+bool SimServer::Impl::ApplyFault(Stream& s, bool last) {
+  s.fault_done = true;
+  switch (s.plan.fault) {
+    case Fault::kReset:
+      CloseConn(s.conn_id, true, false);  // RST; drops the stream
+      metrics.Update([](Counters& k) { ++k.success_abort; });
+      return false;
+    case Fault::kMalformed:
+      EndStream(s, "abort");
+      return false;
+    case Fault::kStall:
+      if (!last) {
+        s.deadline += static_cast<std::int64_t>(options.stall_ms * 1e6);
+      }
+      return true;
+    default:
+      return true;
+  }
 }
 
 void SimServer::Impl::EndStream(Stream& s, std::string_view finish_reason) {
