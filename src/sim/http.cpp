@@ -114,54 +114,127 @@ void RequestParser::Reset() {
   expect_continue_ = false;
 }
 
+// Before the head is complete: skip empty lines before the request line, and refuse garbage as
+// soon as the first line is complete (or its method cannot be one). A result to return at once,
+// or nullopt to go on.
+std::optional<ParseResult> RequestParser::CheckFirstLine(std::string& buffer) {
+  // RFC 9112 2.2: ignore empty lines before the request line.
+  std::size_t skip = 0;
+  while (skip + 1 < buffer.size() && buffer[skip] == '\r' && buffer[skip + 1] == '\n') {
+    skip += 2;
+  }
+  if (skip > 0) {
+    buffer.erase(0, skip);
+    scanned_ = 0;
+  }
+  if (buffer.size() == 1 && buffer[0] == '\r') {
+    return ParseResult{};  // maybe the start of an empty line
+  }
+  // Reject garbage as soon as the first line is complete, without waiting for a blank line.
+  // Bytes before scanned_ hold no LF (else the line would have been checked).
+  const std::size_t first_lf = buffer.find('\n', scanned_);
+  if (first_lf != std::string::npos) {
+    if (first_lf == 0 || buffer[first_lf - 1] != '\r') {
+      return Fail(400, "request line must end with CRLF");
+    }
+    HttpRequest probe;
+    bool http10 = false;
+    std::string err =
+        ParseRequestLine(std::string_view(buffer).substr(0, first_lf - 1), probe, http10);
+    if (!err.empty()) {
+      return Fail(400, err);
+    }
+    line_checked_ = true;
+  } else {
+    // No complete line yet: the method must already look like one (a TLS handshake or
+    // binary junk is refused at once instead of waiting for a line end that never comes).
+    constexpr std::size_t kMaxMethod = 32;
+    const std::size_t n = std::min(buffer.size(), kMaxMethod + 1);
+    std::size_t i = 0;
+    while (i < n && buffer[i] != ' ') {
+      if (!IsTokenChar(buffer[i]) && buffer[i] != '\r') {
+        return Fail(400, "malformed request line");
+      }
+      ++i;
+    }
+    if (i > kMaxMethod) {
+      return Fail(400, "malformed request line");
+    }
+    if (buffer.size() > kMaxHeaderBytes) {
+      return Fail(431, "request header too large");
+    }
+  }
+  return std::nullopt;
+}
+
+// The request line and headers of `head` (up to and with the last header's CRLF) into
+// pending_: keep-alive, gzip, Expect; Content-Length into body_len_. A failure, or nullopt.
+std::optional<ParseResult> RequestParser::ParseHead(std::string_view head) {
+  // Request line.
+  std::size_t pos = head.find("\r\n");
+  bool http10 = false;
+  std::string err = ParseRequestLine(head.substr(0, pos), pending_, http10);
+  if (!err.empty()) {
+    return Fail(400, err);
+  }
+  pending_.keep_alive = !http10;
+  pending_.http10 = http10;
+  pos += 2;
+  bool have_length = false;
+  std::uint64_t length = 0;
+  while (pos < head.size()) {
+    const std::size_t eol = head.find("\r\n", pos);
+    const std::string_view line = head.substr(pos, eol - pos);
+    pos = eol + 2;
+    const std::size_t colon = line.find(':');
+    if (colon == std::string_view::npos || colon == 0) {
+      return Fail(400, "malformed header line");
+    }
+    const std::string_view name = line.substr(0, colon);
+    if (!std::all_of(name.begin(), name.end(), IsTokenChar)) {
+      return Fail(400, "malformed header name");
+    }
+    const std::string_view value = Trim(line.substr(colon + 1));
+    if (IEquals(name, "Content-Length")) {
+      std::uint64_t v = 0;
+      const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+      if (value.empty() || ec != std::errc() || p != value.data() + value.size()) {
+        return Fail(400, "invalid Content-Length");
+      }
+      if (have_length && v != length) {
+        return Fail(400, "conflicting Content-Length headers");
+      }
+      have_length = true;
+      length = v;
+    } else if (IEquals(name, "Transfer-Encoding")) {
+      return Fail(411, "chunked request bodies are not supported; send Content-Length");
+    } else if (IEquals(name, "Connection")) {
+      if (HasToken(value, "close")) {
+        pending_.keep_alive = false;
+      } else if (HasToken(value, "keep-alive")) {
+        pending_.keep_alive = true;
+      }
+    } else if (IEquals(name, "Accept-Encoding")) {
+      pending_.accepts_gzip = AcceptsGzip(value);
+    } else if (IEquals(name, "Expect")) {
+      if (!IEquals(value, "100-continue")) {
+        return Fail(417, "unsupported Expect header");
+      }
+      expect_continue_ = !http10;
+    }
+  }
+  if (length > kMaxBodyBytes) {
+    return Fail(413, "request body larger than 64 MiB");
+  }
+  body_len_ = static_cast<std::size_t>(length);
+  return std::nullopt;
+}
+
 ParseResult RequestParser::Parse(std::string& buffer) {
   if (!head_done_) {
     if (!line_checked_) {
-      // RFC 9112 2.2: ignore empty lines before the request line.
-      std::size_t skip = 0;
-      while (skip + 1 < buffer.size() && buffer[skip] == '\r' && buffer[skip + 1] == '\n') {
-        skip += 2;
-      }
-      if (skip > 0) {
-        buffer.erase(0, skip);
-        scanned_ = 0;
-      }
-      if (buffer.size() == 1 && buffer[0] == '\r') {
-        return {};  // maybe the start of an empty line
-      }
-      // Reject garbage as soon as the first line is complete, without waiting for a blank line.
-      // Bytes before scanned_ hold no LF (else the line would have been checked).
-      const std::size_t first_lf = buffer.find('\n', scanned_);
-      if (first_lf != std::string::npos) {
-        if (first_lf == 0 || buffer[first_lf - 1] != '\r') {
-          return Fail(400, "request line must end with CRLF");
-        }
-        HttpRequest probe;
-        bool http10 = false;
-        std::string err =
-            ParseRequestLine(std::string_view(buffer).substr(0, first_lf - 1), probe, http10);
-        if (!err.empty()) {
-          return Fail(400, err);
-        }
-        line_checked_ = true;
-      } else {
-        // No complete line yet: the method must already look like one (a TLS handshake or
-        // binary junk is refused at once instead of waiting for a line end that never comes).
-        constexpr std::size_t kMaxMethod = 32;
-        const std::size_t n = std::min(buffer.size(), kMaxMethod + 1);
-        std::size_t i = 0;
-        while (i < n && buffer[i] != ' ') {
-          if (!IsTokenChar(buffer[i]) && buffer[i] != '\r') {
-            return Fail(400, "malformed request line");
-          }
-          ++i;
-        }
-        if (i > kMaxMethod) {
-          return Fail(400, "malformed request line");
-        }
-        if (buffer.size() > kMaxHeaderBytes) {
-          return Fail(431, "request header too large");
-        }
+      if (auto r = CheckFirstLine(buffer)) {
+        return std::move(*r);
       }
     }
     const std::size_t from = scanned_ >= 3 ? scanned_ - 3 : 0;
@@ -177,64 +250,10 @@ ParseResult RequestParser::Parse(std::string& buffer) {
     if (head_len_ > kMaxHeaderBytes) {
       return Fail(431, "request header too large");
     }
-    // Request line.
-    const std::string_view head(buffer.data(), end + 2);  // keep the last header's CRLF
-    std::size_t pos = head.find("\r\n");
-    bool http10 = false;
-    std::string err = ParseRequestLine(head.substr(0, pos), pending_, http10);
-    if (!err.empty()) {
-      return Fail(400, err);
+    // The head, with its last header's CRLF.
+    if (auto r = ParseHead(std::string_view(buffer.data(), end + 2))) {
+      return std::move(*r);
     }
-    pending_.keep_alive = !http10;
-    pending_.http10 = http10;
-    pos += 2;
-    bool have_length = false;
-    std::uint64_t length = 0;
-    while (pos < head.size()) {
-      const std::size_t eol = head.find("\r\n", pos);
-      const std::string_view line = head.substr(pos, eol - pos);
-      pos = eol + 2;
-      const std::size_t colon = line.find(':');
-      if (colon == std::string_view::npos || colon == 0) {
-        return Fail(400, "malformed header line");
-      }
-      const std::string_view name = line.substr(0, colon);
-      if (!std::all_of(name.begin(), name.end(), IsTokenChar)) {
-        return Fail(400, "malformed header name");
-      }
-      const std::string_view value = Trim(line.substr(colon + 1));
-      if (IEquals(name, "Content-Length")) {
-        std::uint64_t v = 0;
-        const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-        if (value.empty() || ec != std::errc() || p != value.data() + value.size()) {
-          return Fail(400, "invalid Content-Length");
-        }
-        if (have_length && v != length) {
-          return Fail(400, "conflicting Content-Length headers");
-        }
-        have_length = true;
-        length = v;
-      } else if (IEquals(name, "Transfer-Encoding")) {
-        return Fail(411, "chunked request bodies are not supported; send Content-Length");
-      } else if (IEquals(name, "Connection")) {
-        if (HasToken(value, "close")) {
-          pending_.keep_alive = false;
-        } else if (HasToken(value, "keep-alive")) {
-          pending_.keep_alive = true;
-        }
-      } else if (IEquals(name, "Accept-Encoding")) {
-        pending_.accepts_gzip = AcceptsGzip(value);
-      } else if (IEquals(name, "Expect")) {
-        if (!IEquals(value, "100-continue")) {
-          return Fail(417, "unsupported Expect header");
-        }
-        expect_continue_ = !http10;
-      }
-    }
-    if (length > kMaxBodyBytes) {
-      return Fail(413, "request body larger than 64 MiB");
-    }
-    body_len_ = static_cast<std::size_t>(length);
     head_done_ = true;
   }
   if (buffer.size() < head_len_ + body_len_) {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -45,6 +46,8 @@ class RequestParser {
   ParseResult Parse(std::string& buffer);
 
  private:
+  std::optional<ParseResult> CheckFirstLine(std::string& buffer);
+  std::optional<ParseResult> ParseHead(std::string_view head);
   void Reset();
 
   std::size_t scanned_ = 0;    // bytes of the head already searched for the blank line
