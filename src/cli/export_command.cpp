@@ -31,8 +31,9 @@ CLI::App* AddExportCommand(CLI::App& app, ExportCommand& cmd) {
 }
 
 int RunExportCommand(const ExportCommand& cmd) {
-  auto format = ParseOutputFormat(cmd.format,
-                                  {OutputFormat::kCsv, OutputFormat::kJunit, OutputFormat::kJsonl});
+  auto format = ParseOutputFormat(
+      cmd.format, {OutputFormat::kCsv, OutputFormat::kJunit, OutputFormat::kJsonl,
+                   OutputFormat::kMarkdown, OutputFormat::kHtml, OutputFormat::kJson});
   if (!format) {
     return Fail(format.error());
   }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/profile_table.h"
+#include "core/units.h"
 #include "export/export.h"
 
 namespace sb::exporter {
@@ -19,47 +20,6 @@ bool Skipped(std::string_view key) {
   return key == "requests" || key == "runs" || key == "request" || key == "values" ||
          key == "self_check" || key == "weights" || key == "model" || key == "weight_format" ||
          key == "hardware" || key == "per_position" || key == "tokens_per_chunk" || key == "cached";
-}
-
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-// The unit a key names (docs/results-schema.md: units are in the key names).
-std::string UnitOf(std::string_view key) {
-  if (EndsWith(key, "tok_s") || key.starts_with("tok_s_per_user") ||
-      EndsWith(key, "tok_s_per_gpu")) {
-    return "tok/s";
-  }
-  if (EndsWith(key, "_rps")) {
-    return "req/s";
-  }
-  if (EndsWith(key, "_ms")) {
-    return "ms";
-  }
-  if (EndsWith(key, "_us")) {
-    return "us";
-  }
-  if (EndsWith(key, "_s")) {
-    return "s";
-  }
-  if (EndsWith(key, "_pct") || key == "percent_of_ceiling") {
-    return "%";
-  }
-  if (EndsWith(key, "_gb_s")) {
-    return "GB/s";
-  }
-  if (key == "fraction" || key == "acceptance_rate" || key == "slo_fraction") {
-    return "fraction";
-  }
-  if (EndsWith(key, "tokens") || key == "tokens" || key == "max_tokens" || key == "size" ||
-      key == "mean_acceptance_length") {
-    return "tokens";
-  }
-  if (EndsWith(key, "bytes") || key.starts_with("bytes_")) {
-    return "bytes";
-  }
-  return "";
 }
 
 std::string Field(std::string_view s) {
@@ -104,7 +64,7 @@ struct Writer {
       if (Skipped(k)) {
         continue;
       }
-      std::string unit = UnitOf(stats ? unit_key : k);
+      std::string unit = UnitOfKey(stats ? unit_key : k);
       if (stats) {
         if (v.is_number()) {
           Row(prefix, k, v.get<double>(), k == "n" ? "count" : unit);

@@ -13,6 +13,7 @@
 #include "core/printable.h"
 #include "core/profile_table.h"
 #include "core/redact.h"
+#include "core/units.h"
 
 namespace sb::store {
 
@@ -286,15 +287,7 @@ Result<std::pair<std::string, std::string>> ParseTag(const std::string& text) {
 }
 
 std::string UnitOf(const std::string& key) {
-  static const std::vector<std::pair<std::string, std::string>> kSuffixes = {
-      {"_tok_s", "tok/s"}, {"_rps", "req/s"}, {"_ms", "ms"},
-      {"_us", "us"},       {"_pct", "%"},     {"_s", "s"}};
-  for (const auto& [suffix, unit] : kSuffixes) {
-    if (key.ends_with(suffix)) {
-      return unit;
-    }
-  }
-  return "";
+  return UnitOfKey(key);
 }
 
 std::optional<std::pair<double, double>> MedianInterval(std::vector<double> values) {

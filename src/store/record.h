@@ -74,7 +74,7 @@ RunRecord RecordFromResults(const nlohmann::json& results,
 // The metric rows of a results.json document (its "perf" and suite "summary").
 std::vector<MetricRow> MetricRows(const nlohmann::json& results);
 
-// The unit of a metric named `key` ("decode_tok_s" -> "tok/s", "ttft_ms" -> "ms").
+// The unit of a metric named `key` ("decode_tok_s" -> "tok/s", "ttft_ms" -> "ms"): core/units.h.
 std::string UnitOf(const std::string& key);
 
 // The distribution-free 95% interval of the median of `values` (order statistics; [min, max]
