@@ -4,8 +4,21 @@
 
 #include "report/html.h"
 #include "report/markdown.h"
+#include "resources/report.h"
+#include "roofline/roofline.h"
 
 namespace sb::exporter {
+
+std::string ReportMarkdown(const nlohmann::json& results) {
+  std::string markdown = report::RenderMarkdown(results);
+  if (results.contains("roofline")) {
+    markdown += "\n" + roofline::RenderRooflineMarkdown(results);
+  }
+  if (const std::string res = resources::RenderResourcesMarkdown(results); !res.empty()) {
+    markdown += "\n" + res;
+  }
+  return markdown;
+}
 
 std::string ToJsonl(const report::CompareRun& run) {
   std::string out;
@@ -43,7 +56,7 @@ Result<std::string> ExportRun(const std::filesystem::path& run, OutputFormat for
     case OutputFormat::kJsonl:
       return ToJsonl(*loaded);
     case OutputFormat::kMarkdown:
-      return report::RenderMarkdown(loaded->results);
+      return ReportMarkdown(loaded->results);
     case OutputFormat::kHtml:
       return report::RenderHtml(loaded->results);
     case OutputFormat::kJson:

@@ -37,6 +37,10 @@ std::string ToJunit(const nlohmann::json& results);
 // kept), {"record": "sample", ...}, then one per test, {"record": "test", ...}.
 std::string ToJsonl(const report::CompareRun& run);
 
+// report.md as `run` writes it: the report (report/markdown.h), then the roofline and resource
+// sections when results.json has them.
+std::string ReportMarkdown(const nlohmann::json& results);
+
 // The one exporter: loads RUN (a directory or its results.json) and renders it in `format`: csv,
 // junit and jsonl as above; md and html as report.md and report.html (report/markdown.h,
 // report/html.h); json as results.json itself (pretty-printed).

@@ -21,6 +21,7 @@
 #include "core/printable.h"
 #include "core/profile_table.h"
 #include "core/redact.h"
+#include "export/export.h"
 #include "launch/launch.h"
 #include "perf/profiles.h"
 #include "report/compare.h"
@@ -647,14 +648,7 @@ std::pair<const char*, int> RunState::Outcome() {
 
 // report.md and report.html, then the console summary and where the results are.
 Result<void> RunState::WriteReport() {
-  std::string markdown = report::RenderMarkdown(results_);
-  if (results_.contains("roofline")) {
-    markdown += "\n" + roofline::RenderRooflineMarkdown(results_);
-  }
-  if (const std::string res = resources::RenderResourcesMarkdown(results_); !res.empty()) {
-    markdown += "\n" + res;
-  }
-  if (auto ok = dir_->WriteText("report.md", markdown); !ok) {
+  if (auto ok = dir_->WriteText("report.md", exporter::ReportMarkdown(results_)); !ok) {
     return ok;
   }
   return dir_->WriteText(report::kHtmlReportFile, report::RenderHtml(results_));
