@@ -17,6 +17,7 @@
 
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
+#include "support/text.h"
 
 namespace sb {
 namespace {
@@ -42,13 +43,7 @@ void WriteFile(const fs::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
 }
 
-int Count(const std::string& s, const std::string& what) {
-  int n = 0;
-  for (auto pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + 1)) {
-    ++n;
-  }
-  return n;
-}
+using ::sb::testing::Count;
 
 using ::sb::testing::TempDir;
 

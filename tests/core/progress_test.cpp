@@ -6,18 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include "support/text.h"
+
 namespace sb {
 namespace {
 
 constexpr std::int64_t kS = 1'000'000'000;
 
-int Count(const std::string& text, const std::string& part) {
-  int n = 0;
-  for (auto p = text.find(part); p != std::string::npos; p = text.find(part, p + 1)) {
-    ++n;
-  }
-  return n;
-}
+using ::sb::testing::Count;
 
 TEST(ProgressTest, ModesParseAndAutoFollowsTheTerminal) {
   EXPECT_EQ(*ParseProgressMode("auto", true), ProgressMode::kTty);

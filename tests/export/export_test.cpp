@@ -9,19 +9,14 @@
 
 #include "report/html.h"
 #include "report/markdown.h"
+#include "support/text.h"
 
 namespace sb::exporter {
 namespace {
 
 using nlohmann::json;
 
-int Count(const std::string& s, const std::string& what) {
-  int n = 0;
-  for (auto pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + 1)) {
-    ++n;
-  }
-  return n;
-}
+using ::sb::testing::Count;
 
 json Doc() {
   return json{{"schema", "servebench.results/1"},

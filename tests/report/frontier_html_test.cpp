@@ -9,6 +9,7 @@
 #include "report/compare.h"
 #include "report/golden.h"
 #include "report/html.h"
+#include "support/text.h"
 
 namespace sb::report {
 namespace {
@@ -16,13 +17,7 @@ namespace {
 using nlohmann::json;
 using testing::LoadData;
 
-int Count(const std::string& text, const std::string& part) {
-  int n = 0;
-  for (auto p = text.find(part); p != std::string::npos; p = text.find(part, p + 1)) {
-    ++n;
-  }
-  return n;
-}
+using ::sb::testing::Count;
 
 std::string FigureOf(const std::string& html, const std::string& id) {
   const auto start = html.find("data-figure=\"" + id + "\"");

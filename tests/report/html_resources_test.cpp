@@ -10,6 +10,7 @@
 
 #include "report/golden.h"
 #include "report/html.h"
+#include "support/text.h"
 
 namespace sb::report {
 namespace {
@@ -17,9 +18,7 @@ namespace {
 using nlohmann::json;
 using testing::LoadData;
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using ::sb::testing::Contains;
 
 // The <figure> of chart `id`, or "" when the page has none.
 std::string FigureOf(const std::string& html, const std::string& id) {

@@ -12,6 +12,7 @@
 #include "report/compare_charts.h"
 #include "report/failed_requests.h"
 #include "report/golden.h"
+#include "support/text.h"
 
 namespace sb::report {
 namespace {
@@ -19,17 +20,9 @@ namespace {
 using nlohmann::json;
 using testing::LoadData;
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using ::sb::testing::Contains;
 
-int Count(const std::string& text, const std::string& part) {
-  int n = 0;
-  for (auto p = text.find(part); p != std::string::npos; p = text.find(part, p + 1)) {
-    ++n;
-  }
-  return n;
-}
+using ::sb::testing::Count;
 
 // Every way an HTML page can pull in something outside itself, looked for in the tags (text
 // such as an escaped "&lt;img src=x&gt;" is harmless).

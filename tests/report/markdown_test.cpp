@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/golden.h"
+#include "support/text.h"
 
 namespace sb::report {
 namespace {
@@ -12,9 +13,7 @@ using nlohmann::json;
 using testing::ExpectGolden;
 using testing::LoadData;
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using ::sb::testing::Contains;
 
 // ---- Goldens: what users see -----------------------------------------------------------------
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "report/run_dir_lock.h"
+#include "support/text.h"
 
 namespace sb::report {
 namespace {
@@ -23,9 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using ::sb::testing::Contains;
 
 std::string Slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -10,6 +10,7 @@
 #include "report/golden.h"
 #include "report/html.h"
 #include "report/markdown.h"
+#include "support/text.h"
 
 namespace sb::report {
 namespace {
@@ -17,9 +18,7 @@ namespace {
 using nlohmann::json;
 using testing::LoadData;
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using ::sb::testing::Contains;
 
 TEST(TailsReportTest, MarkdownHasATailsRowPerConcurrencyLevelAndLength) {
   const std::string md = RenderMarkdown(LoadData("h2h_a.json"));
