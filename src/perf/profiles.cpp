@@ -834,6 +834,8 @@ json Session::Run(ProfileId id, const ProfileOptions& options) {
         return Rate(options);
       case ProfileId::kReplay:
         return Replay(options);
+      case ProfileId::kSessions:
+        return Sessions(options);
     }
     return json::object();  // unreachable: -Wswitch names a profile without a case
   };

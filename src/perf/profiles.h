@@ -26,6 +26,7 @@
 #include "perf/replay.h"
 #include "perf/schedule.h"
 #include "perf/server_watch.h"
+#include "perf/sessions.h"
 #include "workload/length.h"
 
 namespace sb::perf {
@@ -89,8 +90,9 @@ struct ProfileOptions {
   // The client's first-byte limit (--first-byte-timeout-s). The context profile scales it with
   // the prompt: limit × max(1, prompt tokens / 8,000), so a 128K prefill gets 16× the limit.
   std::chrono::milliseconds first_byte_timeout{0};
-  RateOptions rate;      // the rate profile
-  ReplayOptions replay;  // the replay profile (replay.h)
+  RateOptions rate;          // the rate profile
+  ReplayOptions replay;      // the replay profile (replay.h)
+  SessionsOptions sessions;  // the sessions profile (sessions.h)
   // Context scaling (context.cpp): prompt sizes in the server's tokens, the depth of the
   // question in the filler (0 = start, 1 = end), the answer budget, and whether to measure the
   // prefix-cached case too (each prompt sent a second time).
@@ -147,6 +149,8 @@ struct BatchLimits {
   bool preconnect = false;
 };
 
+struct TurnFact;  // sessions_summary.h
+
 class Session {
  public:
   Session(client::Client& client, SessionTarget target, SampleSink on_sample,
@@ -166,6 +170,8 @@ class Session {
   nlohmann::json Rate(const ProfileOptions& options);
   // Every request of a trace at its trace time (replay.h, replay.cpp).
   nlohmann::json Replay(const ProfileOptions& options);
+  // Multi-turn conversations and agent loops (sessions.h, sessions_run.cpp).
+  nlohmann::json Sessions(const ProfileOptions& options);
 
   // The results.json "summary" speed fields over every measured (non-warm-up) request so far.
   nlohmann::json Summary() const;
@@ -233,6 +239,14 @@ class Session {
   void WarmUp(const ProfileOptions& options);
   client::ChatParams Params(const ProfileOptions& options, const std::string& prompt,
                             int max_tokens, bool force);
+  // The sessions profile's scripts (sessions.cpp): the file's, or synthetic ones fitted to the
+  // server's tokenizer; a text of `tokens` tokens after `head` and its count (-1: not counted).
+  std::vector<SessionScript> SessionScripts(const ProfileOptions& options);
+  std::pair<std::string, int> FitText(const std::string& head, int tokens, std::uint64_t seed,
+                                      int overhead);
+  nlohmann::json SessionsRecord(const client::ChatResponse& r, const std::string& label, int turn,
+                                int tool_round, int user_tokens, double think_ms,
+                                std::size_t session, TurnFact& fact) const;
   nlohmann::json RatePoint(const ProfileOptions& options, double rate_rps,
                            const std::string& phase);
   nlohmann::json Record(const client::ChatResponse& r, const std::string& profile,
