@@ -147,13 +147,34 @@ Result<void> PrepareSessions(SessionsOptions& o) {
 // that count (-1 when the server has no tokenizer: then about `tokens` words).
 std::pair<std::string, int> Session::FitText(const std::string& head, int tokens,
                                              std::uint64_t seed, int overhead) {
-  auto content_for = [&](int words) { return head + FillerText(words, seed); };
+  std::string pad;
+  int words = std::max(1, tokens - 8);
+  auto text = [&] { return head + FillerText(words, seed) + pad; };
   if (overhead < 0) {
-    return {content_for(std::max(1, tokens - 8)), -1};
+    return {text(), -1};
   }
-  auto [words, count] = FitWords(tokens + overhead, -1, content_for);
-  std::string text = content_for(words);
-  return {std::move(text), count ? *count - overhead : -1};
+  auto count = [&]() -> int {
+    const auto n = CountPromptTokens(text());
+    return n ? *n - overhead : -1;
+  };
+  int got = count();
+  // Words first (a filler word can bring a sentence's full stop with it), then " and" (one
+  // token on the tokenizers seen) for the last few.
+  for (int step = 0; step < 8 && got >= 0 && got != tokens; ++step) {
+    const int next = std::max(0, words + (tokens - got) - (got < tokens ? 1 : 0));
+    if (next == words) {
+      break;
+    }
+    words = next;
+    got = count();
+  }
+  for (int step = 0; step < 4 && got >= 0 && got < tokens; ++step) {
+    for (int k = got; k < tokens; ++k) {
+      pad += " and";
+    }
+    got = count();
+  }
+  return {text(), got};
 }
 
 std::vector<SessionScript> Session::SessionScripts(const ProfileOptions& options) {

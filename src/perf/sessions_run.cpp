@@ -187,7 +187,11 @@ json Session::SessionsRecord(const client::ChatResponse& r, const std::string& l
   rec["cached_tokens"] = fact.cached_tokens >= 0 ? json(fact.cached_tokens) : json(nullptr);
   rec["user_tokens"] = user_tokens >= 0 ? json(user_tokens) : json(nullptr);
   rec["think_ms"] = think_ms;
-  rec["tool_calls"] = r.tool_calls.size();
+  json calls = json::array();
+  for (const client::ToolCall& c : r.tool_calls) {
+    calls.push_back(c.name);
+  }
+  rec["tool_calls"] = std::move(calls);
   json itl = StatsJson(fact.itl_ms);
   rec["itl_ms"] = json{{"p50", itl.value("p50", json())}, {"p99", itl.value("p99", json())}};
   return rec;
@@ -346,6 +350,9 @@ json Session::Sessions(const ProfileOptions& options) {
               {"session_concurrency", so.concurrency},
               {"session_rate", so.rate > 0 ? json(so.rate) : json(nullptr)},
               {"max_tool_rounds", so.max_tool_rounds},
+              {"system_prompt_tokens", !scripts.empty() && scripts.front().system_tokens >= 0
+                                           ? json(scripts.front().system_tokens)
+                                           : json(nullptr)},
               {"keep_reasoning", so.keep_reasoning},
               {"requests_sent", sent},
               {"ok", ok},

@@ -391,9 +391,9 @@ std::variant<ChatRequest, Reply> ParseChatRequest(std::string_view body,
     ApplyAnswer(*answer, req);
   } else if (auto call = DrawToolCall(j.value("tools", json()), options.tool_call_probability,
                                       options.seed, scan.hash)) {
-    SimAnswer answer;  // a generated tool call (tool_calls.h), streamed like a scripted one
-    answer.tool_calls.push_back(std::move(*call));
-    ApplyAnswer(answer, req);
+    SimAnswer drawn;  // a generated tool call (tool_calls.h), streamed like a scripted one
+    drawn.tool_calls.push_back(std::move(*call));
+    ApplyAnswer(drawn, req);
     req.scripted = false;
   } else {
     for (auto it = scan.texts.rbegin(); it != scan.texts.rend(); ++it) {
