@@ -251,11 +251,22 @@ Result<void> CheckPlan(Plan& c, const EnvLookup& env) {
       return ok.error();
     }
   }
-  if (std::find(c.profiles.begin(), c.profiles.end(), "rate") != c.profiles.end()) {
+  const bool sessions =
+      std::find(c.profiles.begin(), c.profiles.end(), "sessions") != c.profiles.end();
+  if (sessions) {
+    // The session file is read now: a bad line stops the run before anything is sent.
+    if (auto ok = perf::PrepareSessions(c.profile.sessions); !ok) {
+      return ok.error();
+    }
+  }
+  const bool rate = std::find(c.profiles.begin(), c.profiles.end(), "rate") != c.profiles.end();
+  if (rate) {
     if (auto ok = perf::ValidateRateOptions(c.profile.rate); !ok) {
       return ok.error();
     }
-    // --max-concurrency runs one client per slot, each made like the main one.
+  }
+  if (rate || sessions) {
+    // --max-concurrency and the session slots run one client each, made like the main one.
     c.profile.rate.new_client = [t = c.target](const std::string& root) {
       auto key = ResolveApiKey(t);
       return std::make_unique<client::Client>(
