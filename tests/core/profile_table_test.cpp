@@ -22,7 +22,7 @@ TEST(ProfileTable, EveryIdHasOneEntryAndEveryNameAndKeyIsUnique) {
     EXPECT_FALSE(p.summary.empty()) << p.name;
     EXPECT_EQ(p.dim.empty(), p.dim_unit.empty()) << p.name;
   }
-  EXPECT_EQ(ids.size(), static_cast<std::size_t>(ProfileId::kReplay) + 1);
+  EXPECT_EQ(ids.size(), static_cast<std::size_t>(ProfileId::kSessions) + 1);
 }
 
 TEST(ProfileTable, NamesAndResultKeysFindTheSameProfileAndNothingElseDoes) {

@@ -6,6 +6,7 @@
 // the server (its request log), and --max-tool-rounds stops a model that always calls a tool.
 #include "perf/sessions.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -252,6 +253,35 @@ TEST(SessionsTest, MaxToolRoundsStopsAModelThatAlwaysCallsATool) {
   }
   for (const json& r : run.samples) {
     EXPECT_LE(r["tool_round"].get<int>(), 2);
+  }
+}
+
+TEST(SessionsTest, SessionRateStartsSessionsOnTheOpenLoopSchedule) {
+  Fixture f(Caching());
+  Session s = f.MakeSession();
+  ProfileOptions po = Options(f);
+  po.sessions.turns = 1;
+  po.sessions.max_sessions = 5;
+  po.sessions.concurrency = 5;
+  po.sessions.rate = 20;  // constant: one session every 50 ms
+  po.rate.arrival = Arrival::kConstant;
+  po.output_lengths = workload::ParseLengthSpec("4").value();
+  const json out = s.Run("sessions", po);
+  EXPECT_EQ(out["finished"], 5);
+  EXPECT_EQ(out["session_rate"], 20.0);
+  std::vector<double> sent;
+  for (const json& r : f.samples) {
+    sent.push_back(r["sent_at_ms"].get<double>());
+  }
+  ASSERT_EQ(sent.size(), 5U);
+  std::sort(sent.begin(), sent.end());
+  for (std::size_t k = 1; k < sent.size(); ++k) {
+    // Each starts on its schedule (50 ms apart), not when a slot frees up (all 5 are free).
+    EXPECT_GE(sent[k] - sent[0], 50.0 * static_cast<double>(k) - 1.0) << k;
+    EXPECT_LT(sent[k] - sent[0], 50.0 * static_cast<double>(k) + 25.0) << k;
+  }
+  for (const json& ps : out["per_session"]) {
+    EXPECT_GE(ps["start_lag_ms"].get<double>(), 0);
   }
 }
 
