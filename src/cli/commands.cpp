@@ -289,7 +289,7 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
       "keep N in flight for this many seconds per level; sessions: no session starts after "
       "this many seconds");
   AddReplayOptions(cmd, c.profile.replay);
-  AddSessionsOptions(cmd, c.profile.sessions);
+  AddSessionsOptions(cmd, c.profile.sessions, c.profile.images);
   cmd->add_option_function<std::string>(
          "--input-tokens",
          [&c](const std::string& text) {

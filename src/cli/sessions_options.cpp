@@ -25,7 +25,7 @@ void AddSpec(CLI::App* cmd, const char* flag, std::optional<workload::LengthSpec
 
 }  // namespace
 
-void AddSessionsOptions(CLI::App* cmd, perf::SessionsOptions& s) {
+void AddSessionsOptions(CLI::App* cmd, perf::SessionsOptions& s, perf::ImageLoad& images) {
   cmd->add_option("--sessions", s.file,
                   "sessions: a session file (JSONL, one conversation per line: turns, tools, "
                   "tool_results, think_ms, output_tokens; docs/sessions.md); without it, "
@@ -58,6 +58,12 @@ void AddSessionsOptions(CLI::App* cmd, perf::SessionsOptions& s) {
   cmd->add_option("--tool-result-tokens", s.tool_result_tokens,
                   "sessions: words of a generated tool result (a call the file scripts no "
                   "result for)")
+      ->capture_default_str();
+  cmd->add_option("--images-per-request", images.per_request,
+                  "decode, concurrency, rate, sessions: N generated PNG images in each prompt "
+                  "(each sessions turn); a server without vision refuses them (UNSUPPORTED)")
+      ->capture_default_str();
+  cmd->add_option("--image-size", images.size, "--images-per-request: each image's WxH in pixels")
       ->capture_default_str();
   cmd->add_flag("--keep-reasoning", s.keep_reasoning,
                 "sessions: send earlier answers' reasoning back (reasoning_content), as a chat "

@@ -22,6 +22,7 @@
 #include "client/chat.h"
 #include "client/http_client.h"
 #include "core/profile_table.h"
+#include "perf/images.h"
 #include "perf/prometheus.h"
 #include "perf/replay.h"
 #include "perf/schedule.h"
@@ -93,6 +94,7 @@ struct ProfileOptions {
   RateOptions rate;          // the rate profile
   ReplayOptions replay;      // the replay profile (replay.h)
   SessionsOptions sessions;  // the sessions profile (sessions.h)
+  ImageLoad images;          // images in decode, concurrency, rate and sessions prompts (images.h)
   // Context scaling (context.cpp): prompt sizes in the server's tokens, the depth of the
   // question in the filler (0 = start, 1 = end), the answer budget, and whether to measure the
   // prefix-cached case too (each prompt sent a second time).
@@ -236,6 +238,8 @@ class Session {
   // A forced-length request whose prompt ends with `task`, options.input_tokens long when set.
   client::ChatParams LoadParams(const ProfileOptions& options, const std::string& task,
                                 int max_tokens);
+  // params with ProfileOptions::images added to its last message (images.h).
+  client::ChatParams WithImages(client::ChatParams params) const;
   void WarmUp(const ProfileOptions& options);
   client::ChatParams Params(const ProfileOptions& options, const std::string& prompt,
                             int max_tokens, bool force);
@@ -291,6 +295,7 @@ class Session {
   std::function<void(const client::ChatResponse&)> event_hook_;
   double client_bound_ms_ = 1.0;  // ProfileOptions::client_bound_ms of Run()
   std::shared_ptr<const nlohmann::json> last_self_check_;  // the latest batch's
+  ImageLoad images_;  // ProfileOptions::images of Run(): records say what a request carried
 
   struct ClientBoundNotes {
     int checked = 0;                         // measured batches checked in this profile

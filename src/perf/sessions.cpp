@@ -44,9 +44,14 @@ Conversation::Conversation(const SessionScript& script, bool keep_reasoning, int
   }
 }
 
-void Conversation::BeginTurn() {
+void Conversation::BeginTurn(const std::string& parts_json) {
   tool_round_ = 0;
-  messages_.push_back(Message("user", script_.turns[static_cast<std::size_t>(turn_)]));
+  const std::string& text = script_.turns[static_cast<std::size_t>(turn_)];
+  if (parts_json.empty()) {
+    messages_.push_back(Message("user", text));
+  } else {
+    messages_.push_back(R"({"role":"user","content":)" + parts_json + "}");
+  }
 }
 
 std::string Conversation::MessagesJson() const {

@@ -79,8 +79,9 @@ class Conversation {
   Conversation(const SessionScript& script, bool keep_reasoning, int max_tool_rounds,
                std::string generated_tool_result);
 
-  // Appends the current turn's user message; call before its first request.
-  void BeginTurn();
+  // Appends the current turn's user message; call before its first request. images_json: when
+  // non-empty, the message's content parts instead of its text (images.h ImageContentJson).
+  void BeginTurn(const std::string& parts_json = "");
   // The messages of the next request: a JSON array (client::ChatParams::messages_json).
   std::string MessagesJson() const;
 

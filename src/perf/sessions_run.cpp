@@ -74,6 +74,7 @@ struct SlotContext {
   std::uint64_t first_id = 0;
   std::uint64_t stride = 1;  // request ids per session
   std::string tool_result;   // a generated tool result
+  const ImageLoad* images = nullptr;
   Clock* clock = nullptr;
   std::stop_token stop;
   std::atomic<bool>* halt = nullptr;
@@ -93,7 +94,11 @@ void RunSession(const SlotContext& ctx, std::size_t idx, client::Client& cl, std
   std::int64_t first_send = 0, last_done = 0;
   std::uint64_t k = 0;
   double think = 0;
-  conv.BeginTurn();
+  auto begin_turn = [&] {
+    const std::string& text = sc.turns[static_cast<std::size_t>(conv.turn())];
+    conv.BeginTurn(ctx.images->per_request > 0 ? ImageContentJson(*ctx.images, text) : "");
+  };
+  begin_turn();
   while (!ctx.stop.stop_requested() && !ctx.halt->load() && k < ctx.stride) {
     const auto turn = static_cast<std::size_t>(conv.turn());
     client::ChatParams p = ctx.tmpl;
@@ -142,7 +147,7 @@ void RunSession(const SlotContext& ctx, std::size_t idx, client::Client& cl, std
       if (think > 0 && !ctx.clock->SleepUntil(until, ctx.stop)) {
         break;
       }
-      conv.BeginTurn();
+      begin_turn();
     }
   }
   fact.turns = conv.turns_done();
@@ -223,6 +228,7 @@ json Session::Sessions(const ProfileOptions& options) {
   ctx.stride = most_turns * static_cast<std::uint64_t>(so.max_tool_rounds + 1);
   next_id_ += n * ctx.stride;
   ctx.tool_result = FillerText(so.tool_result_tokens, 11);
+  ctx.images = &options.images;
   ctx.clock = so.clock != nullptr ? so.clock : &steady;
   ctx.stop = stop_;
   std::atomic<bool> halt{false};

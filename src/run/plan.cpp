@@ -11,6 +11,7 @@
 
 #include "client/http_client.h"
 #include "core/profile_table.h"
+#include "media/media.h"
 
 namespace sb::run {
 
@@ -158,6 +159,30 @@ std::vector<std::string> UnreadFlagWarnings(const Plan& c) {
   return warnings;
 }
 
+// --images-per-request: the images every loaded prompt carries, made now (images.h).
+static Result<void> MakeLoadImages(perf::ImageLoad& images) {
+  if (images.per_request < 0 || images.per_request > 64) {
+    return MakeError(
+        ErrorCode::kUsage,
+        fmt::format("--images-per-request must be in [0, 64], got {}", images.per_request));
+  }
+  const auto size = perf::ParseImageSize(images.size);
+  if (!size) {
+    return size.error();
+  }
+  images.data_uris.clear();
+  images.bytes = 0;
+  for (int i = 0; i < images.per_request; ++i) {
+    auto image = media::LoadImage(size->first, size->second, static_cast<std::uint64_t>(i) + 1);
+    if (!image) {
+      return image.error();
+    }
+    images.bytes += image->bytes.size();
+    images.data_uris.push_back(media::DataUri(image.value()));
+  }
+  return {};
+}
+
 Result<void> CheckPlan(Plan& c, const EnvLookup& env) {
   for (const auto& p : c.profiles) {
     const ProfileSpec* spec = FindProfile(p);
@@ -250,6 +275,9 @@ Result<void> CheckPlan(Plan& c, const EnvLookup& env) {
     if (auto ok = perf::PrepareReplay(c.profile.replay); !ok) {
       return ok.error();
     }
+  }
+  if (auto ok = MakeLoadImages(c.profile.images); !ok) {
+    return ok.error();
   }
   const bool sessions =
       std::find(c.profiles.begin(), c.profiles.end(), "sessions") != c.profiles.end();

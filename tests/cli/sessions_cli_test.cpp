@@ -133,4 +133,78 @@ TEST(SessionsCliTest, ABadSessionLineIsAUsageErrorNamingFileAndLine) {
       << r.err;
 }
 
+struct ImageRun {
+  ProcessResult r;
+  json results;
+  std::vector<json> samples;
+  std::string md;
+};
+
+ImageRun RunImages(const std::vector<std::string>& sim_flags,
+                   const std::vector<std::string>& perf) {
+  std::vector<std::string> argv = {kBin, "sim", "--port", "0", "--ttft-ms", "2", "--itl-ms", "0.5"};
+  argv.insert(argv.end(), sim_flags.begin(), sim_flags.end());
+  Child sim(argv);
+  const std::string line = sim.ReadLine();
+  EXPECT_EQ(line.rfind("listening on ", 0), 0U) << line;
+  TempDir dir;
+  const fs::path run = dir.path / "run";
+  std::vector<std::string> cmd = {
+      kBin, "perf",         "--endpoint", line.substr(13), "--images-per-request",
+      "2",  "--image-size", "64x48",      "--out",         run.string()};
+  cmd.insert(cmd.end(), perf.begin(), perf.end());
+  ImageRun out;
+  out.r = RunProcess(cmd, std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
+  if (fs::exists(run / "results.json")) {
+    out.results = json::parse(Slurp(run / "results.json"));
+  }
+  std::ifstream in(run / "samples.jsonl");
+  std::string l;
+  while (std::getline(in, l)) {
+    out.samples.push_back(json::parse(l));
+  }
+  out.md = Slurp(run / "report.md");
+  return out;
+}
+
+TEST(SessionsCliTest, TwoImagesPerRequestAreLoadForConcurrencyAndSessions) {
+  const ImageRun run =
+      RunImages({}, {"--profile", "concurrency,sessions", "--levels", "2", "--tokens", "8",
+                     "--turns", "2", "--max-sessions", "2", "--output-tokens", "8"});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.err;
+  int sessions = 0, concurrency = 0;
+  for (const json& s : run.samples) {
+    if (s.value("warmup", false)) {
+      continue;
+    }
+    ASSERT_EQ(s["status"], "ok") << s.dump();
+    EXPECT_EQ(s["images"], 2) << s["profile"];
+    EXPECT_GT(s["image_bytes"].get<long long>(), 200);  // two PNGs
+    sessions += s["profile"] == "sessions" ? 1 : 0;
+    concurrency += s["profile"] == "concurrency" ? 1 : 0;
+    if (s["profile"] == "sessions" && s["turn"] == 1) {
+      // The simulator counts 64 tokens per image part (docs/simulator.md).
+      EXPECT_EQ(s["prompt_tokens"].get<int>(), 2 + 4 + s["user_tokens"].get<int>() + 2 * 64);
+    }
+  }
+  EXPECT_EQ(sessions, 4);
+  EXPECT_EQ(concurrency, 2);
+}
+
+TEST(SessionsCliTest, AServerWithoutVisionRefusesImagesAsUnsupportedNotThroughput) {
+  const ImageRun run = RunImages({"--reject", "image"},
+                                 {"--profile", "concurrency", "--levels", "2", "--tokens", "8"});
+  EXPECT_EQ(run.r.exit_code, 3) << run.r.err;  // every request failed: no throughput
+  bool warned = false;
+  for (const json& w : run.results["warnings"]) {
+    warned = warned || w.get<std::string>().rfind("UNSUPPORTED: the server refused image", 0) == 0;
+  }
+  EXPECT_TRUE(warned) << run.results["warnings"].dump();
+  EXPECT_NE(run.md.find("UNSUPPORTED: the server refused image input (HTTP 400: At most 0 image"),
+            std::string::npos)
+      << run.md;
+  EXPECT_EQ(run.results["summary"]["completion_tokens"], 0) << run.results["summary"].dump();
+  EXPECT_EQ(run.results["summary"]["failed_requests"], run.results["summary"]["requests"]);
+}
+
 }  // namespace
