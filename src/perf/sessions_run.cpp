@@ -160,6 +160,33 @@ void RunSession(const SlotContext& ctx, std::size_t idx, client::Client& cl, std
   ctx.box->Post(std::move(end));
 }
 
+// One session slot: takes the next session when the last one ended (and, open loop, its start
+// time came), until none is left or the load window closed.
+void RunSlot(const SlotContext& ctx, std::unique_ptr<client::Client> cl,
+             const std::vector<std::int64_t>& offsets, std::int64_t start_ns, std::int64_t until_ns,
+             std::atomic<std::size_t>& next) {
+  SteadyClock steady;
+  const std::size_t n = ctx.scripts->size();
+  while (cl != nullptr && !ctx.stop.stop_requested() && !ctx.halt->load()) {
+    const std::size_t idx = next.fetch_add(1);
+    if (idx >= n) {
+      break;
+    }
+    const std::int64_t due = start_ns + offsets[idx];
+    if (!steady.SleepUntil(FromNanos(due), ctx.stop)) {
+      break;
+    }
+    const std::int64_t now = NowNs();
+    if (until_ns > 0 && now >= until_ns) {
+      break;  // the load window closed: no session starts any more
+    }
+    RunSession(ctx, idx, *cl, ctx.so->rate > 0 ? now - due : 0);
+  }
+  std::lock_guard<std::mutex> lock(ctx.box->mu);
+  --ctx.box->running;
+  ctx.box->cv.notify_one();
+}
+
 }  // namespace
 
 json Session::SessionsRecord(const client::ChatResponse& r, const std::string& label, int turn,
@@ -259,36 +286,12 @@ json Session::Sessions(const ProfileOptions& options) {
   std::atomic<std::size_t> next{0};
   const std::size_t slots = std::min<std::size_t>(static_cast<std::size_t>(so.concurrency), n);
   box.running = slots;
-  std::vector<TurnFact> turns;
-  std::vector<SessionFact> ended;
+  SessionsTally t;
   json records = json::array();
-  long long ok = 0, failed = 0, tokens = 0, sent = 0;
-  std::int64_t ok_first = std::numeric_limits<std::int64_t>::max(), ok_last = 0;
-  bool replayed = false;
   {
     std::vector<std::jthread> pool;
     for (std::size_t w = 0; w < slots; ++w) {
-      pool.emplace_back([&] {
-        std::unique_ptr<client::Client> cl = make(root);
-        while (cl != nullptr && !stop_.stop_requested() && !halt.load()) {
-          const std::size_t idx = next.fetch_add(1);
-          if (idx >= n) {
-            break;
-          }
-          const std::int64_t due = start_ns + offsets[idx];
-          if (!steady.SleepUntil(FromNanos(due), stop_)) {
-            break;
-          }
-          const std::int64_t now = NowNs();
-          if (until_ns > 0 && now >= until_ns) {
-            break;  // the load window closed: no session starts any more
-          }
-          RunSession(ctx, idx, *cl, so.rate > 0 ? now - due : 0);
-        }
-        std::lock_guard<std::mutex> lock(box.mu);
-        --box.running;
-        box.cv.notify_one();
-      });
+      pool.emplace_back([&] { RunSlot(ctx, make(root), offsets, start_ns, until_ns, next); });
     }
     for (;;) {
       std::deque<Finished> batch;
@@ -302,7 +305,7 @@ json Session::Sessions(const ProfileOptions& options) {
       }
       for (Finished& f : batch) {
         if (f.end) {
-          ended.push_back(std::move(*f.end));
+          t.ended.push_back(std::move(*f.end));
           continue;
         }
         const client::ChatResponse& r = f.r;
@@ -316,65 +319,37 @@ json Session::Sessions(const ProfileOptions& options) {
         TurnFact fact;
         json rec = SessionsRecord(r, scripts[f.session].label, f.turn, f.tool_round, f.user_tokens,
                                   f.think_ms, f.session, fact);
-        ++sent;
-        replayed = replayed || r.replayed;
+        ++t.sent;
+        t.replayed = t.replayed || r.replayed;
         if (fact.ok) {
-          ++ok;
-          tokens += std::max(0, fact.completion_tokens);
-          ok_first = std::min(ok_first, r.send_ns);
-          ok_last = std::max(ok_last, r.events.empty() ? r.done_ns : r.events.back().t_ns);
+          ++t.ok;
+          t.tokens += std::max(0, fact.completion_tokens);
+          t.ok_first = std::min(t.ok_first, r.send_ns);
+          t.ok_last = std::max(t.ok_last, r.events.empty() ? r.done_ns : r.events.back().t_ns);
         } else {
-          ++failed;
+          ++t.failed;
         }
         if (on_sample_) {
           on_sample_(rec);
         }
-        turns.push_back(std::move(fact));
+        t.turns.push_back(std::move(fact));
         records.push_back(std::move(rec));
       }
     }
   }  // joins the slots
-  requests_ += sent;
-  failed_ += failed;
-  completion_tokens_ += tokens;
-  if (ok > 0 && ok_last > ok_first) {
-    wall_time_s_ += static_cast<double>(ok_last - ok_first) / 1e9;
+  requests_ += t.sent;
+  failed_ += t.failed;
+  completion_tokens_ += t.tokens;
+  if (t.ok > 0 && t.ok_last > t.ok_first) {
+    wall_time_s_ += static_cast<double>(t.ok_last - t.ok_first) / 1e9;
   }
-  ObserveWindow(ok > 0 ? ok_first : 0, ok_last, tokens, replayed);
-  std::sort(ended.begin(), ended.end(),
-            [](const SessionFact& a, const SessionFact& b) { return a.session < b.session; });
-  long long finished = 0, failed_sessions = 0;
-  for (const SessionFact& s : ended) {
-    finished += s.status == "finished" ? 1 : 0;
-    failed_sessions += s.status == "failed" ? 1 : 0;
-  }
-  json out = {{"source", so.file.empty() ? json("synthetic") : json(so.file)},
-              {"sessions", n},
-              {"started", ended.size()},
-              {"finished", finished},
-              {"failed_sessions", failed_sessions},
-              {"session_concurrency", so.concurrency},
-              {"session_rate", so.rate > 0 ? json(so.rate) : json(nullptr)},
-              {"max_tool_rounds", so.max_tool_rounds},
-              {"system_prompt_tokens", !scripts.empty() && scripts.front().system_tokens >= 0
-                                           ? json(scripts.front().system_tokens)
-                                           : json(nullptr)},
-              {"keep_reasoning", so.keep_reasoning},
-              {"requests_sent", sent},
-              {"ok", ok},
-              {"failed", failed},
-              {"output_tok_s", ok > 0 && ok_last > ok_first
-                                   ? json(static_cast<double>(tokens) /
-                                          (static_cast<double>(ok_last - ok_first) / 1e9))
-                                   : json(nullptr)},
-              {"turns", TurnsJson(turns)},
-              {"session_totals", SessionTotalsJson(ended)},
-              {"per_session", PerSessionJson(ended)},
-              {"requests", std::move(records)}};
+  ObserveWindow(t.ok > 0 ? t.ok_first : 0, t.ok_last, t.tokens, t.replayed);
+  json out = SessionsJson(so, n, scripts.empty() ? -1 : scripts.front().system_tokens, t,
+                          std::move(records));
   AttachResources(out);
   if (on_progress_) {
-    on_progress_(fmt::format("sessions: {} of {} finished, {} requests, {} failed", finished, n,
-                             sent, failed));
+    on_progress_(fmt::format("sessions: {} of {} finished, {} requests, {} failed",
+                             out["finished"].get<long long>(), n, t.sent, t.failed));
   }
   return out;
 }

@@ -1,10 +1,12 @@
 #include "perf/sessions_summary.h"
 
+#include <algorithm>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "perf/profiles.h"
+#include "perf/sessions.h"
 
 namespace sb::perf {
 
@@ -103,6 +105,38 @@ json SessionTotalsJson(const std::vector<SessionFact>& sessions) {
           {"turns", Stats(turns)},
           {"tool_rounds", Stats(rounds)},
           {"completion_tokens", Stats(tokens)}};
+}
+
+json SessionsJson(const SessionsOptions& so, std::size_t planned, int system_tokens,
+                  SessionsTally& t, json records) {
+  std::sort(t.ended.begin(), t.ended.end(),
+            [](const SessionFact& a, const SessionFact& b) { return a.session < b.session; });
+  long long finished = 0, failed_sessions = 0;
+  for (const SessionFact& s : t.ended) {
+    finished += s.status == "finished" ? 1 : 0;
+    failed_sessions += s.status == "failed" ? 1 : 0;
+  }
+  const bool timed = t.ok > 0 && t.ok_last > t.ok_first;
+  return {{"source", so.file.empty() ? json("synthetic") : json(so.file)},
+          {"sessions", planned},
+          {"started", t.ended.size()},
+          {"finished", finished},
+          {"failed_sessions", failed_sessions},
+          {"session_concurrency", so.concurrency},
+          {"session_rate", so.rate > 0 ? json(so.rate) : json(nullptr)},
+          {"max_tool_rounds", so.max_tool_rounds},
+          {"system_prompt_tokens", system_tokens >= 0 ? json(system_tokens) : json(nullptr)},
+          {"keep_reasoning", so.keep_reasoning},
+          {"requests_sent", t.sent},
+          {"ok", t.ok},
+          {"failed", t.failed},
+          {"output_tok_s", timed ? json(static_cast<double>(t.tokens) /
+                                        (static_cast<double>(t.ok_last - t.ok_first) / 1e9))
+                                 : json(nullptr)},
+          {"turns", TurnsJson(t.turns)},
+          {"session_totals", SessionTotalsJson(t.ended)},
+          {"per_session", PerSessionJson(t.ended)},
+          {"requests", std::move(records)}};
 }
 
 }  // namespace sb::perf

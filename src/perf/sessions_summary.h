@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +36,23 @@ struct SessionFact {
   double total_ms = 0;      // first send -> last token of its last request
   double start_lag_ms = 0;  // open loop: how late it started against its schedule
 };
+
+// What the calling thread gathers as a sessions run's requests finish.
+struct SessionsTally {
+  long long ok = 0, failed = 0, tokens = 0, sent = 0;
+  std::int64_t ok_first = std::numeric_limits<std::int64_t>::max(), ok_last = 0;
+  bool replayed = false;
+  std::vector<TurnFact> turns;
+  std::vector<SessionFact> ended;
+};
+
+struct SessionsOptions;
+
+// perf.sessions (docs/results-schema.md) but its "resources": the options, the counts, the
+// summaries of TurnsJson, SessionTotalsJson and PerSessionJson, and `records` as "requests".
+// system_tokens: the synthetic system prompt's count (-1: none or not counted).
+nlohmann::json SessionsJson(const SessionsOptions& so, std::size_t planned, int system_tokens,
+                            SessionsTally& tally, nlohmann::json records);
 
 // [{"turn", "requests", "failed", "tool_round_requests", "prompt_tokens", "cached_tokens",
 //   "ttft_ms", "itl_ms", "e2e_ms"}] by turn index; each statistics object without its values;

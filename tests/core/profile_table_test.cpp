@@ -40,7 +40,8 @@ TEST(ProfileTable, RateIsNotInTheDefaultRunNorInSuites) {
   const ProfileSpec& rate = Profile(ProfileId::kRate);
   EXPECT_FALSE(rate.in_default_run);
   EXPECT_FALSE(rate.in_suites);
-  EXPECT_EQ(ProfileNameList(), "decode, concurrency, max-tokens, ttft, context, rate, replay");
+  EXPECT_EQ(ProfileNameList(),
+            "decode, concurrency, max-tokens, ttft, context, rate, replay, sessions");
   EXPECT_EQ(ProfileNameList(/*suites_only=*/true),
             "decode, concurrency, max-tokens, ttft, context");
   EXPECT_NE(rate.flags.find("--rates"), std::string_view::npos);
