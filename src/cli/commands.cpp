@@ -22,6 +22,7 @@
 #include "cli/merge_command.h"
 #include "cli/resume_args.h"
 #include "cli/roofline_command.h"
+#include "cli/sessions_options.h"
 #include "cli/signals.h"
 #include "cli/sim_command.h"
 #include "cli/store_command.h"
@@ -291,10 +292,13 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
       [&c](double d) {
         c.profile.rate.duration_s = d;
         c.profile.level_duration_s = d;
+        c.profile.sessions.duration_s = d;
       },
       "rate: arrivals during this many seconds per rate instead of --requests; concurrency: "
-      "keep N in flight for this many seconds per level");
+      "keep N in flight for this many seconds per level; sessions: no session starts after "
+      "this many seconds");
   AddReplayOptions(cmd, c.profile.replay);
+  AddSessionsOptions(cmd, c.profile.sessions, c.profile.images);
   cmd->add_option_function<std::string>(
          "--input-tokens",
          [&c](const std::string& text) {
@@ -328,8 +332,8 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
         c.profile.output_lengths = std::move(spec).value();
       },
       "Forced output tokens per request drawn from N, uniform:A-B, normal:MEAN,SD, "
-      "lognormal:MEDIAN,SIGMA or file:PATH (decode, concurrency, rate; seeded by --seed; "
-      "instead of --tokens / --rate-tokens)");
+      "lognormal:MEDIAN,SIGMA or file:PATH (decode, concurrency, rate, synthetic sessions; "
+      "seeded by --seed; instead of --tokens / --rate-tokens)");
   AddRecordOptions(cmd, c.store);
 }
 

@@ -133,6 +133,10 @@ void AddSimOptions(CLI::App* cmd, SimCommand& c) {
       ->capture_default_str();
   cmd->add_option("--block-tokens", o.block_tokens, "Prefix cache block size in tokens")
       ->capture_default_str();
+  cmd->add_option("--tool-call-probability", o.tool_call_probability,
+                  "A request that offers tools calls one of them with this probability "
+                  "(deterministic with --seed and the messages; 0 = never)")
+      ->capture_default_str();
   cmd->add_option("--max-model-len", o.max_model_len, "Context window in tokens")
       ->capture_default_str();
   cmd->add_option("--answers", c.answers,

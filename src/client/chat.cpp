@@ -382,6 +382,12 @@ std::string BuildChatBody(const ChatParams& params, ServerKind kind) {
     messages.push_back(std::move(msg));
   }
   body["messages"] = std::move(messages);
+  if (!params.messages_json.empty()) {
+    ordered_json given = ordered_json::parse(params.messages_json, nullptr, false);
+    if (!given.is_discarded() && given.is_array()) {
+      body["messages"] = std::move(given);
+    }
+  }
 
   // Output length. Every server honours max_tokens (llama.cpp b4748 ignores
   // max_completion_tokens); the OpenAI-style servers also get the newer name.

@@ -47,6 +47,10 @@ struct ChatParams {
   // Extra fields merged into the body last (a JSON object as text) with JSON merge-patch rules
   // (RFC 7396): objects merge key by key, other values replace, null deletes a field.
   std::string extra_body_json;
+  // When non-empty: the whole `messages` array as JSON text, sent instead of `messages` (a
+  // conversation's history with assistant tool calls and tool messages: perf's sessions). Text
+  // that is not a valid JSON array is not used.
+  std::string messages_json;
 };
 
 // The JSON body for POST /v1/chat/completions. Streaming bodies always carry

@@ -7,7 +7,7 @@ namespace sb {
 namespace {
 
 // clang-format off
-constexpr std::array<ProfileSpec, 7> kProfiles = {{
+constexpr std::array<ProfileSpec, 8> kProfiles = {{
     {ProfileId::kDecode, "decode", "decode", "runs", "", "",
      true, true, "single-stream decode speed, TTFT excluded (median of --runs)", ""},
     {ProfileId::kConcurrency, "concurrency", "concurrency", "levels", "concurrency", "streams",
@@ -26,6 +26,11 @@ constexpr std::array<ProfileSpec, 7> kProfiles = {{
     {ProfileId::kReplay, "replay", "replay", "classes", "class", "class",
      false, false, "a request trace (Mooncake, BurstGPT, Azure, JSONL) replayed on its own clock",
      "--trace,--trace-format,--time-scale,--block-tokens"},
+    {ProfileId::kSessions, "sessions", "sessions", "turns", "turn", "turn",
+     false, false, "multi-turn conversations and tool-calling agent loops with think time",
+     "--sessions,--turns,--turn-input-tokens,--system-prompt-tokens,--think-ms,"
+     "--session-concurrency,--session-rate,--max-sessions,--max-tool-rounds,"
+     "--tool-result-tokens,--keep-reasoning"},
 }};
 // clang-format on
 

@@ -12,7 +12,16 @@
 
 namespace sb {
 
-enum class ProfileId { kDecode, kConcurrency, kMaxTokens, kTtft, kContext, kRate, kReplay };
+enum class ProfileId {
+  kDecode,
+  kConcurrency,
+  kMaxTokens,
+  kTtft,
+  kContext,
+  kRate,
+  kReplay,
+  kSessions
+};
 
 struct ProfileSpec {
   ProfileId id;

@@ -8,6 +8,7 @@
 // Thread safety: every function may be called from any thread (the cache is guarded).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -63,6 +64,10 @@ void SetCacheDir(const std::filesystem::path& dir);
 // manifest.json ({"schema": "servebench.assets/1", "assets": [{name, kind, mime, file, bytes,
 // sha256, description, truth}]}). kIo error naming the path on failure.
 Result<void> WriteCatalogue(const std::filesystem::path& dir);
+
+// A width x height PNG for multimodal load (load_image.cpp): shapes placed by `seed`, so images
+// of different seeds differ. kUsage error for a side outside [1, 8192].
+Result<Asset> LoadImage(int width, int height, std::uint64_t seed);
 
 // "data:<mime>;base64,<...>" of the asset's bytes.
 std::string DataUri(const Asset& asset);

@@ -224,7 +224,7 @@ client::ChatParams Session::LoadParams(const ProfileOptions& options, const std:
   client::ChatParams params = Params(options, "", max_tokens, true);
   if (size <= 0) {
     params.messages[0].content += task;
-    return params;
+    return WithImages(std::move(params));
   }
   const std::string prefix = params.messages[0].content;  // "[request N] "
   const std::uint64_t seed = 2000 + static_cast<std::uint64_t>(size);
@@ -260,6 +260,13 @@ client::ChatParams Session::LoadParams(const ProfileOptions& options, const std:
     Warn(fmt::format(
         "--input-tokens {}: the closest prompt the server's tokenizer allows is {} tokens{}.", size,
         *tokens, *tokens > size ? " (the fixed part of the prompt alone is longer)" : ""));
+  }
+  return WithImages(std::move(params));
+}
+
+client::ChatParams Session::WithImages(client::ChatParams params) const {
+  if (images_.per_request > 0 && !params.messages.empty()) {
+    params.messages.back().content_json = ImageContentJson(images_, params.messages.back().content);
   }
   return params;
 }

@@ -158,7 +158,13 @@ json RequestRecord(const client::ChatResponse& r, const std::string& profile,
 
 json Session::Record(const client::ChatResponse& r, const std::string& profile,
                      const std::string& label, bool warmup) const {
-  return RequestRecord(r, profile, label, t0_ns_, warmup);
+  json rec = RequestRecord(r, profile, label, t0_ns_, warmup);
+  if (images_.per_request > 0 && (profile == "decode" || profile == "concurrency" ||
+                                  profile == "rate" || profile == "sessions")) {
+    rec["images"] = images_.per_request;  // images.h: what each such request carried
+    rec["image_bytes"] = images_.bytes;
+  }
+  return rec;
 }
 
 std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParams> params,
@@ -312,6 +318,11 @@ std::chrono::milliseconds Session::AuxLimit(std::chrono::milliseconds usual) con
 }
 
 void Session::ObserveResponse(const client::ChatResponse& r) {
+  if (images_.per_request > 0) {
+    if (auto refused = ImageRefusal(r)) {
+      Warn(*refused);
+    }
+  }
   if (watch_.Observe(r)) {
     Warn(fmt::format("The server stopped answering: {}; the remaining requests were not sent.",
                      watch_.reason()));
@@ -433,6 +444,7 @@ json Session::Run(ProfileId id, const ProfileOptions& options) {
   }
   client_bound_ms_ = options.client_bound_ms;
   client_bound_ = ClientBoundNotes{};
+  images_ = options.images;
   auto run = [&]() -> json {
     switch (id) {
       case ProfileId::kDecode:
@@ -449,6 +461,8 @@ json Session::Run(ProfileId id, const ProfileOptions& options) {
         return Rate(options);
       case ProfileId::kReplay:
         return Replay(options);
+      case ProfileId::kSessions:
+        return Sessions(options);
     }
     return json::object();  // unreachable: -Wswitch names a profile without a case
   };

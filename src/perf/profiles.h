@@ -22,10 +22,12 @@
 #include "client/chat.h"
 #include "client/http_client.h"
 #include "core/profile_table.h"
+#include "perf/images.h"
 #include "perf/prometheus.h"
 #include "perf/replay.h"
 #include "perf/schedule.h"
 #include "perf/server_watch.h"
+#include "perf/sessions.h"
 #include "workload/length.h"
 
 namespace sb::perf {
@@ -91,8 +93,10 @@ struct ProfileOptions {
   // The client's first-byte limit (--first-byte-timeout-s). The context profile scales it with
   // the prompt: limit × max(1, prompt tokens / 8,000), so a 128K prefill gets 16× the limit.
   std::chrono::milliseconds first_byte_timeout{0};
-  RateOptions rate;      // the rate profile
-  ReplayOptions replay;  // the replay profile (replay.h)
+  RateOptions rate;          // the rate profile
+  ReplayOptions replay;      // the replay profile (replay.h)
+  SessionsOptions sessions;  // the sessions profile (sessions.h)
+  ImageLoad images;          // images in decode, concurrency, rate and sessions prompts (images.h)
   // Context scaling (context.cpp): prompt sizes in the server's tokens, the depth of the
   // question in the filler (0 = start, 1 = end), the answer budget, and whether to measure the
   // prefix-cached case too (each prompt sent a second time).
@@ -149,6 +153,8 @@ struct BatchLimits {
   bool preconnect = false;
 };
 
+struct TurnFact;  // sessions_summary.h
+
 class Session {
  public:
   Session(client::Client& client, SessionTarget target, SampleSink on_sample,
@@ -168,6 +174,8 @@ class Session {
   nlohmann::json Rate(const ProfileOptions& options);
   // Every request of a trace at its trace time (replay.h, replay.cpp).
   nlohmann::json Replay(const ProfileOptions& options);
+  // Multi-turn conversations and agent loops (sessions.h, sessions_run.cpp).
+  nlohmann::json Sessions(const ProfileOptions& options);
 
   // The results.json "summary" speed fields over every measured (non-warm-up) request so far.
   nlohmann::json Summary() const;
@@ -232,9 +240,19 @@ class Session {
   // A forced-length request whose prompt ends with `task`, options.input_tokens long when set.
   client::ChatParams LoadParams(const ProfileOptions& options, const std::string& task,
                                 int max_tokens);
+  // params with ProfileOptions::images added to its last message (images.h).
+  client::ChatParams WithImages(client::ChatParams params) const;
   void WarmUp(const ProfileOptions& options);
   client::ChatParams Params(const ProfileOptions& options, const std::string& prompt,
                             int max_tokens, bool force);
+  // The sessions profile's scripts (sessions.cpp): the file's, or synthetic ones fitted to the
+  // server's tokenizer; a text of `tokens` tokens after `head` and its count (-1: not counted).
+  std::vector<SessionScript> SessionScripts(const ProfileOptions& options);
+  std::pair<std::string, int> FitText(const std::string& head, int tokens, std::uint64_t seed,
+                                      int overhead);
+  nlohmann::json SessionsRecord(const client::ChatResponse& r, const std::string& label, int turn,
+                                int tool_round, int user_tokens, double think_ms,
+                                std::size_t session, TurnFact& fact) const;
   nlohmann::json RatePoint(const ProfileOptions& options, double rate_rps,
                            const std::string& phase);
   nlohmann::json Record(const client::ChatResponse& r, const std::string& profile,
@@ -279,6 +297,7 @@ class Session {
   std::function<void(const client::ChatResponse&)> event_hook_;
   double client_bound_ms_ = 1.0;  // ProfileOptions::client_bound_ms of Run()
   std::shared_ptr<const nlohmann::json> last_self_check_;  // the latest batch's
+  ImageLoad images_;  // ProfileOptions::images of Run(): records say what a request carried
 
   struct ClientBoundNotes {
     int checked = 0;                         // measured batches checked in this profile

@@ -29,6 +29,9 @@ std::string ResourcesSection(const nlohmann::json& results, int& charts);
 // the charts written.
 std::string SpeedSections(const nlohmann::json& results, int& charts);
 
+// The sessions profile's chart, TTFT by turn index (html_sessions.cpp), as a <section>.
+std::string SessionsSection(const nlohmann::json& sessions, int& charts);
+
 // The page's stylesheet (light and dark palettes, print rules).
 std::string_view Stylesheet();
 

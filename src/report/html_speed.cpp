@@ -420,6 +420,9 @@ std::string SpeedSections(const json& r, int& charts) {
     if (const json* rt = Object(*perf, {"rate"})) {
       out += Rate(*rt, charts);
     }
+    if (const json* ss = Object(*perf, {"sessions"})) {
+      out += SessionsSection(*ss, charts);
+    }
   }
   if (const json* s = Object(r, {"spec_decode"})) {
     out += Spec(*s, Object(r, {"perf"}), charts);

@@ -14,6 +14,7 @@
 #include "core/profile_table.h"
 #include "report/format.h"
 #include "report/markdown_replay.h"
+#include "report/markdown_sessions.h"
 #include "report/markdown_tails.h"
 #include "report/table.h"
 
@@ -420,6 +421,8 @@ void RenderProfile(ProfileId id, const json& s, std::string& out) {
       return RenderRate(s, out);
     case ProfileId::kReplay:
       return RenderReplay(s, out);
+    case ProfileId::kSessions:
+      return RenderSessions(s, out);
   }
 }
 

@@ -12,6 +12,7 @@
 #include "client/http_client.h"
 #include "core/profile_table.h"
 #include "core/progress.h"
+#include "media/media.h"
 
 namespace sb::run {
 
@@ -159,6 +160,30 @@ std::vector<std::string> UnreadFlagWarnings(const Plan& c) {
   return warnings;
 }
 
+// --images-per-request: the images every loaded prompt carries, made now (images.h).
+static Result<void> MakeLoadImages(perf::ImageLoad& images) {
+  if (images.per_request < 0 || images.per_request > 64) {
+    return MakeError(
+        ErrorCode::kUsage,
+        fmt::format("--images-per-request must be in [0, 64], got {}", images.per_request));
+  }
+  const auto size = perf::ParseImageSize(images.size);
+  if (!size) {
+    return size.error();
+  }
+  images.data_uris.clear();
+  images.bytes = 0;
+  for (int i = 0; i < images.per_request; ++i) {
+    auto image = media::LoadImage(size->first, size->second, static_cast<std::uint64_t>(i) + 1);
+    if (!image) {
+      return image.error();
+    }
+    images.bytes += image->bytes.size();
+    images.data_uris.push_back(media::DataUri(image.value()));
+  }
+  return {};
+}
+
 Result<void> CheckPlan(Plan& c, const scaleout::EnvLookup& env) {
   if (auto mode = ParseProgressMode(c.progress, false); !mode) {
     return mode.error();
@@ -255,11 +280,25 @@ Result<void> CheckPlan(Plan& c, const scaleout::EnvLookup& env) {
       return ok.error();
     }
   }
-  if (std::find(c.profiles.begin(), c.profiles.end(), "rate") != c.profiles.end()) {
+  if (auto ok = MakeLoadImages(c.profile.images); !ok) {
+    return ok.error();
+  }
+  const bool sessions =
+      std::find(c.profiles.begin(), c.profiles.end(), "sessions") != c.profiles.end();
+  if (sessions) {
+    // The session file is read now: a bad line stops the run before anything is sent.
+    if (auto ok = perf::PrepareSessions(c.profile.sessions); !ok) {
+      return ok.error();
+    }
+  }
+  const bool rate = std::find(c.profiles.begin(), c.profiles.end(), "rate") != c.profiles.end();
+  if (rate) {
     if (auto ok = perf::ValidateRateOptions(c.profile.rate); !ok) {
       return ok.error();
     }
-    // --max-concurrency runs one client per slot, each made like the main one.
+  }
+  if (rate || sessions) {
+    // --max-concurrency and the session slots run one client each, made like the main one.
     c.profile.rate.new_client = [t = c.target](const std::string& root) {
       auto key = ResolveApiKey(t);
       return std::make_unique<client::Client>(

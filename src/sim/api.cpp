@@ -10,6 +10,7 @@
 #include "sim/chunks.h"
 #include "sim/prefix_cache.h"
 #include "sim/tokenizer.h"
+#include "sim/tool_calls.h"
 
 namespace sb::sim {
 namespace {
@@ -388,6 +389,12 @@ std::variant<ChatRequest, Reply> ParseChatRequest(std::string_view body,
   }
   if (const SimAnswer* answer = FindAnswer(scan.texts, options)) {
     ApplyAnswer(*answer, req);
+  } else if (auto call = DrawToolCall(j.value("tools", json()), options.tool_call_probability,
+                                      options.seed, scan.hash)) {
+    SimAnswer drawn;  // a generated tool call (tool_calls.h), streamed like a scripted one
+    drawn.tool_calls.push_back(std::move(*call));
+    ApplyAnswer(drawn, req);
+    req.scripted = false;
   } else {
     for (auto it = scan.texts.rbegin(); it != scan.texts.rend(); ++it) {
       if (auto product = ArithmeticAnswer(*it)) {

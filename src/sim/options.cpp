@@ -126,6 +126,10 @@ Result<void> Validate(const SimOptions& o) {
   if (o.block_tokens < 1 || o.block_tokens > 1 << 20) {
     return Bad("block_tokens must be in [1, 1048576], got " + std::to_string(o.block_tokens));
   }
+  if (!(o.tool_call_probability >= 0 && o.tool_call_probability <= 1)) {
+    return Bad("tool_call_probability must be in [0, 1], got " +
+               std::to_string(o.tool_call_probability));
+  }
   for (const SimAnswer& a : o.answers) {
     if (!a.fault.empty() && !ParseFault(a.fault)) {
       return Bad("answer fault must be " + std::string(kFaultList) + ", got '" + a.fault + "'");

@@ -89,6 +89,9 @@ struct SimOptions {
   // 0 = off (no prompt_tokens_details in usage).
   int prefix_cache_tokens = 0;
   int block_tokens = 16;
+  // A request that offers `tools` and has no scripted answer calls one of them with this
+  // probability (tool_calls.h; deterministic with the seed and the messages). 0 = never.
+  double tool_call_probability = 0.0;
   // Scripted answers, matched by the request's text (see SimAnswer). The first match wins.
   std::vector<SimAnswer> answers;
 };

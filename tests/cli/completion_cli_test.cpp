@@ -69,7 +69,8 @@ using Words = std::vector<std::string>;
 
 TEST_F(CompletionCliTest, ProfileValues) {
   EXPECT_EQ(Complete({"perf", "--profile", ""}),
-            (Words{"concurrency", "context", "decode", "max-tokens", "rate", "replay", "ttft"}));
+            (Words{"concurrency", "context", "decode", "max-tokens", "rate", "replay", "sessions",
+                   "ttft"}));
   EXPECT_EQ(Complete({"perf", "--profile", "c"}), (Words{"concurrency", "context"}));
   Words run = Complete({"run", "--profiles", ""});
   EXPECT_NE(std::find(run.begin(), run.end(), "decode"), run.end());

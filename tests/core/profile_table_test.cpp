@@ -22,7 +22,7 @@ TEST(ProfileTable, EveryIdHasOneEntryAndEveryNameAndKeyIsUnique) {
     EXPECT_FALSE(p.summary.empty()) << p.name;
     EXPECT_EQ(p.dim.empty(), p.dim_unit.empty()) << p.name;
   }
-  EXPECT_EQ(ids.size(), static_cast<std::size_t>(ProfileId::kReplay) + 1);
+  EXPECT_EQ(ids.size(), static_cast<std::size_t>(ProfileId::kSessions) + 1);
 }
 
 TEST(ProfileTable, NamesAndResultKeysFindTheSameProfileAndNothingElseDoes) {
@@ -40,7 +40,8 @@ TEST(ProfileTable, RateIsNotInTheDefaultRunNorInSuites) {
   const ProfileSpec& rate = Profile(ProfileId::kRate);
   EXPECT_FALSE(rate.in_default_run);
   EXPECT_FALSE(rate.in_suites);
-  EXPECT_EQ(ProfileNameList(), "decode, concurrency, max-tokens, ttft, context, rate, replay");
+  EXPECT_EQ(ProfileNameList(),
+            "decode, concurrency, max-tokens, ttft, context, rate, replay, sessions");
   EXPECT_EQ(ProfileNameList(/*suites_only=*/true),
             "decode, concurrency, max-tokens, ttft, context");
   EXPECT_NE(rate.flags.find("--rates"), std::string_view::npos);
