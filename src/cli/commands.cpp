@@ -176,7 +176,8 @@ void AddRateOptions(CLI::App* cmd, perf::RateOptions& rate) {
            }
            rate.slo = slo.value();
          },
-         "rate: objectives from the scheduled send, e.g. ttft_ms=500,tpot_ms=50,e2e_ms=5000")
+         "rate: objectives from the scheduled send, e.g. ttft_ms=500,tpot_ms=50,e2e_ms=5000; "
+         "with --fail-on-slo also each concurrency level's (from its send)")
       ->delimiter(',');
   cmd->add_option("--slo-fraction", rate.slo_fraction,
                   "rate: share of good requests a rate needs to meet the SLOs")
@@ -201,6 +202,26 @@ void AddRateOptions(CLI::App* cmd, perf::RateOptions& rate) {
                   "rate: at most N requests in flight; later arrivals wait in the client (the "
                   "wait counts from the scheduled time); 0 = no cap")
       ->capture_default_str();
+}
+
+// The SLO gate (run/slo_gate.h, docs/load.md "The SLO gate").
+void AddSloGateOptions(CLI::App* cmd, run::SloGateArgs& g) {
+  cmd->add_flag("--fail-on-slo", g.fail_on_slo,
+                "Exit 1 (after writing every result) when --slo is not met: a concurrency "
+                "level or rate point meets it when --slo-fraction of its requests are good; "
+                "checked at every level and rate measured unless --slo-at names one");
+  cmd->add_option_function<std::string>(
+      "--slo-at",
+      [&g](const std::string& text) {
+        auto at = run::ParseSloAt(text);
+        if (!at) {
+          throw CLI::ValidationError(at.error().message);
+        }
+        g.at = at.value();
+        g.at_text = text;
+      },
+      "--fail-on-slo: check only here: concurrency=N (a --levels level) or rate=R (a --rates "
+      "rate, req/s)");
 }
 
 // The resource sampler (docs/metrics.md "Resources").
@@ -267,6 +288,7 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
                   "then it stops sending and writes what was measured (status interrupted, "
                   "exit 3)");
   AddRateOptions(cmd, c.profile.rate);
+  AddSloGateOptions(cmd, c.slo_gate);
   // Shared by rate (open loop) and concurrency (closed loop, only when given).
   cmd->add_option_function<int>(
          "--requests",
