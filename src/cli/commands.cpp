@@ -34,6 +34,7 @@
 #include "perf/profiles.h"
 #include "report/compare.h"
 #include "report/compare_charts.h"
+#include "report/compare_gates.h"
 #include "report/format.h"
 #include "report/html.h"
 #include "report/run_dir.h"
@@ -354,7 +355,8 @@ struct CompareCommand {
   std::vector<std::string> labels;
   std::string out;
   std::string format = "md";
-  std::string store;  // the run store the bridge check reads
+  std::string store;           // the run store the bridge check reads
+  std::string max_regression;  // --max-regression (report/compare_gates.h)
 };
 
 int RunCompare(const CompareCommand& c) {
@@ -376,10 +378,21 @@ int RunCompare(const CompareCommand& c) {
   if (!c.labels.empty() && c.labels.size() != c.runs.size()) {
     return Fail(MakeError(ErrorCode::kUsage, "--label must be given once per run, or not at all"));
   }
-  auto text = report::Compare(runs, c.labels, format.value());
-  if (!text) {
-    return Fail(text.error());
+  auto built = report::BuildComparison(runs, c.labels);
+  if (!built) {
+    return Fail(built.error());
   }
+  std::optional<report::GateResult> gate;
+  if (!c.max_regression.empty()) {
+    auto limits = report::ParseMaxRegression(c.max_regression);
+    auto judged = limits ? report::ApplyRegressionGate(*built, *limits)
+                         : Result<report::GateResult>(limits.error());
+    if (!judged) {
+      return Fail(judged.error());
+    }
+    gate = std::move(judged).value();
+  }
+  Result<std::string> text = report::RenderComparison(*built, *format, gate ? &*gate : nullptr);
   // The bridge check (docs/store.md): after a Markdown table on stdout, else on stderr.
   const bool md_stdout = (c.out.empty() || c.out == "-") && c.format == "md";
   for (const auto& line : CompareBridgeLines(c.runs, c.store)) {
@@ -388,7 +401,12 @@ int RunCompare(const CompareCommand& c) {
       std::fprintf(stderr, "%s\n", line.c_str());
     }
   }
-  return WriteOut(c.out, *text);
+  const int written = WriteOut(c.out, *text);
+  if (written != kExitOk || !gate) {
+    return written;
+  }
+  std::fprintf(stderr, "servebench: %s\n", gate->summary.c_str());
+  return gate->failed ? run::kExitGate : kExitOk;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -495,6 +513,10 @@ CLI::App* AddCompareCommand(CLI::App& app, CompareCommand& c) {
       ->capture_default_str();
   cmd->add_option("--label", c.labels, "Column label per run (repeat in order)");
   cmd->add_option("--store", c.store, "Run store for the bridge check (docs/store.md)");
+  cmd->add_option("--max-regression", c.max_regression,
+                  "Exit 1 when a run is worse than the first (the base) by more than PCT and "
+                  "outside the noise (95% CI excludes 1): 5% gates every row with an interval; "
+                  "decode=3%,ttft_p99=10% gates those rows (docs/compare.md)");
   return cmd;
 }
 

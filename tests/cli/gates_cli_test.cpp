@@ -46,6 +46,34 @@ class TempDir {
   fs::path path_;
 };
 
+// A `servebench sim` child and its base URL.
+class Sim {
+ public:
+  explicit Sim(std::vector<std::string> extra) {
+    std::vector<std::string> argv = {kBin, "sim", "--port", "0", "--ttft-ms", "10"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    child_ = std::make_unique<testing::Child>(argv);
+    const std::string line = child_->ReadLine();
+    const std::string prefix = "listening on ";
+    if (line.rfind(prefix, 0) == 0) {
+      url_ = line.substr(prefix.size());
+    }
+  }
+
+  const std::string& url() const { return url_; }
+
+ private:
+  std::unique_ptr<testing::Child> child_;
+  std::string url_;
+};
+
+// A decode-profile run of 7 requests against `url` into `out`.
+void Decode(const std::string& url, const fs::path& out) {
+  ProcessResult r = RunProcess({kBin, "perf", "--endpoint", url, "--profile", "decode", "--tokens",
+                                "64", "--runs", "7", "--out", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+}
+
 ProcessResult Perf(const fs::path& out, std::vector<std::string> extra) {
   std::vector<std::string> argv = {kBin, "perf", "--out", out.string()};
   argv.insert(argv.end(), extra.begin(), extra.end());
@@ -125,6 +153,91 @@ TEST(SloGateCliTest, BadGateFlagsAreUsageErrors) {
                               "--slo-at", "level=2"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("expected concurrency=N or rate=R"), std::string::npos) << r.err;
+}
+
+// ---- compare --max-regression ------------------------------------------------------------
+
+// Two decode runs: 200 tok/s (itl 5 ms) and 100 tok/s (itl 10 ms), written once.
+class CompareGateCliTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    {
+      Sim fast({"--itl-ms", "5", "--jitter-ms", "1", "--seed", "3"});
+      ASSERT_FALSE(fast.url().empty());
+      Decode(fast.url(), dir_->path() / "fast");
+      Decode(fast.url(), dir_->path() / "fast2");
+    }
+    Sim slow({"--itl-ms", "10", "--jitter-ms", "1"});
+    ASSERT_FALSE(slow.url().empty());
+    Decode(slow.url(), dir_->path() / "slow");
+  }
+
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  static std::string Dir(const char* name) { return (dir_->path() / name).string(); }
+
+  static ProcessResult Compare(std::vector<std::string> args) {
+    std::vector<std::string> argv = {kBin, "compare"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProcess(argv);
+  }
+
+  static TempDir* dir_;
+};
+
+TempDir* CompareGateCliTest::dir_ = nullptr;
+
+TEST_F(CompareGateCliTest, HalfTheSpeedFailsAndTheTableSaysWhich) {
+  ProcessResult r = Compare({Dir("fast"), Dir("slow"), "--max-regression", "5%"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  std::string line = r.out.substr(r.out.find("| Decode speed (median)"));
+  line = line.substr(0, line.find('\n'));
+  EXPECT_NE(line.find("— ✗ gate: sim-model (slow) "), std::string::npos) << line;
+  EXPECT_NE(line.find("% worse (limit 5%)"), std::string::npos) << line;
+  EXPECT_NE(r.out.find("Regression gate (--max-regression 5%): FAILED, 1 of 1 check: Decode"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.err.find("servebench: Regression gate (--max-regression 5%): FAILED"),
+            std::string::npos)
+      << r.err;
+  // The HTML table and the JSON document carry it too.
+  ProcessResult html =
+      Compare({Dir("fast"), Dir("slow"), "--max-regression", "5%", "--format", "html"});
+  EXPECT_EQ(html.exit_code, 1);
+  EXPECT_NE(html.out.find("✗ gate: sim-model (slow)"), std::string::npos);
+  ProcessResult js =
+      Compare({Dir("fast"), Dir("slow"), "--max-regression", "5%", "--format", "json"});
+  ASSERT_EQ(js.exit_code, 1);
+  const json gate = json::parse(js.out)["gate"];
+  EXPECT_EQ(gate["failed"], true);
+  ASSERT_EQ(gate["checks"].size(), 1u);
+  EXPECT_EQ(gate["checks"][0]["key"], "decode_tok_s");
+  EXPECT_NEAR(gate["checks"][0]["worse_pct"].get<double>(), 50.0, 5.0);
+  // The faster run as the new one is no regression: the direction is the row's.
+  EXPECT_EQ(Compare({Dir("slow"), Dir("fast"), "--max-regression", "5%"}).exit_code, 0);
+}
+
+TEST_F(CompareGateCliTest, TwoRunsOfOneSimulatorPass) {
+  ProcessResult r = Compare({Dir("fast"), Dir("fast2"), "--max-regression", "5%"});
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("Regression gate (--max-regression 5%): passed"), std::string::npos);
+  EXPECT_EQ(r.out.find("✗ gate"), std::string::npos);
+}
+
+TEST_F(CompareGateCliTest, PerMetricLimitsAndBadNames) {
+  EXPECT_EQ(Compare({Dir("fast"), Dir("slow"), "--max-regression", "decode=60%"}).exit_code, 0);
+  EXPECT_EQ(Compare({Dir("fast"), Dir("slow"), "--max-regression", "60%,decode=3%"}).exit_code, 1);
+  EXPECT_EQ(Compare({Dir("fast"), Dir("slow"), "--max-regression", "decode_tok_s=3"}).exit_code, 1);
+  ProcessResult bad = Compare({Dir("fast"), Dir("slow"), "--max-regression", "nosuch=3%"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("'nosuch' names no row of this comparison"), std::string::npos) << bad.err;
+  bad = Compare({Dir("fast"), Dir("slow"), "--max-regression", "five"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("expected PCT (e.g. 5%)"), std::string::npos) << bad.err;
 }
 
 }  // namespace
