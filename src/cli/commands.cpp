@@ -35,6 +35,7 @@
 #include "perf/profiles.h"
 #include "report/compare.h"
 #include "report/compare_charts.h"
+#include "report/compare_gates.h"
 #include "report/format.h"
 #include "report/html.h"
 #include "report/run_dir.h"
@@ -177,7 +178,8 @@ void AddRateOptions(CLI::App* cmd, perf::RateOptions& rate) {
            }
            rate.slo = slo.value();
          },
-         "rate: objectives from the scheduled send, e.g. ttft_ms=500,tpot_ms=50,e2e_ms=5000")
+         "rate: objectives from the scheduled send, e.g. ttft_ms=500,tpot_ms=50,e2e_ms=5000; "
+         "with --fail-on-slo also each concurrency level's (from its send)")
       ->delimiter(',');
   cmd->add_option("--slo-fraction", rate.slo_fraction,
                   "rate: share of good requests a rate needs to meet the SLOs")
@@ -202,6 +204,26 @@ void AddRateOptions(CLI::App* cmd, perf::RateOptions& rate) {
                   "rate: at most N requests in flight; later arrivals wait in the client (the "
                   "wait counts from the scheduled time); 0 = no cap")
       ->capture_default_str();
+}
+
+// The SLO gate (run/slo_gate.h, docs/load.md "The SLO gate").
+void AddSloGateOptions(CLI::App* cmd, run::SloGateArgs& g) {
+  cmd->add_flag("--fail-on-slo", g.fail_on_slo,
+                "Exit 1 (after writing every result) when --slo is not met: a concurrency "
+                "level or rate point meets it when --slo-fraction of its requests are good; "
+                "checked at every level and rate measured unless --slo-at names one");
+  cmd->add_option_function<std::string>(
+      "--slo-at",
+      [&g](const std::string& text) {
+        auto at = run::ParseSloAt(text);
+        if (!at) {
+          throw CLI::ValidationError(at.error().message);
+        }
+        g.at = at.value();
+        g.at_text = text;
+      },
+      "--fail-on-slo: check only here: concurrency=N (a --levels level) or rate=R (a --rates "
+      "rate, req/s)");
 }
 
 // The resource sampler (docs/metrics.md "Resources").
@@ -277,6 +299,7 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
                   "then it stops sending and writes what was measured (status interrupted, "
                   "exit 3)");
   AddRateOptions(cmd, c.profile.rate);
+  AddSloGateOptions(cmd, c.slo_gate);
   // Shared by rate (open loop) and concurrency (closed loop, only when given).
   cmd->add_option_function<int>(
          "--requests",
@@ -345,7 +368,8 @@ struct CompareCommand {
   std::vector<std::string> labels;
   std::string out;
   std::string format = "md";
-  std::string store;  // the run store the bridge check reads
+  std::string store;           // the run store the bridge check reads
+  std::string max_regression;  // --max-regression (report/compare_gates.h)
 };
 
 int RunCompare(const CompareCommand& c) {
@@ -368,10 +392,22 @@ int RunCompare(const CompareCommand& c) {
   if (!c.labels.empty() && c.labels.size() != c.runs.size()) {
     return Fail(MakeError(ErrorCode::kUsage, "--label must be given once per run, or not at all"));
   }
-  auto text = report::Compare(runs, c.labels, format.value());
-  if (!text) {
-    return Fail(text.error());
+  auto built = report::BuildComparison(runs, c.labels);
+  if (!built) {
+    return Fail(built.error());
   }
+  std::optional<report::GateResult> gate;
+  if (!c.max_regression.empty()) {
+    auto limits = report::ParseMaxRegression(c.max_regression);
+    auto judged = limits ? report::ApplyRegressionGate(*built, *limits)
+                         : Result<report::GateResult>(limits.error());
+    if (!judged) {
+      return Fail(judged.error());
+    }
+    gate = std::move(judged).value();
+  }
+  Result<std::string> text =
+      report::RenderComparison(runs, *built, *format, gate ? &*gate : nullptr);
   // The bridge check (docs/store.md): after a Markdown table on stdout, else on stderr.
   const bool md_stdout = (c.out.empty() || c.out == "-") && c.format == "md";
   for (const auto& line : CompareBridgeLines(c.runs, c.store)) {
@@ -380,7 +416,12 @@ int RunCompare(const CompareCommand& c) {
       std::fprintf(stderr, "%s\n", line.c_str());
     }
   }
-  return WriteOut(c.out, *text);
+  const int written = WriteOut(c.out, *text);
+  if (written != kExitOk || !gate) {
+    return written;
+  }
+  std::fprintf(stderr, "servebench: %s\n", gate->summary.c_str());
+  return gate->failed ? run::kExitGate : kExitOk;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -487,6 +528,10 @@ CLI::App* AddCompareCommand(CLI::App& app, CompareCommand& c) {
       ->capture_default_str();
   cmd->add_option("--label", c.labels, "Column label per run (repeat in order)");
   cmd->add_option("--store", c.store, "Run store for the bridge check (docs/store.md)");
+  cmd->add_option("--max-regression", c.max_regression,
+                  "Exit 1 when a run is worse than the first (the base) by more than PCT and "
+                  "outside the noise (95% CI excludes 1): 5% gates every row with an interval; "
+                  "decode=3%,ttft_p99=10% gates those rows (docs/compare.md)");
   return cmd;
 }
 

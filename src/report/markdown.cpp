@@ -15,6 +15,7 @@
 
 #include "report/failed_requests.h"
 #include "report/format.h"
+#include "report/markdown_gates.h"
 #include "report/markdown_speed.h"
 #include "report/suite_sections.h"
 #include "report/table.h"
@@ -516,6 +517,7 @@ std::string RenderMarkdown(const json& results) {
   RenderDemoScenario(results, out);
   RenderWarnings(results, out);
   RenderSummary(results, has_tests, out);
+  out += RenderGatesMarkdown(results);
   RenderSuiteNotes(results, out);
   if (!cats.empty()) {
     RenderCategories(cats, out);

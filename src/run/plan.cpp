@@ -140,6 +140,9 @@ std::vector<std::string> UnreadFlagWarnings(const Plan& c) {
   };
   std::vector<std::string> warnings;
   for (const std::string& flag : c.given_flags) {
+    if (c.slo_gate.fail_on_slo && (flag == "--slo" || flag == "--slo-fraction")) {
+      continue;  // the SLO gate reads them at every concurrency level too
+    }
     std::vector<std::string> readers;
     bool read = false;
     for (const ProfileSpec& p : Profiles()) {
@@ -199,6 +202,9 @@ Result<void> CheckPlan(Plan& c, const scaleout::EnvLookup& env) {
     return std::all_of(v.begin(), v.end(), [](int x) { return x > 0; });
   };
   auto usage = [](std::string text) { return MakeError(ErrorCode::kUsage, std::move(text)); };
+  if (auto ok = CheckSloGateArgs(c.slo_gate, c.profile.rate.slo); !ok) {
+    return ok;
+  }
   if (c.profile.tokens < 2) {
     return usage(fmt::format("--tokens must be at least 2 (got {})", c.profile.tokens));
   }

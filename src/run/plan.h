@@ -13,6 +13,7 @@
 #include "perf/profiles.h"
 #include "roofline/inputs.h"
 #include "run/sampling.h"
+#include "run/slo_gate.h"
 #include "run/suites.h"
 #include "run/target.h"
 #include "scaleout/shard.h"
@@ -61,6 +62,8 @@ struct Plan {
   std::optional<scaleout::WallTime> start_at_time;
   // --store / --no-store / --label / --tag: where the finished run is recorded (docs/store.md).
   store::StoreOptions store;
+  // --fail-on-slo / --slo-at: the SLO gate (run/slo_gate.h).
+  SloGateArgs slo_gate;
 };
 
 // `launch`: a matrix of recipes, each started, measured with the same options and stopped, then

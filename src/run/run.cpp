@@ -677,6 +677,10 @@ Result<int> RunState::Finish() {
   }
   StopServer();
   AddRoofline();
+  if (plan_.slo_gate.fail_on_slo) {  // judged before anything is written, so every output has it
+    results_["gates"]["slo"] = EvaluateSloGate(results_, plan_.profile.rate.slo,
+                                               plan_.profile.rate.slo_fraction, plan_.slo_gate.at);
+  }
   std::pair<const char*, int> outcome = Outcome();
   Result<void> written = WriteResults(outcome.first);
   if (written) {
@@ -700,7 +704,14 @@ Result<int> RunState::Finish() {
   if (code != kExitOk) {
     return code;
   }
-  return CheckGates(plan_.suite, results_["summary"]);
+  int gates = CheckGates(plan_.suite, results_["summary"]);
+  if (results_.contains("gates") && results_["gates"].contains("slo")) {
+    if (const std::string failed = SloGateConsole(results_["gates"]["slo"]); !failed.empty()) {
+      std::fprintf(stderr, "%s", failed.c_str());
+      gates = kExitGate;
+    }
+  }
+  return gates;
 }
 
 }  // namespace
