@@ -251,6 +251,13 @@ Result<void> CheckPlan(Plan& c, const EnvLookup& env) {
       return ok.error();
     }
   }
+  if (!c.profile.dataset.path.empty()) {
+    // The dataset is read now too: a bad line stops the run before anything is sent.
+    c.profile.dataset.max_requests = c.profile.replay.max_requests;
+    if (auto ok = perf::PrepareDataset(c.profile.dataset); !ok) {
+      return ok.error();
+    }
+  }
   if (std::find(c.profiles.begin(), c.profiles.end(), "rate") != c.profiles.end()) {
     if (auto ok = perf::ValidateRateOptions(c.profile.rate); !ok) {
       return ok.error();
