@@ -18,13 +18,24 @@ published); the contents are synthetic and seeded, so running this again writes 
   replay-1000.jsonl   1,000 requests (plain JSONL) at 200 req/s (Poisson), for the send-lag
                       measurement of docs/performance.md
   lengths.txt         one length per line (--input-tokens file:PATH)
+  sharegpt.json       ShareGPT, as ShareGPT_V3_unfiltered_cleaned_split.json (the file vllm bench
+                      serve reads): a JSON array (indent 2) of {"id", "conversations": [{"from":
+                      "human"|"gpt", "value"}, ...]}; 12 conversations, one starting with a gpt
+                      turn (the first human turn is the prompt) and one with no reply (skipped)
+  dataset.jsonl       servebench's dataset JSONL: prompt or messages, optional output_tokens,
+                      optional images (a file path and a data: URL)
+  dataset-bad.jsonl   the same with a malformed line 3 (a file:line error, --skip-bad-lines)
+  dataset-image.png   the 2x2 PNG dataset.jsonl names
 
 Usage: scripts/make-trace-fixtures.py [OUT_DIR]   (default tests/fixtures/workloads)
 """
+import base64
 import json
 import os
 import random
+import struct
 import sys
+import zlib
 
 BLOCK = 16
 
@@ -103,6 +114,53 @@ def replay_1000(rng):
     return lines
 
 
+TOPICS = ["rivers", "prime numbers", "the printing press", "volcanoes", "bread", "chess",
+          "glaciers", "the telegraph", "bees", "lighthouses", "tides", "paper"]
+
+
+def sharegpt(rng):
+    convs = []
+    for i, topic in enumerate(TOPICS):
+        words = " ".join(rng.choice(["short", "clear", "simple", "careful"]) for _ in range(3))
+        turns = [{"from": "human", "value": f"Question {i + 1}: explain {topic} in a {words} way."},
+                 {"from": "gpt", "value": " ".join(["word"] * rng.randint(5, 40))},
+                 {"from": "human", "value": "Thanks, and more?"},
+                 {"from": "gpt", "value": "More words here."}]
+        if i == 3:  # starts with the model: the first human turn is still the prompt
+            turns.insert(0, {"from": "gpt", "value": "Hello, how can I help?"})
+        if i == 7:  # no reply: skipped and counted, as vllm bench serve skips it
+            turns = turns[:1]
+        convs.append({"id": f"fx{i:03d}_0", "conversations": turns})
+    return json.dumps(convs, indent=2, ensure_ascii=False).split("\n")
+
+
+def png_2x2():
+    raw = b"".join(b"\x00" + bytes([255, 0, 0] * 2) for _ in range(2))
+    def chunk(kind, data):
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def dataset_jsonl(bad):
+    one_px = "data:image/png;base64," + base64.b64encode(png_2x2()).decode()
+    lines = [
+        {"prompt": "Name the largest planet of the solar system.", "output_tokens": 12},
+        {"prompt": "Write a haiku about autumn rain."},
+        {"messages": [{"role": "system", "content": "You are terse."},
+                      {"role": "user", "content": "List three prime numbers."}],
+         "output_tokens": 6},
+        {"prompt": "What colour is this image?", "images": ["dataset-image.png"],
+         "output_tokens": 4},
+        {"prompt": "And this one?", "images": [one_px], "output_tokens": 4},
+    ]
+    out = [json.dumps(x) for x in lines]
+    if bad:
+        out[2] = '{"prompt": "an unterminated line'
+    return out
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "workloads")
@@ -114,7 +172,12 @@ def main():
         "plain.jsonl": plain(random.Random(31)),
         "replay-1000.jsonl": replay_1000(random.Random(32)),
         "lengths.txt": [str(n) for n in (100, 200, 300, 400, 1000)],
+        "sharegpt.json": sharegpt(random.Random(33)),
+        "dataset.jsonl": dataset_jsonl(False),
+        "dataset-bad.jsonl": dataset_jsonl(True),
     }
+    with open(os.path.join(out, "dataset-image.png"), "wb") as f:
+        f.write(png_2x2())
     for name, lines in files.items():
         with open(os.path.join(out, name), "w", newline="\n") as f:
             f.write("\n".join(lines) + "\n")

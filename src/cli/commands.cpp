@@ -144,11 +144,31 @@ void AddReplayOptions(CLI::App* cmd, perf::ReplayOptions& replay) {
                   "replay: each request is sent at its trace time x this (0.5 = twice as fast)")
       ->capture_default_str();
   cmd->add_option("--max-requests", replay.max_requests,
-                  "replay: only the first N requests of the trace (0 = all)")
+                  "replay: only the first N requests of the trace; --dataset: only the first N "
+                  "entries of its order (0 = all)")
       ->capture_default_str();
   cmd->add_option("--block-tokens", replay.block_tokens,
                   "replay: prompt tokens per Mooncake hash id (the published traces: 512)")
       ->capture_default_str();
+}
+
+// Dataset prompts for concurrency and rate (docs/workloads.md "Datasets").
+void AddDatasetOptions(CLI::App* cmd, perf::ProfileOptions& p) {
+  cmd->add_option("--dataset", p.dataset.path,
+                  "concurrency, rate: take each request's prompt from this file (ShareGPT JSON "
+                  "or JSONL with prompt/messages, output_tokens, images)");
+  cmd->add_option("--dataset-format", p.dataset.format,
+                  "--dataset: sharegpt or jsonl (default: told by the first character)")
+      ->check(CLI::IsMember({"sharegpt", "jsonl"}));
+  cmd->add_option("--dataset-order", p.dataset.order,
+                  "--dataset: file (in the file's order) or shuffle (seeded by --seed)")
+      ->check(CLI::IsMember({"file", "shuffle"}))
+      ->capture_default_str();
+  cmd->add_flag("--skip-bad-lines", p.dataset.skip_bad,
+                "--dataset: skip and count bad lines instead of stopping at the first");
+  cmd->add_flag("--allow-cache", p.allow_cache,
+                "Leave out the unique nonce at the start of each prompt, so a server's prefix "
+                "cache may serve repeated prompt text (decode, concurrency, rate)");
 }
 
 // The rate profile (open-loop load, docs/load.md); these affect nothing else.
@@ -322,6 +342,7 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
       "this many seconds");
   AddReplayOptions(cmd, c.profile.replay);
   AddSessionsOptions(cmd, c.profile.sessions, c.profile.images);
+  AddDatasetOptions(cmd, c.profile);
   cmd->add_option_function<std::string>(
          "--input-tokens",
          [&c](const std::string& text) {

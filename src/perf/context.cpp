@@ -200,6 +200,9 @@ std::pair<int, std::optional<int>> Session::FitWords(
 
 client::ChatParams Session::LoadParams(const ProfileOptions& options, const std::string& task,
                                        int max_tokens) {
+  if (dataset_active_) {
+    return DatasetParams(options, max_tokens);
+  }
   const int context = target_.max_model_len > 0
                           ? static_cast<int>(std::min<std::int64_t>(target_.max_model_len, 1 << 30))
                           : std::numeric_limits<int>::max();

@@ -72,8 +72,12 @@ client::ChatParams Session::Params(const ProfileOptions& options, const std::str
   p.model = target_.model;
   // A unique first line per request: a server's prefix cache cannot turn a repeated prompt into
   // a fake prefill speed.
-  p.messages.push_back(
-      {"user", fmt::format("[request {:x}-{}] {}", session_nonce_, ++nonce_, prompt), ""});
+  // --allow-cache turns it off.
+  p.messages.push_back({"user",
+                        options.allow_cache
+                            ? prompt
+                            : fmt::format("[request {:x}-{}] {}", session_nonce_, ++nonce_, prompt),
+                        ""});
   p.max_tokens = max_tokens;
   p.force_length = force;
   p.temperature = options.temperature;
@@ -445,6 +449,10 @@ json Session::Run(ProfileId id, const ProfileOptions& options) {
   client_bound_ms_ = options.client_bound_ms;
   client_bound_ = ClientBoundNotes{};
   images_ = options.images;
+  dataset_active_ =
+      options.dataset.loaded && (id == ProfileId::kConcurrency || id == ProfileId::kRate);
+  dataset_sent_ = dataset_wraps_ = 0;
+  StartDataset(options);
   auto run = [&]() -> json {
     switch (id) {
       case ProfileId::kDecode:
@@ -467,6 +475,10 @@ json Session::Run(ProfileId id, const ProfileOptions& options) {
     return json::object();  // unreachable: -Wswitch names a profile without a case
   };
   json out = run();
+  if (dataset_active_ && out.is_object()) {
+    out["dataset"] = DatasetJson(options);
+  }
+  dataset_active_ = false;
   WarnClientBound(std::string(Profile(id).name));  // once per profile, naming the rows
   return out;
 }

@@ -23,6 +23,7 @@
 #include "client/http_client.h"
 #include "core/profile_table.h"
 #include "perf/images.h"
+#include "perf/dataset_load.h"
 #include "perf/prometheus.h"
 #include "perf/replay.h"
 #include "perf/schedule.h"
@@ -97,6 +98,11 @@ struct ProfileOptions {
   ReplayOptions replay;      // the replay profile (replay.h)
   SessionsOptions sessions;  // the sessions profile (sessions.h)
   ImageLoad images;          // images in decode, concurrency, rate and sessions prompts (images.h)
+  // --dataset (dataset_load.h): concurrency and rate take their prompts from it.
+  DatasetOptions dataset;
+  // --allow-cache: no unique nonce at the start of each prompt (a server's prefix cache may then
+  // serve repeated prompt text).
+  bool allow_cache = false;
   // Context scaling (context.cpp): prompt sizes in the server's tokens, the depth of the
   // question in the filler (0 = start, 1 = end), the answer budget, and whether to measure the
   // prefix-cached case too (each prompt sent a second time).
@@ -243,6 +249,12 @@ class Session {
   // params with ProfileOptions::images added to its last message (images.h).
   client::ChatParams WithImages(client::ChatParams params) const;
   void WarmUp(const ProfileOptions& options);
+  // Dataset prompts (dataset_load.cpp): the order for this profile, the next entry's request,
+  // a ShareGPT reply's length in tokens, and the profile's "dataset" summary.
+  void StartDataset(const ProfileOptions& options);
+  client::ChatParams DatasetParams(const ProfileOptions& options, int max_tokens);
+  int ReplyTokens(const std::string& reply);
+  nlohmann::json DatasetJson(const ProfileOptions& options) const;
   client::ChatParams Params(const ProfileOptions& options, const std::string& prompt,
                             int max_tokens, bool force);
   // The sessions profile's scripts (sessions.cpp): the file's, or synthetic ones fitted to the
@@ -313,6 +325,12 @@ class Session {
   std::map<int, int> fit_words_;  // --input-tokens size -> filler words that fitted last
   // The length samplers of ProfileOptions::input_lengths / output_lengths (made on first use).
   std::unique_ptr<workload::LengthSampler> input_sampler_, output_sampler_;
+  // --dataset: whether the running profile reads it, its order, the next draw, and counts.
+  bool dataset_active_ = false;
+  std::vector<std::size_t> dataset_order_;
+  std::size_t dataset_next_ = 0;
+  long long dataset_sent_ = 0, dataset_wraps_ = 0, dataset_estimated_ = 0;
+  std::optional<int> reply_base_;  // the template's tokens around a reply; -1 = no tokenizer
 };
 
 // What perf keeps of one request (docs/bounds.md): a stream is stopped past

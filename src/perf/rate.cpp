@@ -327,6 +327,7 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
       phase == "search" ? "search " + RateLabel(rate_rps) : RateLabel(rate_rps);
 
   // Every body is built before the clock starts: the send path only hands bytes to libcurl.
+  dataset_next_ = 0;  // every rate point sends the same dataset requests
   std::vector<client::ChatCall> calls(n);
   const std::uint64_t first_id = next_id_;
   for (std::size_t i = 0; i < n; ++i) {

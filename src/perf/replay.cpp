@@ -150,25 +150,6 @@ json ArrivalsJson(const std::vector<Fact>& facts, std::int64_t start_ns) {
   return out;
 }
 
-// A trace line's "messages" (a chat array as JSON text) -> messages; a part list stays JSON.
-std::vector<client::ChatMessage> Messages(const std::string& text) {
-  std::vector<client::ChatMessage> out;
-  const json j = json::parse(text, nullptr, false);
-  for (const json& m : j) {
-    client::ChatMessage msg;
-    msg.role = m.is_object() ? m.value("role", "user") : "user";
-    if (m.is_object() && m.contains("content")) {
-      if (m["content"].is_string()) {
-        msg.content = m["content"].get<std::string>();
-      } else {
-        msg.content_json = m["content"].dump();
-      }
-    }
-    out.push_back(std::move(msg));
-  }
-  return out;
-}
-
 }  // namespace
 
 Result<void> PrepareReplay(ReplayOptions& o) {
@@ -239,7 +220,7 @@ json Session::Replay(const ProfileOptions& options) {
     asked_input[i] = input;
     client::ChatParams p = Params(options, "", output, true);
     if (!t.messages_json.empty()) {
-      p.messages = Messages(t.messages_json);
+      p.messages = ChatMessagesFromJson(t.messages_json);
     } else if (!t.prompt.empty()) {
       p.messages = {{"user", t.prompt, ""}};
     } else {

@@ -297,6 +297,13 @@ Result<void> CheckPlan(Plan& c, const scaleout::EnvLookup& env) {
       return ok.error();
     }
   }
+  if (!c.profile.dataset.path.empty()) {
+    // The dataset is read now too: a bad line stops the run before anything is sent.
+    c.profile.dataset.max_requests = c.profile.replay.max_requests;
+    if (auto ok = perf::PrepareDataset(c.profile.dataset); !ok) {
+      return ok.error();
+    }
+  }
   const bool rate = std::find(c.profiles.begin(), c.profiles.end(), "rate") != c.profiles.end();
   if (rate) {
     if (auto ok = perf::ValidateRateOptions(c.profile.rate); !ok) {

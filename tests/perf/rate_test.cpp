@@ -632,7 +632,13 @@ TEST(RateTest, OptionsAreParsedAndValidated) {
   ASSERT_NE(FindProfile("rate"), nullptr);
   const auto run = DefaultProfileNames();
   EXPECT_EQ(std::find(run.begin(), run.end(), "rate"), run.end());
-  EXPECT_EQ(run.size(), Profiles().size() - 2);  // neither rate nor replay
+  // Neither the open-loop nor the workload profiles: rate, replay and sessions need a schedule,
+  // a trace or sessions that a default run cannot choose.
+  for (const char* name : {"rate", "replay", "sessions"}) {
+    EXPECT_EQ(std::find(run.begin(), run.end(), name), run.end()) << name;
+  }
+  EXPECT_EQ(run,
+            (std::vector<std::string>{"decode", "concurrency", "max-tokens", "ttft", "context"}));
 }
 
 }  // namespace
