@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "core/profile_table.h"
 #include "media/media.h"
 
 namespace sb::cli {
@@ -34,7 +35,7 @@ std::size_t RowCount(const suite::TestSpec& t) {
   if (t.profile == "concurrency") {
     return size_of("levels", defaults.levels.size());
   }
-  if (t.profile == "max-tokens") {
+  if (t.profile == Profile(ProfileId::kMaxTokens).name) {
     return size_of("lengths", defaults.lengths.size());
   }
   if (t.profile == "context") {

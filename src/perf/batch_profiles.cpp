@@ -11,6 +11,7 @@
 
 #include "core/clock.h"
 #include "core/number_format.h"
+#include "core/profile_table.h"
 #include "core/stats.h"
 #include "perf/frontier.h"
 #include "perf/histogram.h"
@@ -310,9 +311,9 @@ json Session::MaxTokens(const ProfileOptions& options) {
     LevelTails tails;
     for (int i = 0; i < options.length_runs && !Halted(); ++i) {
       std::string label = fmt::format("{} tokens run {}", len, i + 1);
-      auto rs = Execute({Params(options, kDecodePrompt, len, true)}, "max_tokens", {label});
-      errors += CollectRows(rs, runs,
-                            [&](const auto& x) { return Record(x, "max_tokens", label, false); });
+      const std::string key(Profile(ProfileId::kMaxTokens).key);  // samples' "profile"
+      auto rs = Execute({Params(options, kDecodePrompt, len, true)}, key, {label});
+      errors += CollectRows(rs, runs, [&](const auto& x) { return Record(x, key, label, false); });
       if (first_failure.empty()) {
         first_failure = FirstFailure(rs);
       }
@@ -348,7 +349,7 @@ json Session::MaxTokens(const ProfileOptions& options) {
       on_progress_(fmt::format("max_tokens {}: {:.2f} s, {} tok/s", len, Median(wall),
                                FixedGrouped(Median(tok_s), 1)));
     }
-    json row = {{"max_tokens", len},
+    json row = {{Profile(ProfileId::kMaxTokens).dim, len},
                 {"runs", runs},
                 {"wall_s", StatsJson(wall)},
                 {"tok_s", StatsJson(tok_s)},

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/profile_table.h"
 #include "report/compare_internal.h"
 #include "report/format.h"
 #include "report/run_dir.h"
@@ -275,12 +276,13 @@ void AddContextRows(RowBuilder& b) {
 }
 
 void AddLengthRows(const std::vector<CompareRun>& runs, RowBuilder& b) {
-  for (double m : NumbersOver(runs, {"perf", "max_tokens", "lengths"}, "max_tokens")) {
+  const ProfileSpec& spec = Profile(ProfileId::kMaxTokens);
+  for (double m : NumbersOver(runs, {"perf", spec.key, spec.rows}, spec.dim)) {
     b.Add(Spec(fmt::format("Tok/s, max_tokens {}", FormatCount(m)),
                fmt::format("tok_s.max_tokens_{}", FormatCount(m)), "tok/s", Better::kHigher,
                "faster"),
-          [m](const CompareRun& r) {
-            const json* l = ItemWith(r.results, {"perf", "max_tokens", "lengths"}, "max_tokens", m);
+          [m, &spec](const CompareRun& r) {
+            const json* l = ItemWith(r.results, {"perf", spec.key, spec.rows}, spec.dim, m);
             const json* stats = l == nullptr ? nullptr : Find(*l, {"tok_s"});
             auto med = stats == nullptr ? std::nullopt : NumberAt(*stats, {"median"});
             if (!med) {

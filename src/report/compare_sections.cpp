@@ -464,7 +464,10 @@ std::vector<std::string> Warnings(const std::vector<CompareRun>& runs,
   Differ(w, "Concurrency levels",
          PerRun(runs, ListField({"perf", "concurrency", "levels"}, "concurrency")), labels);
   Differ(w, "Output lengths (max-tokens)",
-         PerRun(runs, ListField({"perf", "max_tokens", "lengths"}, "max_tokens")), labels);
+         PerRun(runs, ListField({"perf", Profile(ProfileId::kMaxTokens).key,
+                                 Profile(ProfileId::kMaxTokens).rows},
+                                std::string(Profile(ProfileId::kMaxTokens).dim))),
+         labels);
   Differ(w, "Context sizes", PerRun(runs, ListField({"perf", "context", "rows"}, "size")), labels);
   Differ(w, "Offered rates",
          PerRun(runs,

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/profile_table.h"
 #include "report/compare_internal.h"
 #include "report/format.h"
 #include "report/run_dir.h"
@@ -19,7 +20,7 @@ namespace {
 struct Sweep {
   std::string_view profile;  // results.json key under "perf" and the samples' "profile"
   std::string_view array;    // "levels", "lengths"
-  std::string_view field;    // "concurrency", "max_tokens"
+  std::string_view field;    // the row's place in the sweep (the profile table's dim)
   std::string_view records;  // the row's request records: "requests", "runs"
 };
 
@@ -93,8 +94,11 @@ void AddSweep(const std::vector<CompareRun>& runs, const Sweep& s, RowBuilder& b
 
 std::vector<CompareRow> TailRows(const std::vector<CompareRun>& runs) {
   RowBuilder b(runs);
-  AddSweep(runs, {"concurrency", "levels", "concurrency", "requests"}, b);
-  AddSweep(runs, {"max_tokens", "lengths", "max_tokens", "runs"}, b);
+  for (auto [id, records] :
+       {std::pair{ProfileId::kConcurrency, "requests"}, std::pair{ProfileId::kMaxTokens, "runs"}}) {
+    const ProfileSpec& spec = Profile(id);
+    AddSweep(runs, {spec.key, spec.rows, spec.dim, records}, b);
+  }
   return b.Take();
 }
 

@@ -47,8 +47,8 @@ std::vector<FailedRequest> FailedRequests(const json& r) {
     std::string where = fmt::format("{} streams", FormatCount(NumberAt(*l, {"concurrency"})));
     CollectFailed("concurrency", where, ArrayAt(*l, {"requests"}), failed);
   }
-  for (const json* l : ArrayAt(*perf, {"max_tokens", "lengths"})) {
-    std::string where = fmt::format("{} tokens", FormatCount(NumberAt(*l, {"max_tokens"})));
+  for (const json* l : ProfileRows(*perf, ProfileId::kMaxTokens)) {
+    std::string where = fmt::format("{} tokens", FormatCount(RowLevel(*l, ProfileId::kMaxTokens)));
     CollectFailed(Profile(ProfileId::kMaxTokens).name, where, ArrayAt(*l, {"runs"}), failed);
   }
   for (const json* p : ArrayAt(*perf, {"ttft", "prompts"})) {

@@ -69,6 +69,15 @@ std::vector<const json*> ArrayAt(const json& j, std::initializer_list<std::strin
   return out;
 }
 
+std::vector<const nlohmann::json*> ProfileRows(const nlohmann::json& perf, ProfileId id) {
+  const ProfileSpec& spec = Profile(id);
+  return ArrayAt(perf, {spec.key, spec.rows});
+}
+
+std::optional<double> RowLevel(const nlohmann::json& row, ProfileId id) {
+  return NumberAt(row, {Profile(id).dim});
+}
+
 std::vector<double> NumbersAt(const json& j, std::initializer_list<std::string_view> path) {
   std::vector<double> out;
   for (const json* e : ArrayAt(j, path)) {

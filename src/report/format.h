@@ -14,6 +14,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/escape.h"  // XmlEscape, for every page
+#include "core/profile_table.h"
 
 namespace sb::report {
 
@@ -40,6 +41,14 @@ std::optional<bool> BoolAt(const nlohmann::json& j, std::initializer_list<std::s
 // The elements of the array at `path`; empty when missing or not an array.
 std::vector<const nlohmann::json*> ArrayAt(const nlohmann::json& j,
                                            std::initializer_list<std::string_view> path);
+
+// The rows profile `id` wrote into results.json's "perf" object (perf.<key>.<rows>, the profile
+// table's names), in order; empty when it did not run.
+std::vector<const nlohmann::json*> ProfileRows(const nlohmann::json& perf, ProfileId id);
+
+// Where `row` of profile `id` sits in its sweep: its field named by the table's dim (concurrency,
+// max_tokens, size ...); nullopt when missing or not a number.
+std::optional<double> RowLevel(const nlohmann::json& row, ProfileId id);
 
 // The numbers in the array at `path`, in order; nulls and non-numbers are skipped.
 std::vector<double> NumbersAt(const nlohmann::json& j,

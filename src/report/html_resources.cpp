@@ -74,7 +74,7 @@ std::vector<const json*> SpeedRequests(const json& r) {
   for (const json* l : ArrayAt(*perf, {"concurrency", "levels"})) {
     take(ArrayAt(*l, {"requests"}));
   }
-  for (const json* l : ArrayAt(*perf, {"max_tokens", "lengths"})) {
+  for (const json* l : ProfileRows(*perf, ProfileId::kMaxTokens)) {
     take(ArrayAt(*l, {"runs"}));
   }
   for (const json* p : ArrayAt(*perf, {"ttft", "prompts"})) {

@@ -12,6 +12,7 @@
 #include "chart/chart.h"
 #include "chart/svg.h"
 #include "core/number_format.h"
+#include "core/profile_table.h"
 #include "report/format.h"
 #include "report/html_figure.h"
 #include "report/html_frontier.h"
@@ -113,14 +114,15 @@ std::string Concurrency(const json& cc, int& charts) {
 // tok/s (incl. TTFT) and decode tok/s (medians) per max_tokens, log x.
 std::string MaxTokens(const json& m, int& charts) {
   XYChart c;
-  c.id = "max-tokens";
+  c.id = std::string(Profile(ProfileId::kMaxTokens).name);
   c.title = "Speed vs output length";
   c.x = Axis{.label = "Max tokens", .unit = "tokens", .log = true, .decimals = 0};
   c.y = TokS("Speed");
   Series wall{.name = "tok/s (incl. TTFT)", .points = {}, .css = "c0"};
   Series dec{.name = "decode tok/s", .points = {}, .css = "c1"};
-  for (const json* l : ArrayAt(m, {"lengths"})) {
-    auto n = NumberAt(*l, {"max_tokens"});
+  const ProfileSpec& spec = Profile(ProfileId::kMaxTokens);
+  for (const json* l : ArrayAt(m, {spec.rows})) {
+    auto n = NumberAt(*l, {spec.dim});
     if (!n) {
       continue;
     }
@@ -406,9 +408,10 @@ std::string SpeedSections(const json& r, int& charts) {
       out += Concurrency(*c, charts);
       out += TailsTable(ArrayAt(*c, {"levels"}), "concurrency", "concurrency", "Concurrency");
     }
-    if (const json* m = Object(*perf, {"max_tokens"})) {
+    const ProfileSpec& mt = Profile(ProfileId::kMaxTokens);
+    if (const json* m = Object(*perf, {mt.key})) {
       out += MaxTokens(*m, charts);
-      out += TailsTable(ArrayAt(*m, {"lengths"}), "max-tokens", "max_tokens", "Max tokens");
+      out += TailsTable(ArrayAt(*m, {mt.rows}), mt.name, mt.dim, "Max tokens");
     }
     out += FrontierSection(r, charts);
     if (const json* t = Object(*perf, {"ttft"})) {

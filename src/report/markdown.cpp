@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/profile_table.h"
 #include "report/failed_requests.h"
 #include "report/format.h"
 #include "report/markdown_gates.h"
@@ -469,7 +470,8 @@ void RenderDefinitions(const json& r, bool has_tests, std::string& out) {
     return v != nullptr && v->is_object();
   };
   std::vector<std::string> d;
-  if (has("decode") || has("concurrency") || has("max_tokens")) {
+  const std::string_view max_tokens = Profile(ProfileId::kMaxTokens).key;
+  if (has("decode") || has("concurrency") || has(max_tokens)) {
     d.push_back(
         "**Decode tok/s** excludes TTFT: (completion tokens − 1) / (last token − first token) "
         "of one request.");
@@ -482,7 +484,7 @@ void RenderDefinitions(const json& r, bool has_tests, std::string& out) {
         "**Throughput** at concurrency N: Σ completion tokens of the N streams / (last token of "
         "any stream − first send).");
   }
-  if (has("max_tokens")) {
+  if (has(max_tokens)) {
     d.push_back(
         "**Tok/s** by output length: completion tokens / request wall time, TTFT included.");
   }
@@ -616,10 +618,13 @@ std::string RenderConsoleSummary(const json& r) {
     out += fmt::format("throughput by concurrency: {} tok/s; {} errors\n", fmt::join(parts, " · "),
                        FormatCount(errors));
   }
-  if (auto lengths = ArrayAt(r, {"perf", "max_tokens", "lengths"}); !lengths.empty()) {
+  const json* perf = Find(r, {"perf"});
+  if (auto lengths =
+          perf != nullptr ? ProfileRows(*perf, ProfileId::kMaxTokens) : std::vector<const json*>{};
+      !lengths.empty()) {
     std::vector<std::string> parts;
     for (const json* l : lengths) {
-      parts.push_back(fmt::format("{}: {}", FormatCount(NumberAt(*l, {"max_tokens"})),
+      parts.push_back(fmt::format("{}: {}", FormatCount(RowLevel(*l, ProfileId::kMaxTokens)),
                                   FormatFixed1(NumberAt(*l, {"tok_s", "median"}))));
     }
     out += fmt::format("tok/s by max_tokens: {}\n", fmt::join(parts, " · "));

@@ -158,7 +158,8 @@ bool AnyErrors(const std::vector<const json*>& rows) {
 }
 
 void RenderMaxTokens(const json& m, std::string& out) {
-  auto lengths = ArrayAt(m, {"lengths"});
+  const ProfileSpec& spec = Profile(ProfileId::kMaxTokens);
+  auto lengths = ArrayAt(m, {spec.rows});
   if (lengths.empty()) {
     return;
   }
@@ -174,7 +175,7 @@ void RenderMaxTokens(const json& m, std::string& out) {
   }
   MarkdownTable t(cols);
   for (const json* l : lengths) {
-    std::vector<std::string> row = {FormatCount(NumberAt(*l, {"max_tokens"})),
+    std::vector<std::string> row = {FormatCount(NumberAt(*l, {spec.dim})),
                                     FormatSeconds(NumberAt(*l, {"wall_s", "median"})),
                                     Median(*l, "tok_s"), Median(*l, "decode_tok_s")};
     if (errors) {
@@ -183,7 +184,7 @@ void RenderMaxTokens(const json& m, std::string& out) {
     t.AddRow(std::move(row));
   }
   out += t.Render() + "\n";
-  RenderTails(lengths, "max_tokens", "Max tokens", out);
+  RenderTails(lengths, spec.dim, "Max tokens", out);
 }
 
 void RenderTtft(const json& tt, std::string& out) {

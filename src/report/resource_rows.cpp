@@ -15,10 +15,10 @@ std::vector<ResourceRow> ResourceRows(const json& r) {
   if (perf == nullptr || !perf->is_object()) {
     return out;
   }
-  auto add = [&](const char* profile, std::string label, const json& row) {
+  auto add = [&](std::string_view profile, std::string label, const json& row) {
     if (const json* f = Find(row, {"resources"}); f != nullptr && f->is_object()) {
       std::string key = std::string(profile) + "." + label;
-      out.push_back(ResourceRow{profile, std::move(label), std::move(key), f});
+      out.push_back(ResourceRow{std::string(profile), std::move(label), std::move(key), f});
     }
   };
   auto number = [](const json& j, std::string_view k) {
@@ -31,11 +31,11 @@ std::vector<ResourceRow> ResourceRows(const json& r) {
   for (const json* l : ArrayAt(*perf, {"concurrency", "levels"})) {
     add("concurrency", "c" + number(*l, "concurrency"), *l);
   }
-  for (const json* l : ArrayAt(*perf, {"max_tokens", "lengths"})) {
+  const ProfileSpec& mt = Profile(ProfileId::kMaxTokens);
+  for (const json* l : ProfileRows(*perf, mt.id)) {
     for (const json* x : ArrayAt(*l, {"runs"})) {
-      add("max-tokens",
-          fmt::format("{} tokens, {}", number(*l, "max_tokens"),
-                      StringAt(*x, {"label"}).value_or("")),
+      add(mt.name,
+          fmt::format("{} tokens, {}", number(*l, mt.dim), StringAt(*x, {"label"}).value_or("")),
           *x);
     }
   }

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/profile_table.h"
+
 namespace sb::resources {
 
 using nlohmann::json;
@@ -16,18 +18,22 @@ namespace {
 
 constexpr const char* kDash = "—";
 
-const json* Get(const json& j, std::initializer_list<const char*> path) {
+const json* Get(const json& j, std::initializer_list<std::string_view> path) {
   const json* cur = &j;
-  for (const char* k : path) {
-    if (!cur->is_object() || !cur->contains(k) || (*cur)[k].is_null()) {
+  for (std::string_view k : path) {
+    if (!cur->is_object()) {
       return nullptr;
     }
-    cur = &(*cur)[k];
+    const auto it = cur->find(k);
+    if (it == cur->end() || it->is_null()) {
+      return nullptr;
+    }
+    cur = &*it;
   }
   return cur;
 }
 
-std::string Num(const json& fig, std::initializer_list<const char*> path, const char* fmt_str,
+std::string Num(const json& fig, std::initializer_list<std::string_view> path, const char* fmt_str,
                 double scale = 1) {
   const json* v = Get(fig, path);
   if (v == nullptr || !v->is_number()) {
@@ -36,7 +42,7 @@ std::string Num(const json& fig, std::initializer_list<const char*> path, const 
   return fmt::format(fmt::runtime(fmt_str), v->get<double>() * scale);
 }
 
-std::string Bytes(const json& fig, std::initializer_list<const char*> path) {
+std::string Bytes(const json& fig, std::initializer_list<std::string_view> path) {
   const json* v = Get(fig, path);
   return v != nullptr && v->is_number() ? FormatBytes(v->get<double>()) : kDash;
 }
@@ -65,8 +71,10 @@ std::vector<std::tuple<std::string, std::string, const json*>> Rows(const json& 
   each(Get(*perf, {"concurrency", "levels"}), [&](const json& l) {
     add("concurrency", fmt::format("c{}", l.value("concurrency", 0)), l);
   });
-  each(Get(*perf, {"max_tokens", "lengths"}), [&](const json& l) {
-    each(Get(l, {"runs"}), [&](const json& r) { add("max-tokens", r.value("label", ""), r); });
+  const ProfileSpec& mt = Profile(ProfileId::kMaxTokens);
+  each(Get(*perf, {mt.key, mt.rows}), [&](const json& l) {
+    each(Get(l, {"runs"}),
+         [&](const json& r) { add(std::string(mt.name), r.value("label", ""), r); });
   });
   each(Get(*perf, {"ttft", "prompts"}), [&](const json& p) {
     each(Get(p, {"runs"}), [&](const json& r) { add("ttft", r.value("label", ""), r); });
