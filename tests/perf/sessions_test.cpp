@@ -123,6 +123,17 @@ TEST(SessionsTest, EachTurnResendsTheHistoryAndThePrefixCacheServesThePreviousPr
                 out["turns"][t - 1]["prompt_tokens"]["p50"].get<double>());
     }
   }
+  // Tails at the session-concurrency level and its frontier point (issue 23 for sessions).
+  ASSERT_EQ(out["levels"].size(), 1U);
+  EXPECT_EQ(out["levels"][0]["session_concurrency"], 4);
+  EXPECT_EQ(out["levels"][0]["requests"], 32);
+  for (const char* key : {"ttft_ms", "itl_ms", "tpot_ms", "e2e_ms"}) {
+    EXPECT_GT(out["levels"][0][key]["p99"].get<double>(), 0) << key;
+    EXPECT_GT(out["turns"][0][key]["p90"].get<double>(), 0) << key;
+  }
+  ASSERT_EQ(out["frontier"].size(), 1U);
+  EXPECT_GT(out["frontier"][0]["total_tok_s"].get<double>(), 0);
+  EXPECT_GT(out["frontier"][0]["tok_s_per_user"].get<double>(), 0);
   ASSERT_EQ(out["per_session"].size(), 8U);
   for (const json& ps : out["per_session"]) {
     EXPECT_EQ(ps["status"], "finished");
