@@ -456,7 +456,8 @@ TEST(ResumeCli, SessionsRunKilledAfterSomeSessionsResumesWithTheUnfinishedOnes) 
       run.Signal(SIGKILL);
       run.Wait();
     }
-    if (fs::exists(out / "results.json")) {
+    if (fs::exists(out / "results.json") &&
+        json::parse(ReadFile(out / "results.json")).value("status", "") == "complete") {
       continue;  // it finished before the kill
     }
     const int parts = PartLines(out / "journal.jsonl");
