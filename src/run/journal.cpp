@@ -199,6 +199,11 @@ void FileJournal::SetOnFatal(std::function<void(const std::string&)> on_fatal) {
   on_fatal_ = std::move(on_fatal);
 }
 
+bool FileJournal::replaying_parts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return partial_live_;
+}
+
 int FileJournal::replayed_units() const {
   std::lock_guard<std::mutex> lock(mu_);
   return replayed_;

@@ -80,6 +80,11 @@ class FileJournal final : public client::Journal {
 
   int replayed_units() const;
 
+  // The current unit is the one an earlier process was cut off in and it replays that process's
+  // committed parts: their samples.jsonl lines were marked superseded, so the replayed records
+  // must be written again.
+  bool replaying_parts() const;
+
   void BeginUnit(std::string_view name) override;
   void EndUnit() override;
   std::vector<client::ChatResponse> RunChats(std::span<const client::ChatCall> calls,
