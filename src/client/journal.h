@@ -38,6 +38,16 @@ class Journal {
   // sent with `live` and recorded.
   virtual std::vector<ChatResponse> RunChats(std::span<const ChatCall> calls, const RunHooks& hooks,
                                              std::stop_token stop, const LiveChats& live) = 0;
+
+  // A part of the current unit is finished (a session of the sessions profile): the answers to
+  // the calls `ids` are written now, so a run killed before the unit's end replays them on
+  // --resume (a call the unit's partial record holds is answered from it, not sent) and sends
+  // the rest. Default: nothing (parts are recorded with their unit).
+  virtual void CommitPart(std::string_view name, std::span<const std::uint64_t> ids) {
+    (void)name;
+    (void)ids;
+  }
+
   // One auxiliary request ("GET" or "POST" to `path`): replayed or run with `live` and recorded.
   virtual Result<HttpResponse> Plain(std::string_view method, std::string_view path,
                                      const LivePlain& live) = 0;

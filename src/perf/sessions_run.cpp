@@ -1,8 +1,9 @@
 // Session::Sessions (sessions.h): session slots, each a thread with its own client, run the
 // conversations; every finished request comes back to the calling thread through a mailbox, where
 // its record is written and the summaries are gathered. The whole profile is one unit of the
-// run's journal; its request ids are fixed by (session, request within the session), so a
-// resumed run replays it exactly.
+// run's journal and each session that ended one part of it (Journal::CommitPart); request ids
+// are fixed by (session, request within the session), so a resumed run replays the finished
+// sessions exactly and sends the others from their first turn.
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -13,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "client/journal.h"
 #include "perf/metrics.h"
 #include "perf/profiles.h"
 #include "perf/sessions.h"
@@ -93,6 +95,7 @@ void RunSession(const SlotContext& ctx, std::size_t idx, client::Client& cl, std
   fact.status = "stopped";
   std::int64_t first_send = 0, last_done = 0;
   std::uint64_t k = 0;
+  std::vector<std::uint64_t> ids;  // the session's requests, one part of the journal's unit
   double think = 0;
   auto begin_turn = [&] {
     const std::string& text = sc.turns[static_cast<std::size_t>(conv.turn())];
@@ -108,6 +111,7 @@ void RunSession(const SlotContext& ctx, std::size_t idx, client::Client& cl, std
     p.tools_json = sc.tools_json;
     client::ChatCall call;
     call.id = ctx.first_id + idx * ctx.stride + k++;
+    ids.push_back(call.id);
     call.body = client::BuildChatBody(p, ctx.kind);
     call.total_timeout = ctx.timeout;
     BoundStream(call, p.max_tokens);
@@ -154,6 +158,11 @@ void RunSession(const SlotContext& ctx, std::size_t idx, client::Client& cl, std
   fact.tool_rounds = conv.tool_rounds();
   fact.capped_turns = conv.capped_turns();
   fact.total_ms = last_done > first_send ? Ms(last_done - first_send) : 0;
+  if (fact.status != "stopped" && !ctx.stop.stop_requested()) {
+    if (client::Journal* j = cl.journal(); j != nullptr) {
+      j->CommitPart(sc.label, ids);  // a resumed run replays this session instead of sending it
+    }
+  }
   Finished end;
   end.session = idx;
   end.end = std::move(fact);
@@ -203,6 +212,8 @@ json Session::SessionsRecord(const client::ChatResponse& r, const std::string& l
   if (fact.ok && !r.events.empty()) {
     fact.ttft_ms = m.ttft_ms;
     fact.e2e_ms = m.e2e_ms;
+    fact.tpot_ms = m.tpot_ms;
+    fact.decode_tok_s = m.decode_tok_s;
     for (std::size_t k = 1; k < r.events.size(); ++k) {
       const std::int64_t per = r.events[k].tokens > 0 ? r.events[k].tokens : 1;
       fact.itl_ms.push_back(Ms(r.events[k].t_ns - r.events[k - 1].t_ns) / static_cast<double>(per));
@@ -345,7 +356,7 @@ json Session::Sessions(const ProfileOptions& options) {
   }
   ObserveWindow(t.ok > 0 ? t.ok_first : 0, t.ok_last, t.tokens, t.replayed);
   json out = SessionsJson(so, n, scripts.empty() ? -1 : scripts.front().system_tokens, t,
-                          std::move(records));
+                          std::move(records), options.gpus);
   AttachResources(out);
   if (on_progress_) {
     on_progress_(fmt::format("sessions: {} of {} finished, {} requests, {} failed",

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "perf/frontier.h"
 #include "perf/profiles.h"
 #include "perf/sessions.h"
 
@@ -25,7 +26,7 @@ json Stats(const std::vector<double>& v) {
 json TurnsJson(const std::vector<TurnFact>& facts) {
   struct Acc {
     long long requests = 0, failed = 0, tool_rounds = 0, reported = 0;
-    std::vector<double> prompt, cached, ttft, itl, e2e;
+    std::vector<double> prompt, cached, ttft, itl, tpot, e2e;
   };
 
   std::map<int, Acc> by;
@@ -53,6 +54,9 @@ json TurnsJson(const std::vector<TurnFact>& facts) {
     if (f.e2e_ms) {
       a.e2e.push_back(*f.e2e_ms);
     }
+    if (f.tpot_ms) {
+      a.tpot.push_back(*f.tpot_ms);
+    }
     a.itl.insert(a.itl.end(), f.itl_ms.begin(), f.itl_ms.end());
   }
   json out = json::array();
@@ -69,6 +73,7 @@ json TurnsJson(const std::vector<TurnFact>& facts) {
                    {"cached_tokens", std::move(cached)},
                    {"ttft_ms", Stats(a.ttft)},
                    {"itl_ms", Stats(a.itl)},
+                   {"tpot_ms", Stats(a.tpot)},
                    {"e2e_ms", Stats(a.e2e)}});
   }
   return out;
@@ -107,8 +112,41 @@ json SessionTotalsJson(const std::vector<SessionFact>& sessions) {
           {"completion_tokens", Stats(tokens)}};
 }
 
+json SessionLevelsJson(const SessionsOptions& so, const SessionsTally& t,
+                       const json& output_tok_s) {
+  std::vector<double> ttft, itl, tpot, e2e, decode;
+  long long ok = 0;
+  for (const TurnFact& f : t.turns) {
+    if (!f.ok) {
+      continue;
+    }
+    ++ok;
+    const auto add = [](std::vector<double>& v, const std::optional<double>& x) {
+      if (x) {
+        v.push_back(*x);
+      }
+    };
+    add(ttft, f.ttft_ms);
+    add(tpot, f.tpot_ms);
+    add(e2e, f.e2e_ms);
+    add(decode, f.decode_tok_s);
+    itl.insert(itl.end(), f.itl_ms.begin(), f.itl_ms.end());
+  }
+  json row = {{"session_concurrency", so.concurrency},
+              {"concurrency", so.concurrency},
+              {"session_rate", so.rate > 0 ? json(so.rate) : json(nullptr)},
+              {"requests", ok},
+              {"ttft_ms", Stats(ttft)},
+              {"itl_ms", Stats(itl)},
+              {"tpot_ms", Stats(tpot)},
+              {"e2e_ms", Stats(e2e)},
+              {"per_stream_decode_tok_s", Stats(decode)},
+              {"throughput_tok_s", output_tok_s}};
+  return json::array({std::move(row)});
+}
+
 json SessionsJson(const SessionsOptions& so, std::size_t planned, int system_tokens,
-                  SessionsTally& t, json records) {
+                  SessionsTally& t, json records, int gpus) {
   std::sort(t.ended.begin(), t.ended.end(),
             [](const SessionFact& a, const SessionFact& b) { return a.session < b.session; });
   long long finished = 0, failed_sessions = 0;
@@ -117,6 +155,11 @@ json SessionsJson(const SessionsOptions& so, std::size_t planned, int system_tok
     failed_sessions += s.status == "failed" ? 1 : 0;
   }
   const bool timed = t.ok > 0 && t.ok_last > t.ok_first;
+  const json tok_s = timed ? json(static_cast<double>(t.tokens) /
+                                  (static_cast<double>(t.ok_last - t.ok_first) / 1e9))
+                           : json(nullptr);
+  json levels = SessionLevelsJson(so, t, tok_s);
+  json frontier = ConcurrencyFrontier(levels, gpus);
   return {{"source", so.file.empty() ? json("synthetic") : json(so.file)},
           {"sessions", planned},
           {"started", t.ended.size()},
@@ -130,9 +173,9 @@ json SessionsJson(const SessionsOptions& so, std::size_t planned, int system_tok
           {"requests_sent", t.sent},
           {"ok", t.ok},
           {"failed", t.failed},
-          {"output_tok_s", timed ? json(static_cast<double>(t.tokens) /
-                                        (static_cast<double>(t.ok_last - t.ok_first) / 1e9))
-                                 : json(nullptr)},
+          {"output_tok_s", tok_s},
+          {"levels", std::move(levels)},
+          {"frontier", std::move(frontier)},
           {"turns", TurnsJson(t.turns)},
           {"session_totals", SessionTotalsJson(t.ended)},
           {"per_session", PerSessionJson(t.ended)},

@@ -22,7 +22,7 @@ struct TurnFact {
   int tool_round = 0;  // 0: the turn's user message; k: after its k-th tool results
   bool ok = false;
   int prompt_tokens = -1, cached_tokens = -1, completion_tokens = -1;  // -1: not known
-  std::optional<double> ttft_ms, e2e_ms;
+  std::optional<double> ttft_ms, e2e_ms, tpot_ms, decode_tok_s;
   std::vector<double> itl_ms;
 };
 
@@ -51,11 +51,20 @@ struct SessionsOptions;
 // perf.sessions (docs/results-schema.md) but its "resources": the options, the counts, the
 // summaries of TurnsJson, SessionTotalsJson and PerSessionJson, and `records` as "requests".
 // system_tokens: the synthetic system prompt's count (-1: none or not counted).
+// gpus: --gpus, for the frontier point's total per GPU (0: unknown).
 nlohmann::json SessionsJson(const SessionsOptions& so, std::size_t planned, int system_tokens,
-                            SessionsTally& tally, nlohmann::json records);
+                            SessionsTally& tally, nlohmann::json records, int gpus = 0);
+
+// perf.sessions.levels: the run's one session-concurrency level, [{"session_concurrency",
+// "concurrency", "requests", "ttft_ms", "itl_ms", "tpot_ms", "e2e_ms" (p50/p90/p99 over every
+// successful request, tool rounds included), "per_stream_decode_tok_s", "throughput_tok_s"}],
+// in the shape of a concurrency level so ConcurrencyFrontier reads it (issue 23 for sessions).
+nlohmann::json SessionLevelsJson(const SessionsOptions& so, const SessionsTally& tally,
+                                 const nlohmann::json& output_tok_s);
 
 // [{"turn", "requests", "failed", "tool_round_requests", "prompt_tokens", "cached_tokens",
-//   "ttft_ms", "itl_ms", "e2e_ms"}] by turn index; each statistics object without its values;
+//   "ttft_ms", "itl_ms", "tpot_ms", "e2e_ms"}] by turn index; each statistics object without its
+//   values;
 // cached_tokens is {"reported": false} when the server said nothing.
 nlohmann::json TurnsJson(const std::vector<TurnFact>& facts);
 

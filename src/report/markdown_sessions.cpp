@@ -48,6 +48,33 @@ void PerTurn(const json& s, std::string& out) {
   out += t.Render() + "\n";
 }
 
+// The session-concurrency level over all its requests (tool rounds included), and its point on
+// the throughput-interactivity frontier.
+void Level(const json& s, std::string& out) {
+  const auto levels = ArrayAt(s, {"levels"});
+  if (levels.empty()) {
+    return;  // a run written before sessions had levels
+  }
+  MarkdownTable t({{"Session concurrency", Align::kRight},
+                   {"Requests", Align::kRight},
+                   {"TTFT p50 / p90 / p99 (ms)", Align::kRight},
+                   {"ITL p50 / p90 / p99 (ms)", Align::kRight},
+                   {"TPOT p50 / p90 / p99 (ms)", Align::kRight},
+                   {"E2E p50 / p90 / p99 (ms)", Align::kRight},
+                   {"tok/s per user", Align::kRight},
+                   {"Total tok/s", Align::kRight}});
+  const auto frontier = ArrayAt(s, {"frontier"});
+  for (const json* row : levels) {
+    t.AddRow({FormatCount(NumberAt(*row, {"session_concurrency"})),
+              FormatCount(NumberAt(*row, {"requests"})), Three(*row, "ttft_ms"),
+              Three(*row, "itl_ms"), Three(*row, "tpot_ms"), Three(*row, "e2e_ms"),
+              FormatFixed1(frontier.empty() ? std::nullopt
+                                            : NumberAt(*frontier.front(), {"tok_s_per_user"})),
+              FormatFixed1(NumberAt(*row, {"throughput_tok_s"}))});
+  }
+  out += "All requests (tool rounds included) at the session concurrency:\n\n" + t.Render() + "\n";
+}
+
 void PerSession(const json& s, std::string& out) {
   const auto rows = ArrayAt(s, {"per_session"});
   const json* totals = Find(s, {"session_totals"});
@@ -105,6 +132,7 @@ void RenderSessions(const json& s, std::string& out) {
       "Per turn index (the turn's first request; its tool rounds are counted beside it). Cached "
       "tokens are the server's own figure (usage.prompt_tokens_details.cached_tokens).\n\n";
   PerTurn(s, out);
+  Level(s, out);
   PerSession(s, out);
 }
 

@@ -102,7 +102,9 @@ Result<std::unique_ptr<FileJournal>> FileJournal::Open(const fs::path& dir, bool
       return text.error();
     }
     std::uint64_t samples_keep = 0;
-    std::map<int, Unit> open;  // units begun and not (yet) ended
+    std::map<int, Unit> open;                         // units begun and not (yet) ended
+    std::map<int, std::vector<std::uint64_t>> parts;  // their committed parts' call ids
+    std::map<int, int> part_lines;                    // and how many parts
     for (auto [line, end] : Lines(*text)) {
       json rec = json::parse(line, nullptr, false);
       if (!rec.is_object() || !rec.contains("u")) {
@@ -117,6 +119,12 @@ Result<std::unique_ptr<FileJournal>> FileJournal::Open(const fs::path& dir, bool
       } else if (rec.contains("chat")) {
         const auto id = rec["chat"].value("id", std::uint64_t{0});
         open[u].chats[id] = std::move(rec["chat"]);
+      } else if (rec.contains("part")) {
+        for (const json& id : rec.value("ids", json::array())) {
+          parts[u].push_back(id.get<std::uint64_t>());
+        }
+        ++part_lines[u];
+        j->last_t_ = std::max(j->last_t_, rec.value("t", std::int64_t{0}));
       } else if (rec.contains("aux")) {
         open[u].aux[rec["aux"].get<std::string>()].push_back(std::move(rec["r"]));
       } else if (rec.contains("end")) {
@@ -125,13 +133,22 @@ Result<std::unique_ptr<FileJournal>> FileJournal::Open(const fs::path& dir, bool
         }
         j->finished_.push_back(std::move(open[u]));
         open.erase(u);
+        parts.erase(u);
         samples_keep = rec.value("samples_bytes", std::uint64_t{0});
         j->last_t_ = std::max(j->last_t_, rec.value("t", std::int64_t{0}));
         keep_bytes = end;
       }
     }
     if (!open.empty()) {
-      j->resumed_.unfinished = open.begin()->second.name;
+      auto& [u, unit] = *open.begin();
+      j->resumed_.unfinished = unit.name;
+      j->partial_.name = unit.name;
+      for (std::uint64_t id : parts[u]) {
+        if (auto it = unit.chats.find(id); it != unit.chats.end()) {
+          j->partial_.chats[id] = std::move(it->second);
+        }
+      }
+      j->resumed_.parts = part_lines[u];
     }
     j->resumed_.units = static_cast<int>(j->finished_.size());
     auto superseded = SupersedeSamples(dir / "samples.jsonl", samples_keep);
@@ -180,6 +197,11 @@ void FileJournal::SetSamplesSize(std::function<std::uint64_t()> size) {
 void FileJournal::SetOnFatal(std::function<void(const std::string&)> on_fatal) {
   std::lock_guard<std::mutex> lock(mu_);
   on_fatal_ = std::move(on_fatal);
+}
+
+bool FileJournal::replaying_parts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return partial_live_;
 }
 
 int FileJournal::replayed_units() const {
@@ -241,6 +263,8 @@ void FileJournal::BeginUnit(std::string_view name) {
     ++replayed_;
     return;
   }
+  partial_live_ = unit_ == static_cast<int>(finished_.size()) && !partial_.chats.empty() &&
+                  partial_.name == name;
   Write(json{{"u", unit_}, {"begin", name}});
 }
 
@@ -266,6 +290,31 @@ void FileJournal::EndUnit() {
   pending_aux_.clear();
   replaying_ = false;
   cut_ = false;
+  if (partial_live_) {
+    partial_live_ = false;
+    partial_ = Unit{};
+  }
+}
+
+void FileJournal::CommitPart(std::string_view name, std::span<const std::uint64_t> ids) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (depth_ == 0 || replaying_ || failed_ || cut_) {
+    return;  // a replayed unit is in the journal already; a cut one is measured again
+  }
+  std::vector<client::ChatResponse> rest;
+  for (client::ChatResponse& r : pending_chats_) {
+    if (std::find(ids.begin(), ids.end(), r.id) != ids.end()) {
+      Write(json{{"u", unit_}, {"chat", client::ResponseToJson(r, t0_)}});
+    } else {
+      rest.push_back(std::move(r));
+    }
+  }
+  pending_chats_ = std::move(rest);
+  const std::int64_t now = ToNanos(std::chrono::steady_clock::now());
+  Write(json{{"u", unit_},
+             {"part", name},
+             {"ids", std::vector<std::uint64_t>(ids.begin(), ids.end())},
+             {"t", now - t0_}});
 }
 
 std::vector<client::ChatResponse> FileJournal::RunChats(std::span<const client::ChatCall> calls,
@@ -293,6 +342,31 @@ std::vector<client::ChatResponse> FileJournal::RunChats(std::span<const client::
         out.push_back(std::move(r.value()));
       }
       if (out.size() == calls.size()) {
+        lock.unlock();
+        client::ReplayHooks(out, hooks);
+        return out;
+      }
+    }
+    if (partial_live_ && !failed_ && !calls.empty() &&
+        std::all_of(calls.begin(), calls.end(),
+                    [&](const client::ChatCall& c) { return partial_.chats.contains(c.id); })) {
+      // A finished part of the unit the earlier process was cut off in: replayed, and recorded
+      // again so that the part is committed again.
+      for (const auto& call : calls) {
+        auto r = client::ResponseFromJson(partial_.chats[call.id], t0_);
+        if (!r) {
+          Fatal(
+              fmt::format("the journal's record of request {} in unit {} ('{}') is unreadable "
+                          "({})",
+                          call.id, unit_ + 1, partial_.name, r.error().message));
+          out.clear();
+          break;
+        }
+        r->replayed = true;
+        out.push_back(std::move(r.value()));
+      }
+      if (out.size() == calls.size()) {
+        pending_chats_.insert(pending_chats_.end(), out.begin(), out.end());
         lock.unlock();
         client::ReplayHooks(out, hooks);
         return out;

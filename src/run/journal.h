@@ -7,7 +7,10 @@
 //   {"u": K, "begin": "decode run 1"}                       unit K starts
 //   {"u": K, "chat": {...}}                                 a finished response (every field)
 //   {"u": K, "aux": "GET /metrics", "r": {...}}             an auxiliary request's answer
-// (the chat and aux lines of a unit are written when it ends, just before its "end" line).
+//   {"u": K, "part": "session 3", "ids": [...], "t": NS}    a finished part of unit K (one
+//                                                           session): its chat lines come first
+// (the chat and aux lines of a unit are written when it ends, just before its "end" line, but
+// those of a part, written when the part is committed).
 //   {"u": K, "end": true, "samples_bytes": N, "t": NS}       unit K finished; samples.jsonl
 //                                                           held N bytes then
 // Times are steady-clock nanoseconds relative to the recording process's t0.
@@ -17,6 +20,9 @@
 // out as in the first process -- and the first unit without one, and everything after it, runs
 // live. That unit's lines are cut from the journal, and its samples.jsonl lines (those past the
 // last finished unit's samples_bytes) are kept but marked "superseded": true, never mixed in.
+// Its committed parts are kept in memory, though: when the resumed run begins that unit again
+// (same name), a call whose answer a part holds is replayed instead of sent (and recorded again),
+// so a sessions run resumes with its finished sessions replayed and only the others sent.
 // If the replayed code asks for something the journal does not hold (the plan or the code
 // changed), the run stops: the journal cannot vouch for it.
 // Thread safety: every member may be called from several threads.
@@ -48,6 +54,7 @@ class FileJournal final : public client::Journal {
     int units = 0;                         // finished units found (replayed when asked for)
     std::uint64_t superseded_samples = 0;  // samples.jsonl lines of the unfinished unit
     std::string unfinished;                // the unit that was cut off ("" if none)
+    int parts = 0;                         // its finished parts, replayed when it runs again
   };
 
   // Starts dir/journal.jsonl afresh (resume = false), or loads it and prepares dir/samples.jsonl
@@ -73,6 +80,11 @@ class FileJournal final : public client::Journal {
 
   int replayed_units() const;
 
+  // The current unit is the one an earlier process was cut off in and it replays that process's
+  // committed parts: their samples.jsonl lines were marked superseded, so the replayed records
+  // must be written again.
+  bool replaying_parts() const;
+
   void BeginUnit(std::string_view name) override;
   void EndUnit() override;
   std::vector<client::ChatResponse> RunChats(std::span<const client::ChatCall> calls,
@@ -80,6 +92,7 @@ class FileJournal final : public client::Journal {
                                              const LiveChats& live) override;
   Result<client::HttpResponse> Plain(std::string_view method, std::string_view path,
                                      const LivePlain& live) override;
+  void CommitPart(std::string_view name, std::span<const std::uint64_t> ids) override;
 
  private:
   struct Unit {
@@ -96,7 +109,11 @@ class FileJournal final : public client::Journal {
   std::FILE* file_ = nullptr;
   std::filesystem::path path_;
   std::vector<Unit> finished_;  // loaded from an earlier process, replayed in order
-  std::int64_t last_t_ = 0;     // latest recorded relative time
+  // The unfinished unit's committed parts (chats only), for finished_.size()'s unit; in use
+  // (partial_live_) when that unit begins again with the same name.
+  Unit partial_;
+  bool partial_live_ = false;
+  std::int64_t last_t_ = 0;  // latest recorded relative time
   std::int64_t t0_ = 0;
   int depth_ = 0;
   int unit_ = -1;           // the current outermost unit's index

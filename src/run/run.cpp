@@ -359,7 +359,7 @@ Result<void> RunState::OpenResumed(const std::filesystem::path& out) {
 }
 
 void RunState::OnSample(const json& rec) {
-  if (rec.value("replayed", false)) {
+  if (rec.value("replayed", false) && (journal_ == nullptr || !journal_->replaying_parts())) {
     return;  // replayed from the journal: its line is in samples.jsonl already
   }
   progress_->OnSample(rec);

@@ -404,5 +404,103 @@ TEST(ResumeCli, RatePointStoppedByCtrlCIsMeasuredAgainWhole) {
   EXPECT_LE(total, 1 + 12 + 12 + 12);
 }
 
+// Lines of `journal` that record a finished session (a committed part of the sessions unit).
+int PartLines(const fs::path& journal) {
+  int n = 0;
+  std::ifstream in(journal);
+  for (std::string line; std::getline(in, line);) {
+    n += line.find("\"part\"") != std::string::npos ? 1 : 0;
+  }
+  return n;
+}
+
+// Sessions are units of the journal (issue 22 item 5): a sessions run killed after some sessions
+// finished resumes with those sessions replayed from the journal, not sent again, and only the
+// others sent; the results have every session.
+TEST(ResumeCli, SessionsRunKilledAfterSomeSessionsResumesWithTheUnfinishedOnes) {
+  TempDir dir;
+  constexpr int kSessions = 10, kTurns = 3;
+  const std::vector<std::string> sessions = {"--profile",
+                                             "sessions",
+                                             "--turns",
+                                             std::to_string(kTurns),
+                                             "--max-sessions",
+                                             std::to_string(kSessions),
+                                             "--session-concurrency",
+                                             "2",
+                                             "--turn-input-tokens",
+                                             "16",
+                                             "--output-tokens",
+                                             "16",
+                                             "--think-ms",
+                                             "30",
+                                             "--warmup",
+                                             "0"};
+  std::mt19937 rng(22);
+  int kill_points = 0;
+  for (int i = 0; i < 6 && kill_points < 3; ++i) {
+    const std::string where = "sessions kill point " + std::to_string(i);
+    const fs::path out = dir.path() / ("sessions" + std::to_string(i));
+    const fs::path log = dir.path() / ("sim" + std::to_string(i) + ".log");
+    Sim sim(log);
+    ASSERT_FALSE(sim.url().empty());
+    std::vector<std::string> args = {kBin, "perf", "--endpoint", sim.url(), "--out", out.string()};
+    args.insert(args.end(), sessions.begin(), sessions.end());
+    const int wait_parts = 1 + static_cast<int>(rng() % 4);
+    {
+      Child run(args);
+      // Killed as soon as the journal holds `wait_parts` finished sessions.
+      for (int k = 0; k < 20000 && PartLines(out / "journal.jsonl") < wait_parts; ++k) {
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+      }
+      run.Signal(SIGKILL);
+      run.Wait();
+    }
+    if (fs::exists(out / "results.json") &&
+        json::parse(ReadFile(out / "results.json")).value("status", "") == "complete") {
+      continue;  // it finished before the kill
+    }
+    const int parts = PartLines(out / "journal.jsonl");
+    ASSERT_GE(parts, wait_parts) << where;
+    ASSERT_LT(parts, kSessions) << where;
+    const int sent_before = Total(RequestCounts(log));
+    ProcessResult r =
+        RunProcess({kBin, "perf", "--resume", out.string()}, std::chrono::seconds(120));
+    ASSERT_EQ(r.exit_code, 0) << where << r.err;
+    ++kill_points;
+    const json res = json::parse(ReadFile(out / "results.json"));
+    EXPECT_EQ(res["status"], "complete") << where;
+    const json& ps = res["perf"]["sessions"];
+    EXPECT_EQ(ps["finished"], kSessions) << where;
+    ASSERT_EQ(ps["per_session"].size(), static_cast<std::size_t>(kSessions)) << where;
+    for (const json& s : ps["per_session"]) {
+      EXPECT_EQ(s["status"], "finished") << where;
+      EXPECT_EQ(s["turns"], kTurns) << where;
+    }
+    // The resumed process sent each unfinished session's requests, and none of a finished one
+    // (a request of the killed process may reach the log after the count above: 2 at most).
+    const int sent_after = Total(RequestCounts(log)) - sent_before;
+    EXPECT_GE(sent_after, (kSessions - parts) * kTurns) << where;
+    EXPECT_LE(sent_after, (kSessions - parts) * kTurns + 2) << where;
+    // samples.jsonl: every (session, turn) once outside the superseded lines; the finished
+    // sessions' requests are marked replayed.
+    std::map<std::pair<int, int>, int> seen;
+    int replayed = 0;
+    for (const json& s : ReadJsonl(out / "samples.jsonl")) {
+      if (s.value("superseded", false) || !s.contains("session") || !s.contains("turn")) {
+        continue;
+      }
+      ++seen[{s["session"].get<int>(), s["turn"].get<int>()}];
+      replayed += s.value("replayed", false) ? 1 : 0;
+    }
+    EXPECT_EQ(seen.size(), static_cast<std::size_t>(kSessions * kTurns)) << where;
+    for (const auto& [key, n] : seen) {
+      EXPECT_EQ(n, 1) << where << " session " << key.first << " turn " << key.second;
+    }
+    EXPECT_EQ(replayed, parts * kTurns) << where;
+  }
+  EXPECT_GE(kill_points, 2);
+}
+
 }  // namespace
 }  // namespace sb

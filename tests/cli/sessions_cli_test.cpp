@@ -108,6 +108,11 @@ TEST(SessionsCliTest, EightSessionsOfFourTurnsGrowTheirHistoryAndHitThePrefixCac
   const std::string md = Slurp(run / "report.md");
   EXPECT_NE(md.find("### Sessions"), std::string::npos);
   EXPECT_NE(md.find("| 4 | 8 | 0 | 0 |"), std::string::npos) << md;  // turn 4: 8 requests
+  // The session-concurrency level: 32 requests, its tails and its frontier point.
+  EXPECT_NE(md.find("TPOT p50 / p90 / p99 (ms)"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 4 | 32 |"), std::string::npos) << md;
+  ASSERT_EQ(res["perf"]["sessions"]["frontier"].size(), 1U);
+  EXPECT_EQ(res["perf"]["sessions"]["frontier"][0]["level"], 4.0);
   // report.html: TTFT by turn, each mark the value of results.json.
   const std::string html = Slurp(run / "report.html");
   EXPECT_NE(html.find("data-chart=\"sessions-ttft\""), std::string::npos);

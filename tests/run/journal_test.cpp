@@ -290,6 +290,101 @@ TEST(FileJournal, AnUnfinishedUnitIsCutAndItsSamplesSuperseded) {
   EXPECT_EQ(sim->stats().chat_requests, sent + 1);
 }
 
+// A sessions run's unit: each finished session is a committed part. A process killed mid-unit
+// leaves its parts; the resumed run replays their calls and sends only the rest, and records the
+// replayed part again, so the unit ends complete.
+TEST(FileJournal, CommittedPartsOfAnUnfinishedUnitAreReplayedAndTheRestSent) {
+  auto sim = StartSim();
+  TempDir dir;
+  client::ClientOptions co;
+  co.endpoint = sim->base_url();
+  std::string first_answer;
+  {
+    auto j = FileJournal::Open(dir.path(), false);
+    ASSERT_TRUE(j.has_value());
+    (*j)->SetClock(ToNanos(std::chrono::steady_clock::now()));
+    client::Client c(co);
+    c.SetJournal(j->get());
+    Seen seen;
+    c.BeginUnit("sessions");
+    std::vector<ChatCall> a = {Call(1, "alpha")}, b = {Call(2, "beta")};
+    first_answer = c.RunChats(a, Hooks(seen), std::stop_token()).front().answer;
+    const std::uint64_t ids[] = {1};
+    (*j)->CommitPart("session 1", ids);
+    (void)c.RunChats(b, Hooks(seen), std::stop_token());  // session 2: killed before it ends
+  }
+  ASSERT_EQ(sim->stats().chat_requests, 2u);
+  {
+    auto j = FileJournal::Open(dir.path(), true);
+    ASSERT_TRUE(j.has_value()) << j.error().message;
+    EXPECT_EQ((*j)->resumed().units, 0);
+    EXPECT_EQ((*j)->resumed().unfinished, "sessions");
+    EXPECT_EQ((*j)->resumed().parts, 1);
+    (*j)->SetClock((*j)->ResumeT0(ToNanos(std::chrono::steady_clock::now())));
+    client::Client c(co);
+    c.SetJournal(j->get());
+    Seen seen;
+    c.BeginUnit("sessions");
+    std::vector<ChatCall> a = {Call(1, "alpha")}, b = {Call(2, "beta")};
+    const ChatResponse r1 = c.RunChats(a, Hooks(seen), std::stop_token()).front();
+    EXPECT_TRUE(r1.replayed);
+    EXPECT_EQ(r1.answer, first_answer);
+    EXPECT_EQ(sim->stats().chat_requests, 2u);  // session 1 was not sent again
+    const ChatResponse r2 = c.RunChats(b, Hooks(seen), std::stop_token()).front();
+    EXPECT_FALSE(r2.replayed);
+    EXPECT_EQ(sim->stats().chat_requests, 3u);
+    const std::uint64_t ids1[] = {1}, ids2[] = {2};
+    (*j)->CommitPart("session 1", ids1);
+    (*j)->CommitPart("session 2", ids2);
+    c.EndUnit();
+  }
+  // The unit is complete now: a third process replays all of it and sends nothing.
+  auto j = FileJournal::Open(dir.path(), true);
+  ASSERT_TRUE(j.has_value()) << j.error().message;
+  EXPECT_EQ((*j)->resumed().units, 1);
+  EXPECT_EQ((*j)->resumed().unfinished, "");
+  client::Client c(co);
+  c.SetJournal(j->get());
+  Seen seen;
+  c.BeginUnit("sessions");
+  std::vector<ChatCall> calls = {Call(1, "alpha"), Call(2, "beta")};
+  for (const ChatResponse& r : c.RunChats(calls, Hooks(seen), std::stop_token())) {
+    EXPECT_TRUE(r.replayed) << r.id;
+  }
+  c.EndUnit();
+  EXPECT_EQ(sim->stats().chat_requests, 3u);
+}
+
+// A partial record is only used by the unit it belongs to.
+TEST(FileJournal, APartOfAnotherUnitIsNotReplayed) {
+  auto sim = StartSim();
+  TempDir dir;
+  client::ClientOptions co;
+  co.endpoint = sim->base_url();
+  {
+    auto j = FileJournal::Open(dir.path(), false);
+    ASSERT_TRUE(j.has_value());
+    client::Client c(co);
+    c.SetJournal(j->get());
+    Seen seen;
+    c.BeginUnit("sessions");
+    std::vector<ChatCall> a = {Call(1, "alpha")};
+    (void)c.RunChats(a, Hooks(seen), std::stop_token());
+    const std::uint64_t ids[] = {1};
+    (*j)->CommitPart("session 1", ids);
+  }
+  auto j = FileJournal::Open(dir.path(), true);
+  ASSERT_TRUE(j.has_value());
+  client::Client c(co);
+  c.SetJournal(j->get());
+  Seen seen;
+  c.BeginUnit("concurrency level 1");
+  std::vector<ChatCall> a = {Call(1, "alpha")};
+  EXPECT_FALSE(c.RunChats(a, Hooks(seen), std::stop_token()).front().replayed);
+  c.EndUnit();
+  EXPECT_EQ(sim->stats().chat_requests, 2u);
+}
+
 TEST(FileJournal, ARunThatNoLongerMatchesItsJournalStopsAndSendsNothing) {
   auto sim = StartSim();
   TempDir dir;
