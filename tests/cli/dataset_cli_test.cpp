@@ -131,6 +131,9 @@ TEST(DatasetCliTest, AConcurrencyRunSendsTheShareGptPromptsWithTheirNonce) {
   EXPECT_EQ(ds["format"], "sharegpt") << res["perf"]["concurrency"].dump();
   EXPECT_EQ(ds["requests"], 6);
   EXPECT_EQ(ds["skipped_bad_lines"], 0);
+  const std::string report = ReadText(dir.path / "run" / "report.md");
+  EXPECT_NE(report.find("Prompts from dataset "), std::string::npos) << report;
+  EXPECT_NE(report.find("(sharegpt, order file): 6 requests sent"), std::string::npos) << report;
 }
 
 TEST(DatasetCliTest, ARateRunCountsMaxRequestsAndSkippedLinesAndAllowCacheDropsTheNonce) {
@@ -178,6 +181,11 @@ TEST(DatasetCliTest, ARateRunCountsMaxRequestsAndSkippedLinesAndAllowCacheDropsT
   EXPECT_EQ(ds["used_entries"], 2);
   EXPECT_EQ(ds["requests"], 4);
   EXPECT_EQ(ds["wrapped"], 1);
+  const std::string report = ReadText(dir.path / "run" / "report.md");
+  EXPECT_NE(report.find("(jsonl, order file): 4 requests sent from 2 of its 4 entries (1 wrap); 1 "
+                        "bad line skipped (--skip-bad-lines)"),
+            std::string::npos)
+      << report;
 }
 
 }  // namespace
