@@ -13,6 +13,7 @@
 
 #include "core/profile_table.h"
 #include "report/format.h"
+#include "report/markdown_dataset.h"
 #include "report/markdown_replay.h"
 #include "report/markdown_sessions.h"
 #include "report/markdown_tails.h"
@@ -411,7 +412,8 @@ void RenderProfile(ProfileId id, const json& s, std::string& out) {
     case ProfileId::kDecode:
       return RenderDecode(s, out);
     case ProfileId::kConcurrency:
-      return RenderConcurrency(s, out);
+      RenderConcurrency(s, out);
+      return RenderDataset(s, out);
     case ProfileId::kMaxTokens:
       return RenderMaxTokens(s, out);
     case ProfileId::kTtft:
@@ -419,7 +421,8 @@ void RenderProfile(ProfileId id, const json& s, std::string& out) {
     case ProfileId::kContext:
       return RenderContext(s, out);
     case ProfileId::kRate:
-      return RenderRate(s, out);
+      RenderRate(s, out);
+      return RenderDataset(s, out);
     case ProfileId::kReplay:
       return RenderReplay(s, out);
     case ProfileId::kSessions:
