@@ -269,7 +269,8 @@ client::ChatParams Session::LoadParams(const ProfileOptions& options, const std:
 
 client::ChatParams Session::WithImages(client::ChatParams params) const {
   if (images_.per_request > 0 && !params.messages.empty()) {
-    params.messages.back().content_json = ImageContentJson(images_, params.messages.back().content);
+    params.messages.back().content_json =
+        ImageContentJson(images_.data_uris, params.messages.back().content);
   }
   return params;
 }

@@ -22,10 +22,23 @@ Result<std::pair<int, int>> ParseImageSize(std::string_view text) {
   return std::make_pair(w, h);
 }
 
-std::string ImageContentJson(const ImageLoad& images, const std::string& text) {
+long long DataUrlBytes(const std::string& uri) {
+  const auto comma = uri.find(',');
+  if (uri.rfind("data:", 0) != 0 || comma == std::string::npos || uri.find(";base64", 0) > comma) {
+    return 0;
+  }
+  std::size_t n = uri.size() - comma - 1;
+  std::size_t pad = 0;
+  while (pad < 2 && n > pad && uri[uri.size() - 1 - pad] == '=') {
+    ++pad;
+  }
+  return static_cast<long long>(n / 4 * 3 - pad);
+}
+
+std::string ImageContentJson(const std::vector<std::string>& uris, const std::string& text) {
   nlohmann::json parts = nlohmann::json::array();
   parts.push_back({{"type", "text"}, {"text", text}});
-  for (const std::string& uri : images.data_uris) {
+  for (const std::string& uri : uris) {
     parts.push_back({{"type", "image_url"}, {"image_url", {{"url", uri}}}});
   }
   return parts.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

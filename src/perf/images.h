@@ -27,8 +27,12 @@ struct ImageLoad {
 // "WxH" -> (W, H); kUsage error naming --image-size otherwise.
 Result<std::pair<int, int>> ParseImageSize(std::string_view text);
 
-// The content parts of a user message: its text, then every image of `images` (JSON text).
-std::string ImageContentJson(const ImageLoad& images, const std::string& text);
+// The bytes a data: URL's base64 payload decodes to (0 for anything else).
+long long DataUrlBytes(const std::string& uri);
+
+// The content parts of a user message: its text, then every image of `uris` (data: URLs), as
+// JSON text.
+std::string ImageContentJson(const std::vector<std::string>& uris, const std::string& text);
 
 // "UNSUPPORTED: the server refused image input (HTTP 400: ...)" when r is the refusal of a
 // request that carried images; nullopt otherwise.

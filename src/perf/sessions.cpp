@@ -197,6 +197,7 @@ std::vector<SessionScript> Session::SessionScripts(const ProfileOptions& options
       sc.tool_results_by = s.tool_results_by;
       sc.think_ms = s.think_ms;
       sc.output_tokens = s.output_tokens;
+      sc.images = s.images;
       out.push_back(std::move(sc));
     }
   } else {

@@ -69,6 +69,7 @@ struct SessionScript {
   std::vector<double> think_ms;    // per turn (after its answer); empty = none
   std::vector<int> output_tokens;  // per turn max_tokens; empty = the default
   bool force_length = false;       // exactly output_tokens per answer (synthetic sessions)
+  std::vector<std::vector<std::string>> images;  // per turn, data: URLs; empty = none
 };
 
 // The history of one conversation and where it stands. Pure: no I/O, no clock.

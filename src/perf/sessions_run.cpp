@@ -45,7 +45,9 @@ double Ms(std::int64_t ns) {
 struct Finished {
   std::size_t session = 0;
   int turn = 0, tool_round = 0, user_tokens = -1;
-  double think_ms = 0;  // waited before this request
+  int images = 0;             // images in the request's messages (the whole history's)
+  long long image_bytes = 0;  // their bytes (decoded from the data: URLs)
+  double think_ms = 0;        // waited before this request
   client::ChatResponse r;
   std::optional<SessionFact> end;
 };
@@ -97,9 +99,22 @@ void RunSession(const SlotContext& ctx, std::size_t idx, client::Client& cl, std
   std::uint64_t k = 0;
   std::vector<std::uint64_t> ids;  // the session's requests, one part of the journal's unit
   double think = 0;
+  int images = 0;  // in the history so far
+  long long image_bytes = 0;
   auto begin_turn = [&] {
-    const std::string& text = sc.turns[static_cast<std::size_t>(conv.turn())];
-    conv.BeginTurn(ctx.images->per_request > 0 ? ImageContentJson(*ctx.images, text) : "");
+    const auto turn = static_cast<std::size_t>(conv.turn());
+    const std::string& text = sc.turns[turn];
+    // The session file's images for this turn, then --images-per-request's.
+    std::vector<std::string> uris =
+        turn < sc.images.size() ? sc.images[turn] : std::vector<std::string>{};
+    if (ctx.images->per_request > 0) {
+      uris.insert(uris.end(), ctx.images->data_uris.begin(), ctx.images->data_uris.end());
+    }
+    images += static_cast<int>(uris.size());
+    for (const std::string& uri : uris) {
+      image_bytes += DataUrlBytes(uri);
+    }
+    conv.BeginTurn(uris.empty() ? "" : ImageContentJson(uris, text));
   };
   begin_turn();
   while (!ctx.stop.stop_requested() && !ctx.halt->load() && k < ctx.stride) {
@@ -133,6 +148,8 @@ void RunSession(const SlotContext& ctx, std::size_t idx, client::Client& cl, std
     f.turn = static_cast<int>(turn) + 1;
     f.tool_round = round;
     f.user_tokens = round == 0 ? sc.user_tokens[turn] : -1;
+    f.images = images;
+    f.image_bytes = image_bytes;
     f.think_ms = round == 0 ? think : 0;
     f.r = std::move(r);
     ctx.box->Post(std::move(f));
@@ -330,6 +347,10 @@ json Session::Sessions(const ProfileOptions& options) {
         TurnFact fact;
         json rec = SessionsRecord(r, scripts[f.session].label, f.turn, f.tool_round, f.user_tokens,
                                   f.think_ms, f.session, fact);
+        if (f.images > 0) {  // what this request carried: every image of its history
+          rec["images"] = f.images;
+          rec["image_bytes"] = f.image_bytes;
+        }
         ++t.sent;
         t.replayed = t.replayed || r.replayed;
         if (fact.ok) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/rng.h"
+#include "workload/image_url.h"
 
 namespace sb::workload {
 namespace {
@@ -22,62 +23,6 @@ struct LineError {
 
 Error At(const std::string& name, int line, const std::string& what) {
   return Error{ErrorCode::kUsage, name + ":" + std::to_string(line) + ": " + what};
-}
-
-// RFC 4648 base64 (an image file into a data: URL).
-std::string Base64(std::string_view bytes) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (std::size_t i = 0; i < bytes.size(); i += 3) {
-    std::uint32_t v = static_cast<std::uint8_t>(bytes[i]) << 16;
-    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
-    if (n > 1) {
-      v |= static_cast<std::uint8_t>(bytes[i + 1]) << 8;
-    }
-    if (n > 2) {
-      v |= static_cast<std::uint8_t>(bytes[i + 2]);
-    }
-    for (std::size_t k = 0; k < 4; ++k) {
-      out += k <= n ? kAlphabet[(v >> (18 - 6 * k)) & 63] : '=';
-    }
-  }
-  return out;
-}
-
-std::string MimeOf(const std::string& path) {
-  const auto dot = path.rfind('.');
-  std::string ext = dot == std::string::npos ? "" : path.substr(dot + 1);
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (ext == "jpg" || ext == "jpeg") {
-    return "image/jpeg";
-  }
-  if (ext == "gif" || ext == "webp" || ext == "bmp") {
-    return "image/" + ext;
-  }
-  return "image/png";
-}
-
-// An "images" item -> a data: URL (a path is read, relative to dir).
-std::variant<std::string, LineError> ImageUrl(const std::string& item, const std::string& dir) {
-  if (item.rfind("data:", 0) == 0) {
-    return item;
-  }
-  if (item.rfind("http://", 0) == 0 || item.rfind("https://", 0) == 0) {
-    return LineError{"image '" + item +
-                     "': nothing is read from the network; give a file path "
-                     "or a data: URL"};
-  }
-  const std::string path = !item.empty() && item[0] == '/' ? item : dir + "/" + item;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return LineError{"cannot read image '" + path + "'"};
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return "data:" + MimeOf(path) + ";base64," + Base64(ss.str());
 }
 
 std::variant<DatasetEntry, LineError> JsonlEntry(std::string_view line, const std::string& dir) {
@@ -126,11 +71,11 @@ std::variant<DatasetEntry, LineError> JsonlEntry(std::string_view line, const st
       if (!item.is_string()) {
         return LineError{"\"images\" must be an array of file paths or data: URLs"};
       }
-      auto url = ImageUrl(item.get<std::string>(), dir);
-      if (auto* bad = std::get_if<LineError>(&url)) {
-        return *bad;
+      auto url = ImageDataUrl(item.get<std::string>(), dir);
+      if (!url) {
+        return LineError{url.error().message};
       }
-      e.image_urls.push_back(std::move(std::get<std::string>(url)));
+      e.image_urls.push_back(std::move(url).value());
     }
   }
   return e;

@@ -1,10 +1,13 @@
 #include "workload/session_file.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+
+#include "workload/image_url.h"
 
 namespace sb::workload {
 namespace {
@@ -69,15 +72,50 @@ std::optional<std::string> ToolResults(const json& j, ScriptedSession& s) {
 }
 
 // One line's object -> the session, or what is wrong with it.
-std::optional<std::string> ParseLine(const json& j, ScriptedSession& s) {
+// "images": a list of images (file paths or data: URLs) that go with the first turn, or one list
+// per turn.
+std::optional<std::string> Images(const json& v, const std::string& dir, ScriptedSession& s) {
+  constexpr const char* kShape =
+      "images must be an array of file paths or data: URLs (sent with the first turn), or one "
+      "such array per turn";
+  if (!v.is_array()) {
+    return kShape;
+  }
+  const std::size_t n = s.turns.size();
+  const bool per_turn = !v.empty() && v[0].is_array();
+  if (per_turn && v.size() != n) {
+    return "images has " + std::to_string(v.size()) + " lists for " + std::to_string(n) +
+           " turns (give one per turn, or one list for the first turn)";
+  }
+  s.images.assign(n, {});
+  for (std::size_t t = 0; t < (per_turn ? n : 1); ++t) {
+    const json& list = per_turn ? v[t] : v;
+    if (!list.is_array()) {
+      return kShape;
+    }
+    for (const json& item : list) {
+      if (!item.is_string()) {
+        return kShape;
+      }
+      auto url = ImageDataUrl(item.get<std::string>(), dir);
+      if (!url) {
+        return url.error().message;
+      }
+      s.images[t].push_back(std::move(url).value());
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> ParseLine(const json& j, const std::string& dir, ScriptedSession& s) {
   if (!j.is_object()) {
     return "a session must be a JSON object with \"turns\"";
   }
   for (const auto& [key, v] : j.items()) {
     if (key != "turns" && key != "system" && key != "tools" && key != "tool_results" &&
-        key != "think_ms" && key != "output_tokens") {
+        key != "think_ms" && key != "output_tokens" && key != "images") {
       return "unknown key \"" + key +
-             "\" (expected turns, system, tools, tool_results, think_ms, output_tokens)";
+             "\" (expected turns, system, tools, tool_results, think_ms, output_tokens, images)";
     }
   }
   const auto turns = j.find("turns");
@@ -128,13 +166,19 @@ std::optional<std::string> ParseLine(const json& j, ScriptedSession& s) {
       return err;
     }
   }
+  if (const auto it = j.find("images"); it != j.end()) {
+    if (auto err = Images(*it, dir, s)) {
+      return err;
+    }
+  }
   return std::nullopt;
 }
 
 }  // namespace
 
 Result<std::vector<ScriptedSession>> ParseSessionFile(std::string_view text,
-                                                      const std::string& name) {
+                                                      const std::string& name,
+                                                      const std::string& dir) {
   std::vector<ScriptedSession> out;
   int line_no = 0;
   std::size_t pos = 0;
@@ -159,7 +203,7 @@ Result<std::vector<ScriptedSession>> ParseSessionFile(std::string_view text,
     }
     ScriptedSession s;
     s.line = line_no;
-    if (auto err = ParseLine(j, s)) {
+    if (auto err = ParseLine(j, dir, s)) {
       return fail(*err);
     }
     out.push_back(std::move(s));
@@ -177,7 +221,8 @@ Result<std::vector<ScriptedSession>> ReadSessionFile(const std::string& path) {
   }
   std::ostringstream ss;
   ss << in.rdbuf();
-  return ParseSessionFile(ss.str(), path);
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  return ParseSessionFile(ss.str(), path, dir.empty() ? "." : dir);
 }
 
 }  // namespace sb::workload

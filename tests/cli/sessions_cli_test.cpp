@@ -183,8 +183,11 @@ TEST(SessionsCliTest, TwoImagesPerRequestAreLoadForConcurrencyAndSessions) {
       continue;
     }
     ASSERT_EQ(s["status"], "ok") << s.dump();
-    EXPECT_EQ(s["images"], 2) << s["profile"];
-    EXPECT_GT(s["image_bytes"].get<long long>(), 200);  // two PNGs
+    // A concurrency request carries its two images; a session's request carries every image of
+    // its history: two per turn so far.
+    const int turns = s["profile"] == "sessions" ? s["turn"].get<int>() : 1;
+    EXPECT_EQ(s["images"], 2 * turns) << s["profile"];
+    EXPECT_GT(s["image_bytes"].get<long long>(), 200 * turns);  // two PNGs per turn
     sessions += s["profile"] == "sessions" ? 1 : 0;
     concurrency += s["profile"] == "concurrency" ? 1 : 0;
     if (s["profile"] == "sessions" && s["turn"] == 1) {
@@ -194,6 +197,47 @@ TEST(SessionsCliTest, TwoImagesPerRequestAreLoadForConcurrencyAndSessions) {
   }
   EXPECT_EQ(sessions, 4);
   EXPECT_EQ(concurrency, 2);
+}
+
+// A session file's "images" go with their turn's user message and stay in the history: the
+// simulator counts 64 prompt tokens per image part, so each turn's prompt grows by them.
+TEST(SessionsCliTest, SessionFileImagesGoWithTheirTurnAndStayInTheHistory) {
+  TempDir dir;
+  {
+    std::ofstream(dir.path / "dot.png", std::ios::binary) << "\x89PNG\r\n\x1a\nxyz";
+    std::ofstream(dir.path / "s.jsonl")
+        << R"({"turns": ["look at this", "and this one", "thanks"],)"
+        << R"( "images": [["dot.png"], ["dot.png", "dot.png"], []], "output_tokens": 4})"
+        << "\n";
+  }
+  Child sim({kBin, "sim", "--port", "0", "--ttft-ms", "2", "--itl-ms", "0.5"});
+  const std::string line = sim.ReadLine();
+  ASSERT_EQ(line.rfind("listening on ", 0), 0U) << line;
+  const fs::path run = dir.path / "run";
+  ProcessResult r =
+      RunProcess({kBin, "perf", "--endpoint", line.substr(13), "--profile", "sessions",
+                  "--sessions", (dir.path / "s.jsonl").string(), "--out", run.string()},
+                 std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<json> turns;
+  std::ifstream in(run / "samples.jsonl");
+  for (std::string l; std::getline(in, l);) {
+    json s = json::parse(l);
+    if (!s.value("warmup", false) && s["profile"] == "sessions") {
+      turns.push_back(std::move(s));
+    }
+  }
+  ASSERT_EQ(turns.size(), 3U);
+  const int want_images[] = {1, 3, 3};  // in the request's whole history
+  for (std::size_t i = 0; i < turns.size(); ++i) {
+    EXPECT_EQ(turns[i]["turn"], static_cast<int>(i) + 1);
+    EXPECT_EQ(turns[i]["images"], want_images[i]) << turns[i].dump();
+    EXPECT_EQ(turns[i]["image_bytes"], 11 * want_images[i]);  // the 11-byte file each time
+  }
+  // Turn 2's prompt holds turn 1's prompt, its answer, the new message and two more images.
+  const int p1 = turns[0]["prompt_tokens"].get<int>(), p2 = turns[1]["prompt_tokens"].get<int>();
+  const int a1 = turns[0]["completion_tokens"].get<int>();
+  EXPECT_GE(p2 - p1 - a1, 2 * 64) << p1 << " " << p2;
 }
 
 TEST(SessionsCliTest, AServerWithoutVisionRefusesImagesAsUnsupportedNotThroughput) {

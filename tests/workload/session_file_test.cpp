@@ -2,9 +2,13 @@
 // named FILE:LINE with what is wrong.
 #include "workload/session_file.h"
 
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "support/temp_dir.h"
 
 namespace sb::workload {
 namespace {
@@ -73,6 +77,63 @@ TEST(SessionFileTest, TheDocumentedExampleFileParses) {
   EXPECT_EQ((*s)[0].think_ms, (std::vector<double>{20, 40, 0}));
   EXPECT_EQ((*s)[1].turns.size(), 4U);
   EXPECT_EQ((*s)[2].tool_results.size(), 2U);
+}
+
+}  // namespace
+}  // namespace sb::workload
+
+namespace sb::workload {
+namespace {
+
+// "images": one list for the first turn, or one list per turn; a path is read relative to the
+// file's folder and sent as a data: URL; nothing is fetched from the network.
+TEST(SessionFileTest, ImagesGoWithTheFirstTurnOrWithEachTurn) {
+  testing::TempDir dir;
+  { std::ofstream(dir.path() / "dot.png", std::ios::binary) << "\x89PNG\r\n\x1a\nxyz"; }
+  const std::string file = (dir.path() / "s.jsonl").string();
+  {
+    std::ofstream out(file);
+    out << "{\"turns\": [\"a\", \"b\"], \"images\": [\"dot.png\", "
+           "\"data:image/png;base64,QUJD\"]}\n"
+        << "{\"turns\": [\"a\", \"b\", \"c\"], \"images\": [[], [\"dot.png\"], []]}\n";
+  }
+  const auto s = ReadSessionFile(file);
+  ASSERT_TRUE(s) << s.error().message;
+  ASSERT_EQ(s->size(), 2U);
+  const auto& first = (*s)[0].images;
+  ASSERT_EQ(first.size(), 2U);  // one list per turn
+  ASSERT_EQ(first[0].size(), 2U);
+  // "\x89PNG\r\n\x1a\nxyz" in base64.
+  EXPECT_EQ(first[0][0], "data:image/png;base64,iVBORw0KGgp4eXo=");
+  EXPECT_EQ(first[0][1], "data:image/png;base64,QUJD");
+  EXPECT_TRUE(first[1].empty());
+  const auto& per_turn = (*s)[1].images;
+  ASSERT_EQ(per_turn.size(), 3U);
+  EXPECT_TRUE(per_turn[0].empty());
+  EXPECT_EQ(per_turn[1], (std::vector<std::string>{"data:image/png;base64,iVBORw0KGgp4eXo="}));
+  EXPECT_TRUE(per_turn[2].empty());
+}
+
+TEST(SessionFileTest, BadImagesAreNamedByFileAndLine) {
+  const struct {
+    const char* line;
+    const char* what;
+  } cases[] = {
+      {R"({"turns": ["a", "b"], "images": [["x.png"]]})", "images has 1 lists for 2 turns"},
+      {R"({"turns": ["a"], "images": "x.png"})", "images must be an array"},
+      {R"({"turns": ["a"], "images": [1]})", "images must be an array"},
+      {R"({"turns": ["a"], "images": ["https://example.com/x.png"]})",
+       "nothing is read from the network"},
+      {R"({"turns": ["a"], "images": ["no-such-file.png"]})", "cannot read image"},
+  };
+
+  for (const auto& c : cases) {
+    const auto s = ParseSessionFile(std::string("\n") + c.line + "\n", "f.jsonl", "/nonexistent");
+    ASSERT_FALSE(s) << c.line;
+    EXPECT_EQ(s.error().message.rfind("f.jsonl:2: ", 0), 0U) << s.error().message;
+    EXPECT_NE(s.error().message.find(c.what), std::string::npos) << s.error().message;
+  }
+  EXPECT_EQ(std::size(cases), 5U);
 }
 
 }  // namespace
