@@ -13,6 +13,7 @@
 
 #include "core/profile_table.h"
 #include "report/format.h"
+#include "report/markdown_classes.h"
 #include "report/markdown_replay.h"
 #include "report/markdown_sessions.h"
 #include "report/markdown_tails.h"
@@ -443,6 +444,7 @@ void RenderSpeed(const json& r, std::string& out) {
     for (const ProfileSpec& p : Profiles()) {  // the table's order
       if (const json* s = Find(*perf, {p.key}); s != nullptr && s->is_object()) {
         RenderProfile(p.id, *s, out);
+        RenderWorkload(*s, out);  // --dataset, --shared-prefix (markdown_classes.cpp)
       }
     }
   }

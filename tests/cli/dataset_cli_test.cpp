@@ -1,0 +1,196 @@
+// --dataset end to end (docs/workloads.md "Datasets"): concurrency and rate runs of the binary
+// against a `servebench sim` child whose --request-log shows the prompts it was sent; the
+// dataset's counts (--max-requests, --skip-bad-lines) in results.json and report.md; and
+// --allow-cache sending the dataset's text without the unique nonce.
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/sim_child.h"
+#include "support/subprocess.h"
+#include "support/temp_dir.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using sb::testing::ProcessResult;
+using sb::testing::ReadFile;
+using sb::testing::RunProcess;
+using sb::testing::SimChild;
+using sb::testing::TempDir;
+
+const std::string kBin = SB_BINARY;
+const std::string kFixtures = std::string(SB_FIXTURES_DIR) + "/workloads/";
+
+struct Logged {
+  std::string hash;
+  std::string text;  // the start of the request's last text, as the simulator logged it
+};
+
+std::vector<Logged> ReadRequestLog(const fs::path& p) {
+  std::vector<Logged> out;
+  std::istringstream in(ReadFile(p));
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto tab = line.find('\t');
+    out.push_back({line.substr(0, tab), tab == std::string::npos ? "" : line.substr(tab + 1)});
+  }
+  return out;
+}
+
+// The texts without their "[request SESSION-N] " nonce, cut to 50 characters (the log keeps 80
+// with the nonce); fails the test when one lacks the nonce.
+std::vector<std::string> WithoutNonces(const std::vector<Logged>& logged) {
+  static const std::regex kNonce(R"(^\[request [0-9a-f]+-[0-9]+\] )");
+  std::vector<std::string> out;
+  for (const Logged& l : logged) {
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(l.text, m, kNonce)) << l.text;
+    out.push_back((m.empty() ? l.text : l.text.substr(m.length(0))).substr(0, 50));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The first 50 characters of the first human turn of each ShareGPT conversation that has a reply,
+// in file order.
+std::vector<std::string> ShareGptPrompts() {
+  std::vector<std::string> out;
+  for (const json& c : json::parse(ReadFile(kFixtures + "sharegpt.json"))) {
+    const json& turns = c["conversations"];
+    for (std::size_t i = 0; i + 1 < turns.size(); ++i) {
+      if (turns[i]["from"] == "human" && turns[i + 1]["from"] == "gpt") {
+        out.push_back(turns[i]["value"].get<std::string>().substr(0, 50));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+json ReadResults(const fs::path& run) {
+  return json::parse(ReadFile(run / "results.json"));
+}
+
+TEST(DatasetCliTest, AConcurrencyRunSendsTheShareGptPromptsUpToMaxRequests) {
+  TempDir dir;
+  const fs::path log = dir.path() / "requests.log";
+  SimChild sim({"--ttft-ms", "2", "--itl-ms", "0.5", "--request-log", log.string()});
+  ASSERT_FALSE(sim.url().empty());
+  const fs::path run = dir.path() / "run";
+  const ProcessResult r =
+      RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "concurrency", "--levels",
+                  "4", "--warmup", "0", "--dataset", kFixtures + "sharegpt.json", "--max-requests",
+                  "3", "--out", run.string()},
+                 std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Four streams over the first three entries: the first entry twice (one wrap).
+  const std::vector<std::string> prompts = ShareGptPrompts();
+  ASSERT_GE(prompts.size(), 3U);
+  std::vector<std::string> want = {prompts[0], prompts[1], prompts[2], prompts[0]};
+  std::sort(want.begin(), want.end());
+  const std::vector<Logged> logged = ReadRequestLog(log);
+  EXPECT_EQ(WithoutNonces(logged), want);
+  // The nonce makes even the repeated entry a different request.
+  std::vector<std::string> hashes;
+  for (const Logged& l : logged) {
+    hashes.push_back(l.hash);
+  }
+  std::sort(hashes.begin(), hashes.end());
+  EXPECT_EQ(std::unique(hashes.begin(), hashes.end()), hashes.end());
+
+  const json d = ReadResults(run)["perf"]["concurrency"]["dataset"];
+  EXPECT_EQ(d["format"], "sharegpt");
+  EXPECT_EQ(d["requests"], 4);
+  EXPECT_EQ(d["used_entries"], 3);
+  EXPECT_EQ(d["max_requests"], 3);
+  EXPECT_EQ(d["wrapped"], 1);
+  EXPECT_EQ(d["skipped_without_reply"], 1);  // the fixture's conversation 8 has no reply
+  const std::string md = ReadFile(run / "report.md");
+  EXPECT_NE(md.find("4 requests from 3 of 11 entries (wrapped 1 times), --max-requests 3"),
+            std::string::npos)
+      << md;
+}
+
+TEST(DatasetCliTest, ARateRunSkipsAndCountsBadLinesAndSendsTheJsonlPrompts) {
+  TempDir dir;
+  const fs::path log = dir.path() / "requests.log";
+  SimChild sim({"--ttft-ms", "2", "--itl-ms", "0.5", "--request-log", log.string()});
+  ASSERT_FALSE(sim.url().empty());
+  const fs::path run = dir.path() / "run";
+  const std::vector<std::string> base = {kBin,         "perf",
+                                         "--endpoint", sim.url(),
+                                         "--profile",  "rate",
+                                         "--rates",    "50",
+                                         "--requests", "6",
+                                         "--warmup",   "0",
+                                         "--dataset",  kFixtures + "dataset-bad.jsonl",
+                                         "--out"};
+  // Without --skip-bad-lines the bad line stops the run before anything is sent.
+  std::vector<std::string> strict = base;
+  strict.push_back((dir.path() / "strict").string());
+  const ProcessResult bad = RunProcess(strict, std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("dataset-bad.jsonl:3:"), std::string::npos) << bad.err;
+  EXPECT_TRUE(ReadRequestLog(log).empty());
+
+  std::vector<std::string> skip = base;
+  skip.push_back(run.string());
+  skip.push_back("--skip-bad-lines");
+  const ProcessResult r = RunProcess(skip, std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The four good lines in file order, then the first two again.
+  std::vector<std::string> good;
+  std::istringstream in(ReadFile(kFixtures + "dataset-bad.jsonl"));
+  std::string line;
+  while (std::getline(in, line)) {
+    const json j = json::parse(line, nullptr, false);
+    if (!j.is_discarded()) {
+      good.push_back(j["prompt"].get<std::string>().substr(0, 50));
+    }
+  }
+  ASSERT_EQ(good.size(), 4U);
+  std::vector<std::string> want = {good[0], good[1], good[2], good[3], good[0], good[1]};
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(WithoutNonces(ReadRequestLog(log)), want);
+
+  const json d = ReadResults(run)["perf"]["rate"]["dataset"];
+  EXPECT_EQ(d["format"], "jsonl");
+  EXPECT_EQ(d["skipped_bad_lines"], 1);
+  EXPECT_EQ(d["requests"], 6);
+  EXPECT_EQ(d["entries"], 4);
+  const std::string md = ReadFile(run / "report.md");
+  EXPECT_NE(md.find("6 requests from 4 of 4 entries (wrapped 1 times); 1 bad lines skipped"),
+            std::string::npos)
+      << md;
+}
+
+TEST(DatasetCliTest, AllowCacheSendsTheDatasetTextWithoutTheNonce) {
+  TempDir dir;
+  const fs::path log = dir.path() / "requests.log";
+  SimChild sim({"--ttft-ms", "2", "--itl-ms", "0.5", "--request-log", log.string()});
+  ASSERT_FALSE(sim.url().empty());
+  const ProcessResult r =
+      RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "concurrency", "--levels",
+                  "2", "--warmup", "0", "--dataset", kFixtures + "dataset.jsonl", "--max-requests",
+                  "1", "--allow-cache", "--out", (dir.path() / "run").string()},
+                 std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<Logged> logged = ReadRequestLog(log);
+  ASSERT_EQ(logged.size(), 2U);
+  const std::string first =
+      json::parse(ReadFile(kFixtures + "dataset.jsonl")
+                      .substr(0, ReadFile(kFixtures + "dataset.jsonl").find('\n')))["prompt"];
+  for (const Logged& l : logged) {
+    EXPECT_EQ(l.text, first);  // the entry's text as it is: no "[request ...]" before it
+  }
+  EXPECT_EQ(logged[0].hash, logged[1].hash);  // the same messages, so a cache could serve them
+}
+
+}  // namespace
