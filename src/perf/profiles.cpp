@@ -452,6 +452,9 @@ json Session::Run(ProfileId id, const ProfileOptions& options) {
   dataset_active_ =
       options.dataset.loaded && (id == ProfileId::kConcurrency || id == ProfileId::kRate);
   dataset_sent_ = dataset_wraps_ = 0;
+  prefix_active_ =
+      options.shared_prefix.groups > 0 && (id == ProfileId::kConcurrency || id == ProfileId::kRate);
+  prefix_next_ = 0;
   StartDataset(options);
   auto run = [&]() -> json {
     switch (id) {
@@ -479,6 +482,10 @@ json Session::Run(ProfileId id, const ProfileOptions& options) {
     out["dataset"] = DatasetJson(options);
   }
   dataset_active_ = false;
+  if (prefix_active_ && out.is_object()) {
+    out["shared_prefix"] = SharedPrefixJson(options);
+  }
+  prefix_active_ = false;
   WarnClientBound(std::string(Profile(id).name));  // once per profile, naming the rows
   return out;
 }

@@ -25,6 +25,13 @@ void RenderWorkload(const json& profile, std::string& out) {
         FormatCount(NumberAt(*d, {"skipped_bad_lines"})),
         FormatCount(NumberAt(*d, {"skipped_without_reply"})));
   }
+  if (const json* sp = Find(profile, {"shared_prefix"}); sp != nullptr && sp->is_object()) {
+    out += fmt::format(
+        "Shared prefixes: {} groups of {} tokens (--shared-prefix), {} requests in turn; each "
+        "prompt's unique part follows its group's prefix.\n\n",
+        FormatCount(NumberAt(*sp, {"groups"})), FormatCount(NumberAt(*sp, {"tokens"})),
+        FormatCount(NumberAt(*sp, {"requests"})));
+  }
 }
 
 }  // namespace sb::report::md

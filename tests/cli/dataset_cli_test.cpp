@@ -193,4 +193,88 @@ TEST(DatasetCliTest, AllowCacheSendsTheDatasetTextWithoutTheNonce) {
   EXPECT_EQ(logged[0].hash, logged[1].hash);  // the same messages, so a cache could serve them
 }
 
+// The simulator's truth of each measured request of `profile` in samples.jsonl: its cached
+// prompt tokens, in send order.
+std::vector<int> CachedTruth(const fs::path& run, const std::string& profile) {
+  std::vector<std::pair<double, int>> by_send;
+  for (const json& s : sb::testing::ReadJsonl(run / "samples.jsonl")) {
+    if (s["profile"] == profile && !s.contains("warmup")) {
+      by_send.emplace_back(s["sent_at_ms"].get<double>(),
+                           s["server"]["sim"].value("cached_tokens", -1));
+    }
+  }
+  std::sort(by_send.begin(), by_send.end());
+  std::vector<int> out;
+  for (const auto& [at, cached] : by_send) {
+    out.push_back(cached);
+  }
+  return out;
+}
+
+// --shared-prefix 4:512 against the simulator's prefix cache with 16-token blocks: the first
+// request of each group is a miss; every later one shares the group's prefix, which starts
+// after the simulator's 4 template tokens, so floor((4 + 512) / 16) whole blocks are cached and
+// nothing after them (the nonce follows the prefix).
+constexpr int kLead = 4, kPrefix = 512, kBlock = 16, kGroups = 4;
+constexpr int kHit = (kLead + kPrefix) / kBlock * kBlock;
+
+void ExpectSharedPrefixCached(const fs::path& run, const std::string& profile, int requests) {
+  const std::vector<int> cached = CachedTruth(run, profile);
+  ASSERT_EQ(cached.size(), static_cast<std::size_t>(requests));
+  long long total = 0;
+  for (int i = 0; i < requests; ++i) {
+    EXPECT_EQ(cached[i], i < kGroups ? 0 : kHit) << i;
+    total += cached[i];
+  }
+  EXPECT_EQ(total, static_cast<long long>(requests - kGroups) * kHit);
+  const json sp = ReadResults(run)["perf"][profile]["shared_prefix"];
+  EXPECT_EQ(sp["groups"], kGroups);
+  EXPECT_EQ(sp["requests"], requests);
+  EXPECT_EQ(sp["prefix_tokens"], json::array({kPrefix, kPrefix, kPrefix, kPrefix}));
+  const std::string md = ReadFile(run / "report.md");
+  EXPECT_NE(md.find("Shared prefixes: 4 groups of 512 tokens"), std::string::npos) << md;
+}
+
+TEST(SharedPrefixCliTest, ConcurrencyRequestsShareTheirGroupsPrefixInTheSimulatorsCache) {
+  TempDir dir;
+  SimChild sim({"--ttft-ms", "2", "--itl-ms", "0.5", "--prefix-cache-tokens", "1000000",
+                "--block-tokens", "16"});
+  ASSERT_FALSE(sim.url().empty());
+  const fs::path run = dir.path() / "run";
+  // One stream: each request finishes before the next starts, so no group's first request
+  // races its second.
+  const ProcessResult r = RunProcess(
+      {kBin, "perf", "--endpoint", sim.url(), "--profile", "concurrency", "--levels", "1",
+       "--requests", "20", "--tokens", "4", "--shared-prefix", "4:512", "--out", run.string()},
+      std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectSharedPrefixCached(run, "concurrency", 20);
+}
+
+TEST(SharedPrefixCliTest, RateRequestsShareTheirGroupsPrefixInTheSimulatorsCache) {
+  TempDir dir;
+  SimChild sim({"--ttft-ms", "2", "--itl-ms", "0.5", "--prefill-us-per-token", "1",
+                "--prefix-cache-tokens", "1000000", "--block-tokens", "16"});
+  ASSERT_FALSE(sim.url().empty());
+  const fs::path run = dir.path() / "run";
+  // 100 ms apart, each request done in a few ms: the arrivals never overlap.
+  const ProcessResult r =
+      RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "rate", "--rates", "10",
+                  "--arrival", "constant", "--requests", "10", "--rate-tokens", "4",
+                  "--shared-prefix", "4:512", "--out", run.string()},
+                 std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectSharedPrefixCached(run, "rate", 10);
+}
+
+TEST(SharedPrefixCliTest, ABadValueIsAUsageError) {
+  for (const std::string v : {"4", "0:512", "4:0", "a:b", "4:512x"}) {
+    const ProcessResult r = RunProcess({kBin, "perf", "--endpoint", "http://127.0.0.1:9/v1",
+                                        "--profile", "rate", "--shared-prefix", v},
+                                       std::chrono::seconds(30), {"SERVEBENCH_STORE=off"});
+    EXPECT_EQ(r.exit_code, 2) << v;
+    EXPECT_NE(r.err.find("--shared-prefix must be GROUPS:TOKENS"), std::string::npos) << r.err;
+  }
+}
+
 }  // namespace
