@@ -227,6 +227,16 @@ void ExpectSharedPrefixCached(const fs::path& run, const std::string& profile, i
     total += cached[i];
   }
   EXPECT_EQ(total, static_cast<long long>(requests - kGroups) * kHit);
+  // Each record carries the workload fields, cached_tokens as the server reported it.
+  for (const json& s : sb::testing::ReadJsonl(run / "samples.jsonl")) {
+    if (s["profile"] == profile) {
+      EXPECT_EQ(s["cached_tokens"], s["server"]["sim"]["cached_tokens"]) << s.dump();
+      EXPECT_EQ(s["input_tokens"], s["prompt_tokens"]);
+      EXPECT_EQ(s["output_tokens"], 4);
+      EXPECT_EQ(s["class"], "shared-prefix");
+      EXPECT_TRUE(s["scheduled_ms"].is_number() && s["sent_ms"].is_number()) << s.dump();
+    }
+  }
   const json sp = ReadResults(run)["perf"][profile]["shared_prefix"];
   EXPECT_EQ(sp["groups"], kGroups);
   EXPECT_EQ(sp["requests"], requests);
