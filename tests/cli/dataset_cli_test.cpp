@@ -277,6 +277,33 @@ TEST(SharedPrefixCliTest, RateRequestsShareTheirGroupsPrefixInTheSimulatorsCache
   ExpectSharedPrefixCached(run, "rate", 10);
 }
 
+// The store keeps a replay's summary like any profile's: imported from the run directory, its
+// figures show in `history`.
+TEST(ReplayStoreCliTest, AReplayRunImportsIntoTheStoreAndShowsInHistory) {
+  TempDir dir;
+  SimChild sim({"--ttft-ms", "2", "--itl-ms", "0.5"});
+  ASSERT_FALSE(sim.url().empty());
+  const fs::path run = dir.path() / "run";
+  const ProcessResult r = RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "replay",
+                                      "--trace", kFixtures + "plain.jsonl", "--out", run.string()},
+                                     std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string store = (dir.path() / "store.sqlite").string();
+  const ProcessResult imported =
+      RunProcess({kBin, "store", "import", "--store", store, run.string()},
+                 std::chrono::seconds(30), {"SERVEBENCH_STORE=off"});
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  EXPECT_NE(imported.out.find("1 added"), std::string::npos) << imported.out;
+  const ProcessResult history =
+      RunProcess({kBin, "history", "--store", store, "--metric", "replay.sent", "--format", "csv"},
+                 std::chrono::seconds(30), {"SERVEBENCH_STORE=off"});
+  ASSERT_EQ(history.exit_code, 0) << history.err;
+  // The header names the metric; the one row ends with the 5 requests the trace has.
+  EXPECT_NE(history.out.find(",replay.sent,"), std::string::npos) << history.out;
+  EXPECT_NE(history.out.find(",sim-model,"), std::string::npos) << history.out;
+  EXPECT_NE(history.out.find(",5,,"), std::string::npos) << history.out;
+}
+
 TEST(SharedPrefixCliTest, ABadValueIsAUsageError) {
   for (const std::string v : {"4", "0:512", "4:0", "a:b", "4:512x"}) {
     const ProcessResult r = RunProcess({kBin, "perf", "--endpoint", "http://127.0.0.1:9/v1",
