@@ -166,6 +166,17 @@ void AddDatasetOptions(CLI::App* cmd, perf::ProfileOptions& p) {
       ->capture_default_str();
   cmd->add_flag("--skip-bad-lines", p.dataset.skip_bad,
                 "--dataset: skip and count bad lines instead of stopping at the first");
+  cmd->add_option_function<std::string>(
+      "--shared-prefix",
+      [&p](const std::string& text) {
+        auto sp = perf::ParseSharedPrefix(text);
+        if (!sp) {
+          throw CLI::ValidationError(sp.error().message);
+        }
+        p.shared_prefix = *sp;
+      },
+      "concurrency, rate: GROUPS:TOKENS: each prompt starts with one of GROUPS shared prefixes "
+      "of TOKENS tokens (round robin), then its unique part (docs/workloads.md)");
   cmd->add_flag("--allow-cache", p.allow_cache,
                 "Leave out the unique nonce at the start of each prompt, so a server's prefix "
                 "cache may serve repeated prompt text (decode, concurrency, rate)");

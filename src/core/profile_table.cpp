@@ -11,7 +11,7 @@ constexpr std::array<ProfileSpec, 8> kProfiles = {{
     {ProfileId::kDecode, "decode", "decode", "runs", "", "",
      true, true, "single-stream decode speed, TTFT excluded (median of --runs)", ""},
     {ProfileId::kConcurrency, "concurrency", "concurrency", "levels", "concurrency", "streams",
-     true, true, "throughput at each of --levels parallel streams (closed loop)", "--levels,--dataset,--dataset-format,--dataset-order,--skip-bad-lines"},
+     true, true, "throughput at each of --levels parallel streams (closed loop)", "--levels,--dataset,--dataset-format,--dataset-order,--skip-bad-lines,--shared-prefix"},
     {ProfileId::kMaxTokens, "max-tokens", "max_tokens", "lengths", "max_tokens", "tokens",
      true, true, "decode speed at each output length of --lengths", "--lengths,--length-runs"},
     {ProfileId::kTtft, "ttft", "ttft", "prompts", "name", "prompt",
@@ -23,7 +23,7 @@ constexpr std::array<ProfileSpec, 8> kProfiles = {{
      false, false, "open-loop load at each of --rates, goodput against --slo, --search-rate",
      "--rates,--arrival,--burstiness,--rate-tokens,--slo,--slo-fraction,--search-rate,"
      "--search-steps,--max-concurrency,--dataset,--dataset-format,--dataset-order,"
-     "--skip-bad-lines"},
+     "--skip-bad-lines,--shared-prefix"},
     {ProfileId::kReplay, "replay", "replay", "classes", "class", "class",
      false, false, "a request trace (Mooncake, BurstGPT, Azure, JSONL) replayed on its own clock",
      "--trace,--trace-format,--time-scale,--block-tokens"},

@@ -201,7 +201,9 @@ std::pair<int, std::optional<int>> Session::FitWords(
 client::ChatParams Session::LoadParams(const ProfileOptions& options, const std::string& task,
                                        int max_tokens) {
   if (dataset_active_) {
-    return DatasetParams(options, max_tokens);
+    client::ChatParams p = DatasetParams(options, max_tokens);
+    ApplySharedPrefix(options, p.messages.front().content);
+    return p;
   }
   const int context = target_.max_model_len > 0
                           ? static_cast<int>(std::min<std::int64_t>(target_.max_model_len, 1 << 30))
@@ -225,6 +227,7 @@ client::ChatParams Session::LoadParams(const ProfileOptions& options, const std:
     }
   }
   client::ChatParams params = Params(options, "", max_tokens, true);
+  ApplySharedPrefix(options, params.messages[0].content);  // inside --input-tokens' count
   if (size <= 0) {
     params.messages[0].content += task;
     return WithImages(std::move(params));

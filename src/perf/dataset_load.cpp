@@ -139,6 +139,7 @@ json Session::DatasetJson(const ProfileOptions& options) const {
           {"order", options.dataset.order},
           {"entries", d.entries.size()},
           {"used_entries", dataset_order_.size()},
+          {"max_requests", options.dataset.max_requests},
           {"requests", dataset_sent_},
           {"wrapped", dataset_wraps_},
           {"skipped_bad_lines", d.skipped_bad},

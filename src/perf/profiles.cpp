@@ -168,6 +168,21 @@ json Session::Record(const client::ChatResponse& r, const std::string& profile,
     rec["images"] = images_.per_request;  // images.h: what each such request carried
     rec["image_bytes"] = images_.bytes;
   }
+  if (profile == "concurrency" || profile == "rate") {
+    // The workload fields every load record carries (docs/workloads.md): the server's counts
+    // (null when it sent none), cached prompt tokens as the server reports them (null when it
+    // says nothing), the schedule (a closed loop's request is scheduled when it is sent) and
+    // the request's class.
+    const bool ok = r.outcome == client::Outcome::kOk;
+    const int cached = CachedPromptTokens(r);
+    rec["input_tokens"] = r.usage.prompt_tokens > 0 ? json(r.usage.prompt_tokens) : json(nullptr);
+    rec["output_tokens"] = ok ? rec["completion_tokens"] : json(nullptr);
+    rec["cached_tokens"] = cached >= 0 ? json(cached) : json(nullptr);
+    rec["sent_ms"] = rec["sent_at_ms"];
+    rec["scheduled_ms"] =
+        rec.contains("scheduled_at_ms") ? rec["scheduled_at_ms"] : rec["sent_at_ms"];
+    rec["class"] = dataset_active_ ? "dataset" : prefix_active_ ? "shared-prefix" : "synthetic";
+  }
   return rec;
 }
 
@@ -452,6 +467,9 @@ json Session::Run(ProfileId id, const ProfileOptions& options) {
   dataset_active_ =
       options.dataset.loaded && (id == ProfileId::kConcurrency || id == ProfileId::kRate);
   dataset_sent_ = dataset_wraps_ = 0;
+  prefix_active_ =
+      options.shared_prefix.groups > 0 && (id == ProfileId::kConcurrency || id == ProfileId::kRate);
+  prefix_next_ = 0;
   StartDataset(options);
   auto run = [&]() -> json {
     switch (id) {
@@ -479,6 +497,10 @@ json Session::Run(ProfileId id, const ProfileOptions& options) {
     out["dataset"] = DatasetJson(options);
   }
   dataset_active_ = false;
+  if (prefix_active_ && out.is_object()) {
+    out["shared_prefix"] = SharedPrefixJson(options);
+  }
+  prefix_active_ = false;
   WarnClientBound(std::string(Profile(id).name));  // once per profile, naming the rows
   return out;
 }

@@ -22,13 +22,14 @@
 #include "client/chat.h"
 #include "client/http_client.h"
 #include "core/profile_table.h"
-#include "perf/images.h"
 #include "perf/dataset_load.h"
+#include "perf/images.h"
 #include "perf/prometheus.h"
 #include "perf/replay.h"
 #include "perf/schedule.h"
 #include "perf/server_watch.h"
 #include "perf/sessions.h"
+#include "perf/shared_prefix.h"
 #include "workload/length.h"
 
 namespace sb::perf {
@@ -103,6 +104,9 @@ struct ProfileOptions {
   // --allow-cache: no unique nonce at the start of each prompt (a server's prefix cache may then
   // serve repeated prompt text).
   bool allow_cache = false;
+  // --shared-prefix GROUPS:TOKENS (shared_prefix.h): concurrency and rate prompts start with one
+  // of GROUPS shared prefixes; groups 0 = off.
+  SharedPrefix shared_prefix;
   // Context scaling (context.cpp): prompt sizes in the server's tokens, the depth of the
   // question in the filler (0 = start, 1 = end), the answer budget, and whether to measure the
   // prefix-cached case too (each prompt sent a second time).
@@ -255,6 +259,10 @@ class Session {
   client::ChatParams DatasetParams(const ProfileOptions& options, int max_tokens);
   int ReplyTokens(const std::string& reply);
   nlohmann::json DatasetJson(const ProfileOptions& options) const;
+  // --shared-prefix (shared_prefix.cpp): puts the next group's prefix before `content`, and the
+  // profile's "shared_prefix" summary.
+  void ApplySharedPrefix(const ProfileOptions& options, std::string& content);
+  nlohmann::json SharedPrefixJson(const ProfileOptions& options) const;
   client::ChatParams Params(const ProfileOptions& options, const std::string& prompt,
                             int max_tokens, bool force);
   // The sessions profile's scripts (sessions.cpp): the file's, or synthetic ones fitted to the
@@ -331,6 +339,13 @@ class Session {
   std::size_t dataset_next_ = 0;
   long long dataset_sent_ = 0, dataset_wraps_ = 0, dataset_estimated_ = 0;
   std::optional<int> reply_base_;  // the template's tokens around a reply; -1 = no tokenizer
+  // --shared-prefix: whether the running profile reads it, the next request's turn, each
+  // group's text and token count (-1: not counted), and the group of the latest request.
+  bool prefix_active_ = false;
+  std::size_t prefix_next_ = 0;
+  std::vector<std::string> prefix_texts_;
+  std::vector<int> prefix_counts_;
+  int last_prefix_group_ = -1;
 };
 
 // What perf keeps of one request (docs/bounds.md): a stream is stopped past

@@ -13,7 +13,7 @@
 
 #include "core/profile_table.h"
 #include "report/format.h"
-#include "report/markdown_dataset.h"
+#include "report/markdown_classes.h"
 #include "report/markdown_replay.h"
 #include "report/markdown_sessions.h"
 #include "report/markdown_tails.h"
@@ -412,8 +412,7 @@ void RenderProfile(ProfileId id, const json& s, std::string& out) {
     case ProfileId::kDecode:
       return RenderDecode(s, out);
     case ProfileId::kConcurrency:
-      RenderConcurrency(s, out);
-      return RenderDataset(s, out);
+      return RenderConcurrency(s, out);
     case ProfileId::kMaxTokens:
       return RenderMaxTokens(s, out);
     case ProfileId::kTtft:
@@ -421,8 +420,7 @@ void RenderProfile(ProfileId id, const json& s, std::string& out) {
     case ProfileId::kContext:
       return RenderContext(s, out);
     case ProfileId::kRate:
-      RenderRate(s, out);
-      return RenderDataset(s, out);
+      return RenderRate(s, out);
     case ProfileId::kReplay:
       return RenderReplay(s, out);
     case ProfileId::kSessions:
@@ -447,6 +445,7 @@ void RenderSpeed(const json& r, std::string& out) {
     for (const ProfileSpec& p : Profiles()) {  // the table's order
       if (const json* s = Find(*perf, {p.key}); s != nullptr && s->is_object()) {
         RenderProfile(p.id, *s, out);
+        RenderWorkload(*s, out);  // --dataset, --shared-prefix (markdown_classes.cpp)
       }
     }
   }

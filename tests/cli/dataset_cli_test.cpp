@@ -1,191 +1,317 @@
-// `servebench perf --dataset` end to end (issue 28 item 2): concurrency and rate runs against a
-// `servebench sim` child send the dataset's prompts (read back from the simulator's
-// --request-log), results.json counts --max-requests and --skip-bad-lines, and --allow-cache
-// really leaves the per-request nonce out of the prompt.
+// --dataset end to end (docs/workloads.md "Datasets"): concurrency and rate runs of the binary
+// against a `servebench sim` child whose --request-log shows the prompts it was sent; the
+// dataset's counts (--max-requests, --skip-bad-lines) in results.json and report.md; and
+// --allow-cache sending the dataset's text without the unique nonce.
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <memory>
-#include <set>
+#include <regex>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <stdlib.h>
 
+#include "support/sim_child.h"
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using sb::testing::Child;
 using sb::testing::ProcessResult;
+using sb::testing::ReadFile;
 using sb::testing::RunProcess;
+using sb::testing::SimChild;
+using sb::testing::TempDir;
 
 const std::string kBin = SB_BINARY;
-const std::string kWorkloads = std::string(SB_FIXTURES_DIR) + "/workloads/";
+const std::string kFixtures = std::string(SB_FIXTURES_DIR) + "/workloads/";
 
-struct TempDir {
-  TempDir() {
-    char tmpl[] = "/tmp/servebench-dataset-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-
-  ~TempDir() { fs::remove_all(path); }
-
-  fs::path path;
+struct Logged {
+  std::string hash;
+  std::string text;  // the start of the request's last text, as the simulator logged it
 };
 
-struct Sim {
-  explicit Sim(const fs::path& log) {
-    child = std::make_unique<Child>(std::vector<std::string>{kBin, "sim", "--port", "0",
-                                                             "--ttft-ms", "2", "--itl-ms", "0.5",
-                                                             "--request-log", log.string()});
-    const std::string line = child->ReadLine();
-    if (line.rfind("listening on ", 0) == 0) {
-      url = line.substr(13);
-    }
-  }
-
-  std::unique_ptr<Child> child;
-  std::string url;
-};
-
-// The simulator's request log: one "HASH\tTEXT" line per chat request, TEXT the first line of
-// the last text part (at most 80 bytes).
-std::vector<std::string> LoggedTexts(const fs::path& log) {
-  std::vector<std::string> out;
-  std::ifstream in(log);
+std::vector<Logged> ReadRequestLog(const fs::path& p) {
+  std::vector<Logged> out;
+  std::istringstream in(ReadFile(p));
   std::string line;
   while (std::getline(in, line)) {
     const auto tab = line.find('\t');
-    out.push_back(tab == std::string::npos ? line : line.substr(tab + 1));
+    out.push_back({line.substr(0, tab), tab == std::string::npos ? "" : line.substr(tab + 1)});
   }
   return out;
 }
 
-// The text without the "[request N-M] " nonce servebench puts first unless --allow-cache.
-std::string WithoutNonce(const std::string& text) {
-  if (text.rfind("[request ", 0) == 0) {
-    const auto end = text.find("] ");
-    return end == std::string::npos ? text : text.substr(end + 2);
+// The texts without their "[request SESSION-N] " nonce, cut to 50 characters (the log keeps 80
+// with the nonce); fails the test when one lacks the nonce.
+std::vector<std::string> WithoutNonces(const std::vector<Logged>& logged) {
+  static const std::regex kNonce(R"(^\[request [0-9a-f]+-[0-9]+\] )");
+  std::vector<std::string> out;
+  for (const Logged& l : logged) {
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(l.text, m, kNonce)) << l.text;
+    out.push_back((m.empty() ? l.text : l.text.substr(m.length(0))).substr(0, 50));
   }
-  return text;
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
-bool IsPrefixOfOne(const std::string& text, const std::set<std::string>& prompts) {
-  for (const std::string& p : prompts) {
-    if (!text.empty() && p.rfind(text, 0) == 0) {
-      return true;
-    }
-  }
-  return false;
-}
-
-std::set<std::string> ShareGptHumanTurns() {
-  std::ifstream in(kWorkloads + "sharegpt.json");
-  const json doc = json::parse(in);
-  std::set<std::string> out;
-  for (const json& entry : doc) {
-    for (const json& turn : entry["conversations"]) {
-      if (turn["from"] == "human") {
-        out.insert(turn["value"].get<std::string>());
+// The first 50 characters of the first human turn of each ShareGPT conversation that has a reply,
+// in file order.
+std::vector<std::string> ShareGptPrompts() {
+  std::vector<std::string> out;
+  for (const json& c : json::parse(ReadFile(kFixtures + "sharegpt.json"))) {
+    const json& turns = c["conversations"];
+    for (std::size_t i = 0; i + 1 < turns.size(); ++i) {
+      if (turns[i]["from"] == "human" && turns[i + 1]["from"] == "gpt") {
+        out.push_back(turns[i]["value"].get<std::string>().substr(0, 50));
+        break;
       }
     }
   }
   return out;
 }
 
-json ReadJson(const fs::path& p) {
-  std::ifstream in(p);
-  return json::parse(in);
+json ReadResults(const fs::path& run) {
+  return json::parse(ReadFile(run / "results.json"));
 }
 
-std::string ReadText(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-TEST(DatasetCliTest, AConcurrencyRunSendsTheShareGptPromptsWithTheirNonce) {
+TEST(DatasetCliTest, AConcurrencyRunSendsTheShareGptPromptsUpToMaxRequests) {
   TempDir dir;
-  Sim sim(dir.path / "requests.log");
-  ASSERT_FALSE(sim.url.empty());
+  const fs::path log = dir.path() / "requests.log";
+  SimChild sim({"--ttft-ms", "2", "--itl-ms", "0.5", "--request-log", log.string()});
+  ASSERT_FALSE(sim.url().empty());
+  const fs::path run = dir.path() / "run";
   const ProcessResult r =
-      RunProcess({kBin, "perf", "--endpoint", sim.url, "--profile", "concurrency", "--levels", "2",
-                  "--requests", "6", "--warmup", "0", "--dataset", kWorkloads + "sharegpt.json",
-                  "--out", (dir.path / "run").string()},
+      RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "concurrency", "--levels",
+                  "4", "--warmup", "0", "--dataset", kFixtures + "sharegpt.json", "--max-requests",
+                  "3", "--out", run.string()},
                  std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::set<std::string> prompts = ShareGptHumanTurns();
-  const auto texts = LoggedTexts(dir.path / "requests.log");
-  int dataset_requests = 0;
-  for (const std::string& t : texts) {
-    if (t.rfind("[request ", 0) == 0 && IsPrefixOfOne(WithoutNonce(t), prompts)) {
-      ++dataset_requests;
-    }
+  // Four streams over the first three entries: the first entry twice (one wrap).
+  const std::vector<std::string> prompts = ShareGptPrompts();
+  ASSERT_GE(prompts.size(), 3U);
+  std::vector<std::string> want = {prompts[0], prompts[1], prompts[2], prompts[0]};
+  std::sort(want.begin(), want.end());
+  const std::vector<Logged> logged = ReadRequestLog(log);
+  EXPECT_EQ(WithoutNonces(logged), want);
+  // The nonce makes even the repeated entry a different request.
+  std::vector<std::string> hashes;
+  for (const Logged& l : logged) {
+    hashes.push_back(l.hash);
   }
-  EXPECT_EQ(dataset_requests, 6) << ReadText(dir.path / "requests.log");
-  const json res = ReadJson(dir.path / "run" / "results.json");
-  const json& ds = res["perf"]["concurrency"]["dataset"];
-  EXPECT_EQ(ds["format"], "sharegpt") << res["perf"]["concurrency"].dump();
-  EXPECT_EQ(ds["requests"], 6);
-  EXPECT_EQ(ds["skipped_bad_lines"], 0);
-  const std::string report = ReadText(dir.path / "run" / "report.md");
-  EXPECT_NE(report.find("Prompts from dataset "), std::string::npos) << report;
-  EXPECT_NE(report.find("(sharegpt, order file): 6 requests sent"), std::string::npos) << report;
+  std::sort(hashes.begin(), hashes.end());
+  EXPECT_EQ(std::unique(hashes.begin(), hashes.end()), hashes.end());
+
+  const json d = ReadResults(run)["perf"]["concurrency"]["dataset"];
+  EXPECT_EQ(d["format"], "sharegpt");
+  EXPECT_EQ(d["requests"], 4);
+  EXPECT_EQ(d["used_entries"], 3);
+  EXPECT_EQ(d["max_requests"], 3);
+  EXPECT_EQ(d["wrapped"], 1);
+  EXPECT_EQ(d["skipped_without_reply"], 1);  // the fixture's conversation 8 has no reply
+  const std::string md = ReadFile(run / "report.md");
+  EXPECT_NE(md.find("4 requests from 3 of 11 entries (wrapped 1 times), --max-requests 3"),
+            std::string::npos)
+      << md;
 }
 
-TEST(DatasetCliTest, ARateRunCountsMaxRequestsAndSkippedLinesAndAllowCacheDropsTheNonce) {
+TEST(DatasetCliTest, ARateRunSkipsAndCountsBadLinesAndSendsTheJsonlPrompts) {
   TempDir dir;
-  Sim sim(dir.path / "requests.log");
-  ASSERT_FALSE(sim.url.empty());
-  const ProcessResult r = RunProcess({kBin,
-                                      "perf",
-                                      "--endpoint",
-                                      sim.url,
-                                      "--profile",
-                                      "rate",
-                                      "--rates",
-                                      "50",
-                                      "--requests",
-                                      "4",
-                                      "--warmup",
-                                      "0",
-                                      "--dataset",
-                                      kWorkloads + "dataset-bad.jsonl",
-                                      "--skip-bad-lines",
-                                      "--max-requests",
-                                      "2",
-                                      "--allow-cache",
-                                      "--out",
-                                      (dir.path / "run").string()},
-                                     std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
+  const fs::path log = dir.path() / "requests.log";
+  SimChild sim({"--ttft-ms", "2", "--itl-ms", "0.5", "--request-log", log.string()});
+  ASSERT_FALSE(sim.url().empty());
+  const fs::path run = dir.path() / "run";
+  const std::vector<std::string> base = {kBin,         "perf",
+                                         "--endpoint", sim.url(),
+                                         "--profile",  "rate",
+                                         "--rates",    "50",
+                                         "--requests", "6",
+                                         "--warmup",   "0",
+                                         "--dataset",  kFixtures + "dataset-bad.jsonl",
+                                         "--out"};
+  // Without --skip-bad-lines the bad line stops the run before anything is sent.
+  std::vector<std::string> strict = base;
+  strict.push_back((dir.path() / "strict").string());
+  const ProcessResult bad = RunProcess(strict, std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("dataset-bad.jsonl:3:"), std::string::npos) << bad.err;
+  EXPECT_TRUE(ReadRequestLog(log).empty());
+
+  std::vector<std::string> skip = base;
+  skip.push_back(run.string());
+  skip.push_back("--skip-bad-lines");
+  const ProcessResult r = RunProcess(skip, std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // --max-requests 2 keeps the file's first two entries; --allow-cache sends them verbatim.
-  const std::set<std::string> firstTwo = {"Name the largest planet of the solar system.",
-                                          "Write a haiku about autumn rain."};
-  const auto texts = LoggedTexts(dir.path / "requests.log");
-  int dataset_requests = 0;
-  for (const std::string& t : texts) {
-    EXPECT_EQ(t.find("[request "), std::string::npos) << t;
-    if (firstTwo.count(t) == 1) {
-      ++dataset_requests;
+  // The four good lines in file order, then the first two again.
+  std::vector<std::string> good;
+  std::istringstream in(ReadFile(kFixtures + "dataset-bad.jsonl"));
+  std::string line;
+  while (std::getline(in, line)) {
+    const json j = json::parse(line, nullptr, false);
+    if (!j.is_discarded()) {
+      good.push_back(j["prompt"].get<std::string>().substr(0, 50));
     }
   }
-  EXPECT_EQ(dataset_requests, 4) << ReadText(dir.path / "requests.log");
-  const json res = ReadJson(dir.path / "run" / "results.json");
-  const json& ds = res["perf"]["rate"]["dataset"];
-  EXPECT_EQ(ds["format"], "jsonl") << res["perf"]["rate"].dump();
-  EXPECT_EQ(ds["skipped_bad_lines"], 1);
-  EXPECT_EQ(ds["used_entries"], 2);
-  EXPECT_EQ(ds["requests"], 4);
-  EXPECT_EQ(ds["wrapped"], 1);
-  const std::string report = ReadText(dir.path / "run" / "report.md");
-  EXPECT_NE(report.find("(jsonl, order file): 4 requests sent from 2 of its 4 entries (1 wrap); 1 "
-                        "bad line skipped (--skip-bad-lines)"),
+  ASSERT_EQ(good.size(), 4U);
+  std::vector<std::string> want = {good[0], good[1], good[2], good[3], good[0], good[1]};
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(WithoutNonces(ReadRequestLog(log)), want);
+
+  const json d = ReadResults(run)["perf"]["rate"]["dataset"];
+  EXPECT_EQ(d["format"], "jsonl");
+  EXPECT_EQ(d["skipped_bad_lines"], 1);
+  EXPECT_EQ(d["requests"], 6);
+  EXPECT_EQ(d["entries"], 4);
+  const std::string md = ReadFile(run / "report.md");
+  EXPECT_NE(md.find("6 requests from 4 of 4 entries (wrapped 1 times); 1 bad lines skipped"),
             std::string::npos)
-      << report;
+      << md;
+}
+
+TEST(DatasetCliTest, AllowCacheSendsTheDatasetTextWithoutTheNonce) {
+  TempDir dir;
+  const fs::path log = dir.path() / "requests.log";
+  SimChild sim({"--ttft-ms", "2", "--itl-ms", "0.5", "--request-log", log.string()});
+  ASSERT_FALSE(sim.url().empty());
+  const ProcessResult r =
+      RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "concurrency", "--levels",
+                  "2", "--warmup", "0", "--dataset", kFixtures + "dataset.jsonl", "--max-requests",
+                  "1", "--allow-cache", "--out", (dir.path() / "run").string()},
+                 std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<Logged> logged = ReadRequestLog(log);
+  ASSERT_EQ(logged.size(), 2U);
+  const std::string first =
+      json::parse(ReadFile(kFixtures + "dataset.jsonl")
+                      .substr(0, ReadFile(kFixtures + "dataset.jsonl").find('\n')))["prompt"];
+  for (const Logged& l : logged) {
+    EXPECT_EQ(l.text, first);  // the entry's text as it is: no "[request ...]" before it
+  }
+  EXPECT_EQ(logged[0].hash, logged[1].hash);  // the same messages, so a cache could serve them
+}
+
+// The simulator's truth of each measured request of `profile` in samples.jsonl: its cached
+// prompt tokens, in send order.
+std::vector<int> CachedTruth(const fs::path& run, const std::string& profile) {
+  std::vector<std::pair<double, int>> by_send;
+  for (const json& s : sb::testing::ReadJsonl(run / "samples.jsonl")) {
+    if (s["profile"] == profile && !s.contains("warmup")) {
+      by_send.emplace_back(s["sent_at_ms"].get<double>(),
+                           s["server"]["sim"].value("cached_tokens", -1));
+    }
+  }
+  std::sort(by_send.begin(), by_send.end());
+  std::vector<int> out;
+  for (const auto& [at, cached] : by_send) {
+    out.push_back(cached);
+  }
+  return out;
+}
+
+// --shared-prefix 4:512 against the simulator's prefix cache with 16-token blocks: the first
+// request of each group is a miss; every later one shares the group's prefix, which starts
+// after the simulator's 4 template tokens, so floor((4 + 512) / 16) whole blocks are cached and
+// nothing after them (the nonce follows the prefix).
+constexpr int kLead = 4, kPrefix = 512, kBlock = 16, kGroups = 4;
+constexpr int kHit = (kLead + kPrefix) / kBlock * kBlock;
+
+void ExpectSharedPrefixCached(const fs::path& run, const std::string& profile, int requests) {
+  const std::vector<int> cached = CachedTruth(run, profile);
+  ASSERT_EQ(cached.size(), static_cast<std::size_t>(requests));
+  long long total = 0;
+  for (int i = 0; i < requests; ++i) {
+    EXPECT_EQ(cached[i], i < kGroups ? 0 : kHit) << i;
+    total += cached[i];
+  }
+  EXPECT_EQ(total, static_cast<long long>(requests - kGroups) * kHit);
+  // Each record carries the workload fields, cached_tokens as the server reported it.
+  for (const json& s : sb::testing::ReadJsonl(run / "samples.jsonl")) {
+    if (s["profile"] == profile) {
+      EXPECT_EQ(s["cached_tokens"], s["server"]["sim"]["cached_tokens"]) << s.dump();
+      EXPECT_EQ(s["input_tokens"], s["prompt_tokens"]);
+      EXPECT_EQ(s["output_tokens"], 4);
+      EXPECT_EQ(s["class"], "shared-prefix");
+      EXPECT_TRUE(s["scheduled_ms"].is_number() && s["sent_ms"].is_number()) << s.dump();
+    }
+  }
+  const json sp = ReadResults(run)["perf"][profile]["shared_prefix"];
+  EXPECT_EQ(sp["groups"], kGroups);
+  EXPECT_EQ(sp["requests"], requests);
+  EXPECT_EQ(sp["prefix_tokens"], json::array({kPrefix, kPrefix, kPrefix, kPrefix}));
+  const std::string md = ReadFile(run / "report.md");
+  EXPECT_NE(md.find("Shared prefixes: 4 groups of 512 tokens"), std::string::npos) << md;
+}
+
+TEST(SharedPrefixCliTest, ConcurrencyRequestsShareTheirGroupsPrefixInTheSimulatorsCache) {
+  TempDir dir;
+  SimChild sim({"--ttft-ms", "2", "--itl-ms", "0.5", "--prefix-cache-tokens", "1000000",
+                "--block-tokens", "16"});
+  ASSERT_FALSE(sim.url().empty());
+  const fs::path run = dir.path() / "run";
+  // One stream: each request finishes before the next starts, so no group's first request
+  // races its second.
+  const ProcessResult r = RunProcess(
+      {kBin, "perf", "--endpoint", sim.url(), "--profile", "concurrency", "--levels", "1",
+       "--requests", "20", "--tokens", "4", "--shared-prefix", "4:512", "--out", run.string()},
+      std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectSharedPrefixCached(run, "concurrency", 20);
+}
+
+TEST(SharedPrefixCliTest, RateRequestsShareTheirGroupsPrefixInTheSimulatorsCache) {
+  TempDir dir;
+  SimChild sim({"--ttft-ms", "2", "--itl-ms", "0.5", "--prefill-us-per-token", "1",
+                "--prefix-cache-tokens", "1000000", "--block-tokens", "16"});
+  ASSERT_FALSE(sim.url().empty());
+  const fs::path run = dir.path() / "run";
+  // 100 ms apart, each request done in a few ms: the arrivals never overlap.
+  const ProcessResult r =
+      RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "rate", "--rates", "10",
+                  "--arrival", "constant", "--requests", "10", "--rate-tokens", "4",
+                  "--shared-prefix", "4:512", "--out", run.string()},
+                 std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectSharedPrefixCached(run, "rate", 10);
+}
+
+// The store keeps a replay's summary like any profile's: imported from the run directory, its
+// figures show in `history`.
+TEST(ReplayStoreCliTest, AReplayRunImportsIntoTheStoreAndShowsInHistory) {
+  TempDir dir;
+  SimChild sim({"--ttft-ms", "2", "--itl-ms", "0.5"});
+  ASSERT_FALSE(sim.url().empty());
+  const fs::path run = dir.path() / "run";
+  const ProcessResult r = RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "replay",
+                                      "--trace", kFixtures + "plain.jsonl", "--out", run.string()},
+                                     std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string store = (dir.path() / "store.sqlite").string();
+  const ProcessResult imported =
+      RunProcess({kBin, "store", "import", "--store", store, run.string()},
+                 std::chrono::seconds(30), {"SERVEBENCH_STORE=off"});
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  EXPECT_NE(imported.out.find("1 added"), std::string::npos) << imported.out;
+  const ProcessResult history =
+      RunProcess({kBin, "history", "--store", store, "--metric", "replay.sent", "--format", "csv"},
+                 std::chrono::seconds(30), {"SERVEBENCH_STORE=off"});
+  ASSERT_EQ(history.exit_code, 0) << history.err;
+  // The header names the metric; the one row ends with the 5 requests the trace has.
+  EXPECT_NE(history.out.find(",replay.sent,"), std::string::npos) << history.out;
+  EXPECT_NE(history.out.find(",sim-model,"), std::string::npos) << history.out;
+  EXPECT_NE(history.out.find(",5,,"), std::string::npos) << history.out;
+}
+
+TEST(SharedPrefixCliTest, ABadValueIsAUsageError) {
+  for (const std::string v : {"4", "0:512", "4:0", "a:b", "4:512x"}) {
+    const ProcessResult r = RunProcess({kBin, "perf", "--endpoint", "http://127.0.0.1:9/v1",
+                                        "--profile", "rate", "--shared-prefix", v},
+                                       std::chrono::seconds(30), {"SERVEBENCH_STORE=off"});
+    EXPECT_EQ(r.exit_code, 2) << v;
+    EXPECT_NE(r.err.find("--shared-prefix must be GROUPS:TOKENS"), std::string::npos) << r.err;
+  }
 }
 
 }  // namespace
