@@ -402,9 +402,17 @@ struct CompareCommand {
   std::string format = "md";
   std::string store;           // the run store the bridge check reads
   std::string max_regression;  // --max-regression (report/compare_gates.h)
+  std::string baseline;        // --baseline DIR|store:QUERY (store/baseline.h)
 };
 
-int RunCompare(const CompareCommand& c) {
+int RunCompare(CompareCommand c) {
+  if (!c.baseline.empty()) {
+    auto base = ResolveBaseline(c.baseline, c.store, c.runs);
+    if (!base) {
+      return Fail(base.error());
+    }
+    c.runs.insert(c.runs.begin(), *base);
+  }
   if (c.runs.size() < 2) {
     return Fail(MakeError(ErrorCode::kUsage, "compare needs at least two run directories"));
   }
@@ -416,10 +424,15 @@ int RunCompare(const CompareCommand& c) {
     }
     runs.push_back(std::move(run.value()));
   }
-  auto format = ParseOutputFormat(
-      c.format, {OutputFormat::kMarkdown, OutputFormat::kHtml, OutputFormat::kJson});
+  auto format = ParseOutputFormat(c.format, {OutputFormat::kMarkdown, OutputFormat::kHtml,
+                                             OutputFormat::kJson, OutputFormat::kJunit});
   if (!format) {
     return Fail(format.error());
+  }
+  if (*format == OutputFormat::kJunit && c.max_regression.empty()) {
+    return Fail(MakeError(ErrorCode::kUsage,
+                          "compare --format junit needs --max-regression (one testcase per "
+                          "gated metric)"));
   }
   if (!c.labels.empty() && c.labels.size() != c.runs.size()) {
     return Fail(MakeError(ErrorCode::kUsage, "--label must be given once per run, or not at all"));
@@ -555,8 +568,10 @@ CLI::App* AddCompareCommand(CLI::App& app, CompareCommand& c) {
                          "condition the runs did not share");
   cmd->add_option("runs", c.runs, "Run directories (or results.json files)")->required();
   cmd->add_option("--out", c.out, "Write to this file instead of stdout");
-  cmd->add_option("--format", c.format, "md, html or json")
-      ->check(CLI::IsMember({"md", "html", "json"}))
+  cmd->add_option("--format", c.format,
+                  "md, html, json, or junit (with --max-regression: one testcase per gated "
+                  "metric)")
+      ->check(CLI::IsMember({"md", "html", "json", "junit"}))
       ->capture_default_str();
   cmd->add_option("--label", c.labels, "Column label per run (repeat in order)");
   cmd->add_option("--store", c.store, "Run store for the bridge check (docs/store.md)");
@@ -564,6 +579,10 @@ CLI::App* AddCompareCommand(CLI::App& app, CompareCommand& c) {
                   "Exit 1 when a run is worse than the first (the base) by more than PCT and "
                   "outside the noise (95% CI excludes 1): 5% gates every row with an interval; "
                   "decode=3%,ttft_p99=10% gates those rows (docs/compare.md)");
+  cmd->add_option("--baseline", c.baseline,
+                  "The base run, put before the others: a run directory, or store:QUERY for the "
+                  "latest matching run in the store (store:model=M,recipe=R,KEY=VALUE,...; the "
+                  "runs compared left out)");
   return cmd;
 }
 

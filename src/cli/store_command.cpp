@@ -11,6 +11,7 @@
 #include "cli/write_out.h"
 #include "core/redact.h"
 #include "run/exit_codes.h"
+#include "store/baseline.h"
 #include "store/import.h"
 #include "store/query.h"
 #include "store/record.h"
@@ -319,6 +320,48 @@ std::vector<std::string> CompareBridgeLines(const std::vector<std::string>& run_
     return a.started_at != b.started_at ? a.started_at < b.started_at : a.id < b.id;
   });
   return store::BridgeCheck(runs, store::MetricSpec{"decode", "decode_tok_s", ""}, ids);
+}
+
+Result<std::string> ResolveBaseline(const std::string& baseline, const std::string& store_flag,
+                                    const std::vector<std::string>& new_dirs) {
+  const std::string prefix = "store:";
+  if (baseline.rfind(prefix, 0) != 0) {
+    return baseline;
+  }
+  auto query = store::ParseRunQuery(baseline.substr(prefix.size()));
+  if (!query) {
+    return query.error();
+  }
+  RegisterStoreSecrets(store_flag);
+  auto s = OpenForReading(store_flag, /*must_exist=*/true);
+  if (!s) {
+    return s.error();
+  }
+  auto all = s.value()->LoadAll();
+  if (!all) {
+    return all.error();
+  }
+  std::vector<std::string> exclude;
+  for (const auto& d : new_dirs) {
+    if (auto r = store::ReadRunDir(d)) {
+      exclude.push_back(r->id);
+    }
+  }
+  auto base = store::LatestMatching(all.value(), query.value(), exclude);
+  if (!base) {
+    return base.error();
+  }
+  std::error_code ec;
+  if (base->run_dir.empty() || !std::filesystem::exists(base->run_dir, ec)) {
+    return MakeError(ErrorCode::kSetup,
+                     fmt::format("--baseline {}: run {} (started {}) was recorded from {}, which "
+                                 "is gone; compare needs its run directory",
+                                 baseline, base->id, base->started_at,
+                                 base->run_dir.empty() ? "an unknown directory" : base->run_dir));
+  }
+  std::fprintf(stderr, "servebench: baseline: run %s (%s, started %s) from %s\n", base->id.c_str(),
+               base->model.c_str(), base->started_at.c_str(), base->run_dir.c_str());
+  return base->run_dir;
 }
 
 }  // namespace sb::cli

@@ -51,4 +51,11 @@ void RegisterStoreSecrets(const std::string& store_flag);
 std::vector<std::string> CompareBridgeLines(const std::vector<std::string>& run_dirs,
                                             const std::string& store_flag);
 
+// `compare --baseline`: "store:QUERY" (store/baseline.h) is the run directory of the latest
+// matching run in the store (`store_flag` as for the bridge check), the runs in `new_dirs` left
+// out; any other value is a run directory itself. Errors: kUsage for a bad query or no match;
+// kSetup when there is no store, or the matching run's directory is gone.
+Result<std::string> ResolveBaseline(const std::string& baseline, const std::string& store_flag,
+                                    const std::vector<std::string>& new_dirs);
+
 }  // namespace sb::cli

@@ -30,7 +30,10 @@ inline constexpr std::string_view kCsvHeader = "profile,level,level_unit,metric,
 std::string ToCsv(const nlohmann::json& results);
 
 // The JUnit XML of results.json's "tests": one <testsuite> per test category, in order of first
-// appearance, inside <testsuites>. A run without tests gives an empty <testsuites/>.
+// appearance, inside <testsuites>; then, when the run had --fail-on-slo (results.json
+// "gates"), a "gates" <testsuite> with one <testcase> per level or rate point the SLO gate
+// checked (a <failure> naming what was missed). A run without tests or gates gives an empty
+// <testsuites/>.
 std::string ToJunit(const nlohmann::json& results);
 
 // One line per measured request (samples.jsonl without warm-ups, superseded lines; failures

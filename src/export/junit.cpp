@@ -87,6 +87,126 @@ struct Suite {
   std::vector<const json*> tests;
 };
 
+struct SuiteTotals {
+  int failures = 0, errors = 0, skipped = 0;
+  double time = 0;
+};
+
+struct SuiteHeader {
+  std::string package;
+  std::size_t id = 0;
+  std::string name, timestamp, host;
+};
+
+// One quality test's <testcase>, counted into `n`.
+std::string TestCase(const json& t, const std::string& category, SuiteTotals& n) {
+  std::string status = Upper(Str(t, "status"));
+  std::string reason = Str(t, "reason");
+  std::string id = Str(t, "id", "test");
+  std::string name = Str(t, "name", id);
+  if (t.contains("repeat") && t["repeat"].is_number()) {
+    name += fmt::format(" #{}", t["repeat"].get<long long>());
+  }
+  std::string secs = Seconds(t, "time_ms");
+  n.time += std::stod(secs);
+  std::string out = fmt::format("    <testcase name=\"{}\" classname=\"{}\" time=\"{}\"",
+                                XmlEscape(Token(name + " (" + id + ")")),
+                                XmlEscape(Token("servebench." + category)), secs);
+  std::string message = reason.empty() ? status : status + ": " + reason;
+  if (status == "PASS") {
+    return out + "/>\n";
+  }
+  if (status == "FAIL" || status == "LOOP") {
+    ++n.failures;
+    out += fmt::format(">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n", status,
+                       XmlEscape(message), XmlEscape(reason));
+  } else if (status == "UNSUPPORTED" || status == "EMPTY") {
+    ++n.skipped;
+    out += fmt::format(">\n      <skipped message=\"{}\"/>\n", XmlEscape(message));
+  } else {  // ERROR, TIMEOUT, or a status this version does not know
+    ++n.errors;
+    out += fmt::format(">\n      <error type=\"{}\" message=\"{}\">{}</error>\n",
+                       XmlEscape(Token(status.empty() ? "ERROR" : status)), XmlEscape(message),
+                       XmlEscape(reason));
+  }
+  return out + "    </testcase>\n";
+}
+
+std::string SuiteXml(const SuiteHeader& h,
+                     const std::vector<std::pair<std::string, std::string>>& props,
+                     const SuiteTotals& n, std::size_t tests, const std::string& cases,
+                     const std::string& system_out) {
+  std::string body = fmt::format(
+      "  <testsuite package=\"{}\" id=\"{}\" name=\"{}\" timestamp=\"{}\" hostname=\"{}\" "
+      "tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
+      XmlEscape(h.package), h.id, XmlEscape(Token(h.name)), h.timestamp, XmlEscape(h.host), tests,
+      n.failures, n.errors, n.skipped, n.time);
+  body += "    <properties>\n";
+  for (const auto& [k, v] : props) {
+    body += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", k, XmlEscape(v));
+  }
+  body += "    </properties>\n" + cases;
+  body += fmt::format("    <system-out>{}</system-out>\n    <system-err></system-err>\n",
+                      XmlEscape(system_out));
+  return body + "  </testsuite>\n";
+}
+
+// The run's gates (results.json "gates"): for the SLO gate (--fail-on-slo), one <testcase> per
+// level or rate point checked, a <failure> naming the objectives missed; when nothing could be
+// checked, one failing testcase saying why. Empty when the run has no gate.
+std::string GatesSuite(const json& gates, const SuiteHeader& h,
+                       const std::vector<std::pair<std::string, std::string>>& props) {
+  const json slo = gates.value("slo", json());
+  if (!slo.is_object()) {
+    return "";
+  }
+  std::string objectives;
+  const json given = slo.value("slo", json::object());
+  for (const auto& [k, v] : given.items()) {
+    if (v.is_number()) {
+      objectives += fmt::format("{}{}={:g}", objectives.empty() ? "" : ",", k, v.get<double>());
+    }
+  }
+  const std::string classname = "servebench.gates.slo";
+  SuiteTotals n;
+  std::string cases;
+  std::size_t tests = 0;
+  auto add = [&](const std::string& name, bool met, const std::string& message) {
+    ++tests;
+    cases += fmt::format("    <testcase name=\"{}\" classname=\"{}\" time=\"0.000\"",
+                         XmlEscape(Token(name)), classname);
+    if (met) {
+      cases += "/>\n";
+      return;
+    }
+    ++n.failures;
+    cases +=
+        fmt::format(">\n      <failure type=\"SLO\" message=\"{}\">{}</failure>\n    </testcase>\n",
+                    XmlEscape(message), XmlEscape(message));
+  };
+  for (const json& c : slo.value("checks", json::array())) {
+    const std::string where = Str(c, "where", "?");
+    std::vector<std::string> missed;
+    for (const json& f : c.value("failed", json::array())) {
+      if (f.is_string()) {
+        missed.push_back(f.get<std::string>());
+      }
+    }
+    const bool met = c.value("met", false);
+    add(fmt::format("SLO {} at {}", objectives, where), met,
+        fmt::format("--slo {} not met at {}{}{}", objectives, where,
+                    missed.empty() ? "" : ": missed ", fmt::join(missed, ", ")));
+  }
+  if (tests == 0) {
+    add(fmt::format("SLO {}", objectives), false,
+        fmt::format("--slo {} not checked: {}", objectives,
+                    Str(slo, "reason", "nothing measured")));
+  }
+  return SuiteXml(h, props, n, tests, cases,
+                  fmt::format("--fail-on-slo: {} of {} check{} met", tests - n.failures, tests,
+                              tests == 1 ? "" : "s"));
+}
+
 }  // namespace
 
 std::string ToJunit(const json& results) {
@@ -135,58 +255,17 @@ std::string ToJunit(const json& results) {
   std::string body;
   for (std::size_t i = 0; i < suites.size(); ++i) {
     const Suite& s = suites[i];
-    int failures = 0;
-    int errors = 0;
-    int skipped = 0;
-    double time = 0;
+    SuiteTotals n;
     std::string cases;
     for (const json* t : s.tests) {
-      std::string status = Upper(Str(*t, "status"));
-      std::string reason = Str(*t, "reason");
-      std::string id = Str(*t, "id", "test");
-      std::string name = Str(*t, "name", id);
-      if (t->contains("repeat") && (*t)["repeat"].is_number()) {
-        name += fmt::format(" #{}", (*t)["repeat"].get<long long>());
-      }
-      std::string secs = Seconds(*t, "time_ms");
-      time += std::stod(secs);
-      cases += fmt::format("    <testcase name=\"{}\" classname=\"{}\" time=\"{}\"",
-                           XmlEscape(Token(name + " (" + id + ")")),
-                           XmlEscape(Token("servebench." + s.category)), secs);
-      std::string message = reason.empty() ? status : status + ": " + reason;
-      if (status == "PASS") {
-        cases += "/>\n";
-        continue;
-      }
-      if (status == "FAIL" || status == "LOOP") {
-        ++failures;
-        cases += fmt::format(">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n", status,
-                             XmlEscape(message), XmlEscape(reason));
-      } else if (status == "UNSUPPORTED" || status == "EMPTY") {
-        ++skipped;
-        cases += fmt::format(">\n      <skipped message=\"{}\"/>\n", XmlEscape(message));
-      } else {  // ERROR, TIMEOUT, or a status this version does not know
-        ++errors;
-        cases += fmt::format(">\n      <error type=\"{}\" message=\"{}\">{}</error>\n",
-                             XmlEscape(Token(status.empty() ? "ERROR" : status)),
-                             XmlEscape(message), XmlEscape(reason));
-      }
-      cases += "    </testcase>\n";
+      cases += TestCase(*t, s.category, n);
     }
-    body += fmt::format(
-        "  <testsuite package=\"{}\" id=\"{}\" name=\"{}\" timestamp=\"{}\" hostname=\"{}\" "
-        "tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n",
-        XmlEscape(package), i, XmlEscape(Token(s.category)), timestamp, XmlEscape(host),
-        s.tests.size(), failures, errors, skipped, time);
-    body += "    <properties>\n";
-    for (const auto& [k, v] : props) {
-      body += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", k, XmlEscape(v));
-    }
-    body += "    </properties>\n" + cases;
-    body += fmt::format(
-        "    <system-out>{}</system-out>\n    <system-err></system-err>\n",
-        XmlEscape(fmt::format("{} {} tests against {}", s.tests.size(), s.category, model)));
-    body += "  </testsuite>\n";
+    body += SuiteXml({package, i, s.category, timestamp, host}, props, n, s.tests.size(), cases,
+                     fmt::format("{} {} tests against {}", s.tests.size(), s.category, model));
+  }
+  if (results.contains("gates") && results["gates"].is_object()) {
+    body += GatesSuite(results["gates"],
+                       {"servebench.gates", suites.size(), "gates", timestamp, host}, props);
   }
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   // The Ant schema gives <testsuites> no attributes: the totals are in each <testsuite>.

@@ -163,6 +163,7 @@ std::string MetricPattern(const std::string& name) {
 
 Result<GateResult> ApplyRegressionGate(Comparison& c, const RegressionGate& gate) {
   GateResult r;
+  r.text = gate.text;
   std::vector<bool> used(gate.per_metric.size(), false);
   for (CompareSection& s : c.sections) {
     for (CompareRow& row : s.rows) {
@@ -240,7 +241,12 @@ std::string RenderComparison(const std::vector<CompareRun>& runs, const Comparis
     case OutputFormat::kHtml:
       return AddCompareFrontier(
           AddCompareCharts(RenderCompareHtml(c), json::parse(RenderCompareJson(c))), runs, c);
-    default:  // json (the caller admits md, html and json only)
+    case OutputFormat::kJunit:
+      if (gate != nullptr) {
+        return RenderGateJunit(c, *gate);
+      }
+      break;
+    default:  // json (the caller admits md, html, json and junit only)
       break;
   }
   if (gate == nullptr) {

@@ -47,6 +47,7 @@ struct GateCheck {
 struct GateResult {
   std::vector<GateCheck> checks;
   bool failed = false;
+  std::string text;     // the --max-regression value, as given
   std::string summary;  // one line: "Regression gate (--max-regression 5%): FAILED ..."
 };
 
@@ -54,7 +55,12 @@ struct GateResult {
 // and adds the summary line to c.notes. kUsage error when a named metric matches no row.
 Result<GateResult> ApplyRegressionGate(Comparison& c, const RegressionGate& gate);
 
-// The renderer of `format` over an already built (and gated) comparison.
+// JUnit XML (the Ant schema) of the gate: one <testcase> per check (a gated row against one run),
+// a <failure> with the message for each failed one; one failing testcase when nothing could be
+// gated (compare_junit.cpp).
+std::string RenderGateJunit(const Comparison& c, const GateResult& gate);
+
+// The renderer of `format` over an already built (and gated) comparison; junit needs `gate`.
 std::string RenderComparison(const std::vector<CompareRun>& runs, const Comparison& c,
                              OutputFormat format, const GateResult* gate);
 

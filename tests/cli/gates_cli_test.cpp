@@ -74,6 +74,40 @@ void Decode(const std::string& url, const fs::path& out) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
 }
 
+// ---- JUnit: xmllint validates against the Ant schema and counts by XPath -----------------
+
+const std::string kSchema = std::string(SB_SOURCE_DIR) + "/tests/fixtures/junit/junit-ant.xsd";
+
+std::string Xmllint() {
+  const std::string found = testing::FindOnPath("xmllint");
+  return found.empty() ? "xmllint" : found;
+}
+
+// Writes `xml` to DIR/name, checks it against the schema, and returns the value of `xpath`.
+std::string XPath(const fs::path& file, const std::string& xpath) {
+  ProcessResult r = RunProcess({Xmllint(), "--xpath", xpath, file.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  while (!r.out.empty() && r.out.back() == '\n') {
+    r.out.pop_back();
+  }
+  return r.out;
+}
+
+void ExpectValidJunit(const fs::path& file) {
+  ProcessResult lint = RunProcess({Xmllint(), "--noout", "--schema", kSchema, file.string()});
+  EXPECT_EQ(lint.exit_code, 0) << lint.err << ReadFile(file);
+}
+
+// `export DIR --format junit` into DIR/junit.xml.
+fs::path ExportJunit(const fs::path& run) {
+  const fs::path xml = run / "junit.xml";
+  ProcessResult r =
+      RunProcess({kBin, "export", run.string(), "--format", "junit", "--out", xml.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ExpectValidJunit(xml);
+  return xml;
+}
+
 ProcessResult Perf(const fs::path& out, std::vector<std::string> extra) {
   std::vector<std::string> argv = {kBin, "perf", "--out", out.string()};
   argv.insert(argv.end(), extra.begin(), extra.end());
@@ -102,6 +136,12 @@ TEST(SloGateCliTest, AnImpossibleTtftFailsTheRateRunAfterWritingEverything) {
   EXPECT_NE(md.find("| rate 20 req/s | 0 / 8 | 0.0% | **not met** |"), std::string::npos) << md;
   EXPECT_TRUE(fs::exists(out / "report.html"));
   EXPECT_TRUE(fs::exists(out / "samples.jsonl"));
+  // The JUnit export: one testcase for the one rate point checked, failed with the message.
+  const fs::path xml = ExportJunit(out);
+  EXPECT_EQ(XPath(xml, "count(//testsuite[@name='gates']/testcase)"), "1");
+  EXPECT_EQ(XPath(xml, "string(//testsuite[@name='gates']/@failures)"), "1");
+  EXPECT_EQ(XPath(xml, "string(//testsuite[@name='gates']/testcase/failure/@message)"),
+            "--slo ttft_ms=1 not met at rate 20 req/s: missed ttft_ms=1 (0/8 within)");
 }
 
 TEST(SloGateCliTest, AGenerousSloPassesAtEveryConcurrencyLevel) {
@@ -117,6 +157,11 @@ TEST(SloGateCliTest, AGenerousSloPassesAtEveryConcurrencyLevel) {
   EXPECT_EQ(gate["checks"][1]["where"], "concurrency 2");
   EXPECT_EQ(gate["checks"][1]["good"], 2);
   EXPECT_NE(ReadFile(out / "report.md").find("**SLO gate passed**"), std::string::npos);
+  const fs::path xml = ExportJunit(out);
+  EXPECT_EQ(XPath(xml, "count(//testsuite[@name='gates']/testcase)"), "2");
+  EXPECT_EQ(XPath(xml, "count(//failure)"), "0");
+  EXPECT_EQ(XPath(xml, "string(//testsuite[@name='gates']/testcase[2]/@name)"),
+            "SLO e2e_ms=60000,ttft_ms=60000 at concurrency 2");
 }
 
 TEST(SloGateCliTest, SloAtChecksOnlyTheLevelAskedAndAMissingLevelFails) {
@@ -228,6 +273,36 @@ TEST_F(CompareGateCliTest, TwoRunsOfOneSimulatorPass) {
   EXPECT_EQ(r.out.find("✗ gate"), std::string::npos);
 }
 
+TEST_F(CompareGateCliTest, JunitHasOneTestcasePerGatedMetric) {
+  TempDir dir;
+  const fs::path xml = dir.path() / "gate.xml";
+  ProcessResult r = Compare({Dir("fast"), Dir("slow"), Dir("fast2"), "--max-regression",
+                             "decode=5%", "--format", "junit", "--out", xml.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  ExpectValidJunit(xml);
+  // One gated row against two runs: two testcases; slow's decode speed is the one failure.
+  EXPECT_EQ(XPath(xml, "count(//testcase)"), "2");
+  EXPECT_EQ(XPath(xml, "count(//testcase/failure)"), "1");
+  EXPECT_EQ(XPath(xml, "string(//testsuite/@failures)"), "1");
+  const std::string failed = XPath(xml, "string(//failure/../@name)");
+  EXPECT_NE(failed.find("Decode speed (median) [decode_tok_s]: sim-model (slow)"),
+            std::string::npos)
+      << failed;
+  EXPECT_NE(XPath(xml, "string(//failure/@message)").find("% worse than sim-model (fast)"),
+            std::string::npos);
+  // Two runs of one simulator: the testcase passes.
+  r = Compare({Dir("fast"), Dir("fast2"), "--max-regression", "decode=5%", "--format", "junit",
+               "--out", xml.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ExpectValidJunit(xml);
+  EXPECT_EQ(XPath(xml, "count(//testcase)"), "1");
+  EXPECT_EQ(XPath(xml, "count(//failure)"), "0");
+  // JUnit without a gate has nothing to list.
+  r = Compare({Dir("fast"), Dir("slow"), "--format", "junit"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--format junit needs --max-regression"), std::string::npos) << r.err;
+}
+
 TEST_F(CompareGateCliTest, PerMetricLimitsAndBadNames) {
   EXPECT_EQ(Compare({Dir("fast"), Dir("slow"), "--max-regression", "decode=60%"}).exit_code, 0);
   EXPECT_EQ(Compare({Dir("fast"), Dir("slow"), "--max-regression", "60%,decode=3%"}).exit_code, 1);
@@ -238,6 +313,70 @@ TEST_F(CompareGateCliTest, PerMetricLimitsAndBadNames) {
   bad = Compare({Dir("fast"), Dir("slow"), "--max-regression", "five"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("expected PCT (e.g. 5%)"), std::string::npos) << bad.err;
+}
+
+// ---- compare --baseline store:QUERY ------------------------------------------------------
+
+// A real SQLite store: `store import` of the run directories, each with its tag.
+TEST_F(CompareGateCliTest, BaselineFromTheStoreIsTheLatestMatchingRunNotTheNewOne) {
+  TempDir dir;
+  const std::string store = (dir.path() / "runs.sqlite").string();
+  auto import = [&](const std::string& run, const std::string& tag) {
+    ProcessResult r = RunProcess({kBin, "store", "import", "--store", store, "--tag", tag, run});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  };
+  import(Dir("fast"), "gpu=a");
+  import(Dir("slow"), "gpu=b");
+  // The base is the fast run: the slow one regresses; against the slow base, no regression.
+  ProcessResult r = Compare(
+      {"--baseline", "store:gpu=a", "--store", store, Dir("slow"), "--max-regression", "5%"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("baseline: run "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(fs::absolute(Dir("fast")).lexically_normal().string()), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("FAILED, 1 of 1 check"), std::string::npos) << r.out;
+  EXPECT_EQ(Compare({"--baseline", "store:tag:gpu=b", "--store", store, Dir("fast2"),
+                     "--max-regression", "5%"})
+                .exit_code,
+            0);
+  // The latest matching run is the base; a compared run that is stored itself is left out.
+  import(Dir("fast2"), "gpu=a");
+  r = Compare({"--baseline", "store:gpu=a,model=sim-model", "--store", store, Dir("slow")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find(fs::absolute(Dir("fast2")).lexically_normal().string()), std::string::npos)
+      << r.err;
+  r = Compare({"--baseline", "store:gpu=a", "--store", store, Dir("fast2")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find(fs::absolute(Dir("fast")).lexically_normal().string() + "\n"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(CompareGateCliTest, BaselineErrorsAreClear) {
+  TempDir dir;
+  const std::string store = (dir.path() / "runs.sqlite").string();
+  const fs::path gone = dir.path() / "gone";
+  fs::copy(Dir("fast"), gone, fs::copy_options::recursive);
+  ASSERT_EQ(RunProcess({kBin, "store", "import", "--store", store, "--tag", "gpu=a", gone.string()})
+                .exit_code,
+            0);
+  ProcessResult r = Compare({"--baseline", "store:gpu=c", "--store", store, Dir("slow")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--baseline store:gpu=c: no run in the store matches (1 complete run "
+                       "stored"),
+            std::string::npos)
+      << r.err;
+  r = Compare({"--baseline", "store:model", "--store", store, Dir("slow")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("'model' is not KEY=VALUE"), std::string::npos) << r.err;
+  fs::remove_all(gone);
+  r = Compare({"--baseline", "store:gpu=a", "--store", store, Dir("slow")});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("which is gone"), std::string::npos) << r.err;
+  r = Compare(
+      {"--baseline", "store:", "--store", (dir.path() / "none.sqlite").string(), Dir("slow")});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("no run store at"), std::string::npos) << r.err;
 }
 
 }  // namespace
