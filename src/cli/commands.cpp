@@ -403,6 +403,7 @@ struct CompareCommand {
   std::string store;           // the run store the bridge check reads
   std::string max_regression;  // --max-regression (report/compare_gates.h)
   std::string baseline;        // --baseline DIR|store:QUERY (store/baseline.h)
+  double equivalence = report::kDefaultEquivalencePct;  // --equivalence PCT
 };
 
 int RunCompare(CompareCommand c) {
@@ -437,7 +438,7 @@ int RunCompare(CompareCommand c) {
   if (!c.labels.empty() && c.labels.size() != c.runs.size()) {
     return Fail(MakeError(ErrorCode::kUsage, "--label must be given once per run, or not at all"));
   }
-  auto built = report::BuildComparison(runs, c.labels);
+  auto built = report::BuildComparison(runs, c.labels, c.equivalence);
   if (!built) {
     return Fail(built.error());
   }
@@ -583,6 +584,11 @@ CLI::App* AddCompareCommand(CLI::App& app, CompareCommand& c) {
                   "The base run, put before the others: a run directory, or store:QUERY for the "
                   "latest matching run in the store (store:model=M,recipe=R,KEY=VALUE,...; the "
                   "runs compared left out)");
+  cmd->add_option("--equivalence", c.equivalence,
+                  "Equivalence margin in percent: a difference whose 95% CI lies inside +-PCT "
+                  "reads \"same (within PCT%)\" and never fails --max-regression")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
   return cmd;
 }
 

@@ -17,15 +17,19 @@ namespace sb::report {
 
 namespace compare_detail {
 
-const char* const kMethod =
-    "Advantage names the better run and its ratio over the runner-up. For a figure that is a "
-    "median or percentile of per-request values, the bracket is the 95% confidence interval of "
-    "that ratio from a percentile bootstrap (2000 resamples of each run's raw samples from "
-    "samples.jsonl, fixed seed); when the interval holds 1 the row says \"≈ within noise\" "
-    "instead of a ratio. \"n=1, no CI\" marks a figure with one value per run (a throughput "
-    "level, an acceptance rate): its ratio has no interval. Scores and failed requests are "
-    "counts, compared exactly; the paired quality test is the exact McNemar test on the tests "
-    "both runs ran. — means a run has no such figure. Method: docs/compare.md.";
+std::string MethodText(double equivalence_pct) {
+  return fmt::format(
+      "Advantage names the better run and its ratio over the runner-up. For a figure that is a "
+      "median or percentile of per-request values, the bracket is the 95% confidence interval of "
+      "that ratio from a percentile bootstrap (2000 resamples of each run's raw samples from "
+      "samples.jsonl, fixed seed); when the interval lies inside ±{0:g}% (--equivalence) the row "
+      "says \"same (within {0:g}%)\", and when it holds 1 \"≈ within noise\", instead of a "
+      "ratio. \"n=1, no CI\" marks a figure with one value per run (a throughput level, an "
+      "acceptance rate): its ratio has no interval. Scores and failed requests are counts, "
+      "compared exactly; the paired quality test is the exact McNemar test on the tests both "
+      "runs ran. — means a run has no such figure. Method: docs/compare.md.",
+      equivalence_pct);
+}
 
 namespace {
 
@@ -163,7 +167,8 @@ bool TieWithin(const CompareRow& row, const std::vector<std::size_t>& idx, Judge
 
 }  // namespace
 
-Judgement Judge(const CompareRow& row, const std::vector<std::string>& labels) {
+Judgement Judge(const CompareRow& row, const std::vector<std::string>& labels,
+                double equivalence_pct) {
   std::vector<std::size_t> idx;
   for (std::size_t i = 0; i < row.cells.size(); ++i) {
     if (row.cells[i].value) {
@@ -190,6 +195,29 @@ Judgement Judge(const CompareRow& row, const std::vector<std::string>& labels) {
   if (ci) {
     j.ci_low = ci->lo;
     j.ci_high = ci->hi;
+  }
+  if (ci && WithinEquivalence(ci->lo, ci->hi, equivalence_pct)) {
+    j.verdict = Verdict::kWithinNoise;
+    j.same = true;
+    j.ratio = ratio;
+    j.within_noise.push_back(best);
+    for (std::size_t k = 1; k < idx.size(); ++k) {
+      auto other = Interval(row, best, idx[k]);
+      if (other && WithinEquivalence(other->lo, other->hi, equivalence_pct)) {
+        j.within_noise.push_back(idx[k]);
+      }
+    }
+    std::sort(j.within_noise.begin(), j.within_noise.end());
+    if (row.cells.size() == 2 || j.within_noise.size() == idx.size()) {
+      j.text = fmt::format("same (within {:g}%)", equivalence_pct);
+    } else {
+      std::vector<std::string> names;
+      for (std::size_t i : j.within_noise) {
+        names.push_back(labels[i]);
+      }
+      j.text = fmt::format("same: {} (within {:g}%)", fmt::join(names, ", "), equivalence_pct);
+    }
+    return j;
   }
   if (ci && HoldsOne(*ci)) {
     j.verdict = Verdict::kWithinNoise;
@@ -233,8 +261,8 @@ Judgement Judge(const CompareRow& row, const std::vector<std::string>& labels) {
   j.winner = best;
   if (ci) {
     j.verdict = Verdict::kBetter;
-    j.text =
-        fmt::format("{} {:.2f}× {} (95% CI {:.2f}–{:.2f}×)", who, ratio, row.word, ci->lo, ci->hi);
+    const PrintedRatio p = PrintRatioInterval(ratio, ci->lo, ci->hi);
+    j.text = fmt::format("{} {}× {} (95% CI {}–{}×)", who, p.point, row.word, p.lo, p.hi);
   } else {
     j.verdict = Verdict::kNoInterval;
     j.text = fmt::format("{} {} {} (n=1, no CI)", who, RatioText(ratio), row.word);
@@ -243,6 +271,18 @@ Judgement Judge(const CompareRow& row, const std::vector<std::string>& labels) {
 }
 
 }  // namespace compare_detail
+
+bool WithinEquivalence(double lo, double hi, double pct) {
+  const double m = pct / 100.0;
+  return lo >= 1.0 - m && hi <= 1.0 + m;
+}
+
+PrintedRatio PrintRatioInterval(double ratio, double lo, double hi) {
+  const double p = compare_detail::Round2(ratio);
+  const double l = std::min(compare_detail::Round2(lo), p);
+  const double h = std::max(compare_detail::Round2(hi), p);
+  return {fmt::format("{:.2f}", p), fmt::format("{:.2f}", l), fmt::format("{:.2f}", h)};
+}
 
 namespace {
 
@@ -388,7 +428,7 @@ std::vector<std::string> DefaultLabels(const std::vector<json>& runs,
 }
 
 Result<Comparison> BuildComparison(const std::vector<CompareRun>& runs,
-                                   const std::vector<std::string>& labels) {
+                                   const std::vector<std::string>& labels, double equivalence_pct) {
   if (runs.size() < 2) {
     return MakeError(ErrorCode::kUsage, "compare needs at least two runs");
   }
@@ -427,11 +467,12 @@ Result<Comparison> BuildComparison(const std::vector<CompareRun>& runs,
   }
   for (CompareSection& s : c.sections) {
     for (CompareRow& row : s.rows) {
-      row.judgement = Judge(row, names);
+      row.judgement = Judge(row, names, equivalence_pct);
     }
   }
   CompareQuality(runs, names, c);
-  c.method = kMethod;
+  c.method = MethodText(equivalence_pct);
+  c.equivalence_pct = equivalence_pct;
   return c;
 }
 

@@ -84,6 +84,7 @@ struct Judgement {
   std::optional<double> ci_low;  // 95% bootstrap interval of that ratio
   std::optional<double> ci_high;
   std::vector<std::size_t> within_noise;  // runs within noise of the best (the best included)
+  bool same = false;  // the interval lies inside the equivalence margin: "same (within 2.5%)"
 };
 
 struct CompareRow {
@@ -146,13 +147,30 @@ struct Comparison {
   std::vector<CompareSection> sections;
   std::vector<PairedQuality> paired;
   std::vector<TestChange> changes;
-  std::string method;  // how the Advantage is decided (one paragraph)
+  std::string method;            // how the Advantage is decided (one paragraph)
+  double equivalence_pct = 2.5;  // --equivalence: a CI inside +-this is "same (within ...)"
 };
+
+// The default equivalence margin of compare (the seeds' run-to-run noise), in percent.
+inline constexpr double kDefaultEquivalencePct = 2.5;
+
+// True when the interval [lo, hi] of a ratio lies inside 1 +- pct% (pct >= 0).
+bool WithinEquivalence(double lo, double hi, double pct);
+
+// A ratio and its 95% interval as printed, at the same two decimals, the interval widened where
+// rounding would leave the point outside it: "1.30× ... (95% CI 1.30–1.45×)".
+struct PrintedRatio {
+  std::string point, lo, hi;
+};
+
+PrintedRatio PrintRatioInterval(double ratio, double lo, double hi);
 
 // The comparison of `runs` (in the given order). `labels`: one per run, or empty for
 // DefaultLabels. Errors (kUsage): fewer than two runs; labels.size() neither 0 nor runs.size().
+// `equivalence_pct`: the margin of "same (within PCT%)" (--equivalence).
 Result<Comparison> BuildComparison(const std::vector<CompareRun>& runs,
-                                   const std::vector<std::string>& labels);
+                                   const std::vector<std::string>& labels,
+                                   double equivalence_pct = kDefaultEquivalencePct);
 
 std::string RenderCompareMarkdown(const Comparison& c);
 // {"schema": "servebench.compare/2", ...} (docs/compare.md).

@@ -77,7 +77,8 @@ std::optional<double> LimitFor(const CompareRow& row, const RegressionGate& gate
   return gate.all_pct;
 }
 
-GateCheck Check(const CompareRow& row, std::size_t other, double limit, bool named) {
+GateCheck Check(const CompareRow& row, std::size_t other, double limit, bool named,
+                double equivalence_pct) {
   GateCheck g;
   g.key = row.key;
   g.metric = row.metric;
@@ -95,7 +96,9 @@ GateCheck Check(const CompareRow& row, std::size_t other, double limit, bool nam
   } else {
     g.outside_noise = named;  // a named row without an interval: the point decides
   }
-  g.failed = p.base_better && g.outside_noise && g.worse_pct && *g.worse_pct > limit;
+  // A difference judged "same" (its interval inside the equivalence margin) never fails.
+  const bool same = p.ci && WithinEquivalence(p.ci->lo, p.ci->hi, equivalence_pct);
+  g.failed = p.base_better && !same && g.outside_noise && g.worse_pct && *g.worse_pct > limit;
   return g;
 }
 
@@ -183,7 +186,7 @@ Result<GateResult> ApplyRegressionGate(Comparison& c, const RegressionGate& gate
         if (!row.cells[k].value) {
           continue;
         }
-        GateCheck g = Check(row, k, *limit, named);
+        GateCheck g = Check(row, k, *limit, named, c.equivalence_pct);
         if (!g.has_interval && !named) {
           continue;  // a bare PCT gates the rows that have an interval
         }

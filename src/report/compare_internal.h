@@ -103,7 +103,9 @@ void ResourceWarnings(const std::vector<CompareRun>& runs, const std::vector<std
                       std::vector<std::string>& out);
 
 // The Advantage of a row (bootstrap interval when both runs have >= 2 samples).
-Judgement Judge(const CompareRow& row, const std::vector<std::string>& labels);
+// A difference whose interval lies inside +-equivalence_pct is "same (within PCT%)".
+Judgement Judge(const CompareRow& row, const std::vector<std::string>& labels,
+                double equivalence_pct = kDefaultEquivalencePct);
 
 // The paired McNemar test and the per-test changes of each run against the first.
 void CompareQuality(const std::vector<CompareRun>& runs, const std::vector<std::string>& labels,

@@ -157,6 +157,7 @@ std::string RenderCompareJson(const Comparison& c) {
   doc["notes"] = c.notes;
   doc["warnings"] = c.warnings;
   doc["method"] = c.method;
+  doc["equivalence_pct"] = c.equivalence_pct;
   ojson sections = ojson::array();
   for (const CompareSection& s : c.sections) {
     ojson rows = ojson::array();
@@ -190,7 +191,7 @@ std::string RenderCompareJson(const Comparison& c) {
       }
       jr["advantage"] = {
           {"text", j.text},
-          {"verdict", VerdictName(j.verdict)},
+          {"verdict", j.same ? std::string_view("same") : VerdictName(j.verdict)},
           {"winner", j.winner ? ojson(Label(c, *j.winner)) : ojson(nullptr)},
           {"winner_index", j.winner ? ojson(*j.winner) : ojson(nullptr)},
           {"ratio", OptNum(j.ratio)},

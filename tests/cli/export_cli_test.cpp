@@ -105,7 +105,9 @@ TEST(CompareCliTest, TwoRunsOfTheSameSimulatorAreWithinNoise) {
   ASSERT_FALSE(sim.url().empty());
   Perf(sim.url(), dir.path() / "a");
   Perf(sim.url(), dir.path() / "b");
-  json doc = CompareJson({(dir.path() / "a").string(), (dir.path() / "b").string()});
+  // No equivalence margin: the row judges the interval alone (the margin: gates_cli_test).
+  json doc =
+      CompareJson({"--equivalence", "0", (dir.path() / "a").string(), (dir.path() / "b").string()});
   json row = Row(doc, "decode_tok_s");
   ASSERT_FALSE(row.is_null()) << doc.dump(2);
   EXPECT_EQ(row["samples"], json({7, 7}));  // from samples.jsonl
@@ -113,16 +115,16 @@ TEST(CompareCliTest, TwoRunsOfTheSameSimulatorAreWithinNoise) {
   EXPECT_LE(row["advantage"]["ci95"][0].get<double>(), 1.0);
   EXPECT_GE(row["advantage"]["ci95"][1].get<double>(), 1.0);
   // The Markdown says so, and names the method.
-  ProcessResult md =
-      RunProcess({kBin, "compare", (dir.path() / "a").string(), (dir.path() / "b").string()});
+  ProcessResult md = RunProcess({kBin, "compare", "--equivalence", "0", (dir.path() / "a").string(),
+                                 (dir.path() / "b").string()});
   ASSERT_EQ(md.exit_code, 0) << md.err;
   std::string line = md.out.substr(md.out.find("| Decode speed (median)"));
   line = line.substr(0, line.find('\n'));
   EXPECT_NE(line.find("≈ within noise (95% CI "), std::string::npos) << line;
   EXPECT_NE(md.out.find("percentile bootstrap"), std::string::npos);
   // Deterministic: the same runs give the same bytes.
-  ProcessResult again =
-      RunProcess({kBin, "compare", (dir.path() / "a").string(), (dir.path() / "b").string()});
+  ProcessResult again = RunProcess({kBin, "compare", "--equivalence", "0",
+                                    (dir.path() / "a").string(), (dir.path() / "b").string()});
   EXPECT_EQ(again.out, md.out);
 }
 

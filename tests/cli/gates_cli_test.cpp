@@ -208,7 +208,7 @@ class CompareGateCliTest : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new TempDir();
     {
-      Sim fast({"--itl-ms", "5", "--jitter-ms", "1", "--seed", "3"});
+      Sim fast({"--itl-ms", "5", "--jitter-ms", "0.5", "--seed", "3"});
       ASSERT_FALSE(fast.url().empty());
       Decode(fast.url(), dir_->path() / "fast");
       Decode(fast.url(), dir_->path() / "fast2");
@@ -271,6 +271,18 @@ TEST_F(CompareGateCliTest, TwoRunsOfOneSimulatorPass) {
   EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("Regression gate (--max-regression 5%): passed"), std::string::npos);
   EXPECT_EQ(r.out.find("✗ gate"), std::string::npos);
+  // Their decode row reads "same": run-to-run noise, not a winner.
+  std::string line = r.out.substr(r.out.find("| Decode speed (median)"));
+  line = line.substr(0, line.find('\n'));
+  EXPECT_NE(line.find("| same (within 2.5%)"), std::string::npos) << line;
+  // With no equivalence margin the same two runs no longer read "same".
+  ProcessResult strict = Compare({Dir("fast"), Dir("fast2"), "--equivalence", "0"});
+  ASSERT_EQ(strict.exit_code, 0) << strict.err;
+  line = strict.out.substr(strict.out.find("| Decode speed (median)"));
+  line = line.substr(0, line.find('\n'));
+  EXPECT_EQ(line.find("same (within"), std::string::npos) << line;
+  // A margin out of range is a usage error.
+  EXPECT_EQ(Compare({Dir("fast"), Dir("fast2"), "--equivalence", "-1"}).exit_code, 2);
 }
 
 TEST_F(CompareGateCliTest, JunitHasOneTestcasePerGatedMetric) {

@@ -296,12 +296,24 @@ TEST(CompareTest, RatioPrintsInsideItsOwnInterval) {
   EXPECT_LE(ratio, hi);
 }
 
-// Two runs 0.2% apart with no spread: the interval 1.002–1.002 prints as 1.00–1.00, which is
-// within noise, not "1.00× faster" (the same figures were shown both ways).
+// Two runs 0.2% apart with no spread: inside the default equivalence margin they are "same";
+// with no margin the interval 1.002–1.002 prints as 1.00–1.00, which is within noise, not
+// "1.00× faster" (the same figures were shown both ways).
 TEST(CompareTest, AnIntervalThatPrintsAsOneIsWithinNoise) {
   std::vector<json> runs = {WithDecode(MakeRun("a"), {1002, 1002, 1002, 1002, 1002}),
                             WithDecode(MakeRun("b"), {1000, 1000, 1000, 1000, 1000})};
   json row = RowByKey(CompareJson(runs), "decode_tok_s");
+  EXPECT_EQ(row["advantage"]["verdict"], "same");
+  EXPECT_EQ(row["advantage"]["text"], "same (within 2.5%)");
+  std::vector<CompareRun> in;
+  for (const json& r : runs) {
+    in.push_back(CompareRun{r, {}, false, {}});
+  }
+  auto c = BuildComparison(in, {"A", "B"}, 0.0);
+  ASSERT_TRUE(c.has_value());
+  json doc = json::parse(RenderCompareJson(*c));
+  row = RowByKey(doc, "decode_tok_s");
+  EXPECT_EQ(doc["equivalence_pct"], 0.0);
   EXPECT_EQ(row["advantage"]["verdict"], "within_noise");
   EXPECT_EQ(row["advantage"]["text"], "≈ within noise (95% CI 1.00–1.00×)");
 }
@@ -372,10 +384,15 @@ TEST(CompareTest, ThreeRunsBestAgainstRunnerUp) {
   std::vector<std::string> labels = {"A", "B", "C"};
   EXPECT_TRUE(Advantage(runs, "decode_tok_s", labels).starts_with("C 1.50× faster (95% CI"));
   runs[2] = WithDecode(MakeRun("c"), around(200.5));
-  EXPECT_TRUE(Advantage(runs, "decode_tok_s", labels).starts_with("≈ within noise: B, C (95% CI"))
-      << Advantage(runs, "decode_tok_s", labels);
+  EXPECT_EQ(Advantage(runs, "decode_tok_s", labels), "same: B, C (within 2.5%)");
   runs[0] = WithDecode(MakeRun("a"), around(200.2));
-  EXPECT_TRUE(Advantage(runs, "decode_tok_s", labels).starts_with("≈ within noise (95% CI"));
+  EXPECT_EQ(Advantage(runs, "decode_tok_s", labels), "same (within 2.5%)");
+  // Wider apart (2%) with a wide spread: the interval holds 1 but leaves the margin.
+  runs = {WithDecode(MakeRun("a"), {150, 175, 200, 225, 250}),
+          WithDecode(MakeRun("b"), {154, 179, 204, 229, 254}),
+          WithDecode(MakeRun("c"), around(100))};
+  EXPECT_TRUE(Advantage(runs, "decode_tok_s", labels).starts_with("≈ within noise: A, B (95% CI"))
+      << Advantage(runs, "decode_tok_s", labels);
   // A run without the figure does not stop the others from being compared.
   runs = {MakeRun("a"), WithDecode(MakeRun("b"), {200}), WithDecode(MakeRun("c"), {100})};
   EXPECT_EQ(Advantage(runs, "decode_tok_s", labels), "B 2.0× faster (n=1, no CI)");
