@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/compare_command.h"
 #include "cli/completion.h"
 #include "cli/doctor_command.h"
 #include "cli/export_command.h"
@@ -28,17 +29,10 @@
 #include "cli/store_command.h"
 #include "cli/suggest.h"
 #include "cli/suite_command.h"
-#include "cli/write_out.h"
 #include "core/profile_table.h"
 #include "core/result.h"
 #include "media/media.h"
 #include "perf/profiles.h"
-#include "report/compare.h"
-#include "report/compare_charts.h"
-#include "report/compare_gates.h"
-#include "report/format.h"
-#include "report/html.h"
-#include "report/run_dir.h"
 #include "run/plan.h"
 #include "run/run.h"
 #include "run/suites.h"
@@ -393,104 +387,6 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// compare
-
-struct CompareCommand {
-  std::vector<std::string> runs;
-  std::vector<std::string> labels;
-  std::string out;
-  std::string format = "md";
-  std::string store;           // the run store the bridge check reads
-  std::string max_regression;  // --max-regression (report/compare_gates.h)
-  std::string baseline;        // --baseline DIR|store:QUERY (store/baseline.h)
-  double equivalence = report::kDefaultEquivalencePct;  // --equivalence PCT
-};
-
-int RunCompare(CompareCommand c) {
-  if (!c.baseline.empty()) {
-    auto base = ResolveBaseline(c.baseline, c.store, c.runs);
-    if (!base) {
-      return Fail(base.error());
-    }
-    c.runs.insert(c.runs.begin(), *base);
-  }
-  if (c.runs.size() < 2) {
-    return Fail(MakeError(ErrorCode::kUsage, "compare needs at least two run directories"));
-  }
-  std::vector<report::CompareRun> runs;
-  for (const auto& r : c.runs) {
-    auto run = report::LoadCompareRun(r);
-    if (!run) {
-      return Fail(run.error());
-    }
-    runs.push_back(std::move(run.value()));
-  }
-  auto format = ParseOutputFormat(c.format, {OutputFormat::kMarkdown, OutputFormat::kHtml,
-                                             OutputFormat::kJson, OutputFormat::kJunit});
-  if (!format) {
-    return Fail(format.error());
-  }
-  if (*format == OutputFormat::kJunit && c.max_regression.empty()) {
-    return Fail(MakeError(ErrorCode::kUsage,
-                          "compare --format junit needs --max-regression (one testcase per "
-                          "gated metric)"));
-  }
-  if (!c.labels.empty() && c.labels.size() != c.runs.size()) {
-    return Fail(MakeError(ErrorCode::kUsage, "--label must be given once per run, or not at all"));
-  }
-  auto built = report::BuildComparison(runs, c.labels, c.equivalence);
-  if (!built) {
-    return Fail(built.error());
-  }
-  std::optional<report::GateResult> gate;
-  if (!c.max_regression.empty()) {
-    auto limits = report::ParseMaxRegression(c.max_regression);
-    auto judged = limits ? report::ApplyRegressionGate(*built, *limits)
-                         : Result<report::GateResult>(limits.error());
-    if (!judged) {
-      return Fail(judged.error());
-    }
-    gate = std::move(judged).value();
-  }
-  Result<std::string> text =
-      report::RenderComparison(runs, *built, *format, gate ? &*gate : nullptr);
-  // The bridge check (docs/store.md): after a Markdown table on stdout, else on stderr.
-  const bool md_stdout = (c.out.empty() || c.out == "-") && c.format == "md";
-  for (const auto& line : CompareBridgeLines(c.runs, c.store)) {
-    *text += md_stdout ? line + "\n" : "";
-    if (!md_stdout) {
-      std::fprintf(stderr, "%s\n", line.c_str());
-    }
-  }
-  const int written = WriteOut(c.out, *text);
-  if (written != kExitOk || !gate) {
-    return written;
-  }
-  std::fprintf(stderr, "servebench: %s\n", gate->summary.c_str());
-  return gate->failed ? run::kExitGate : kExitOk;
-}
-
-// ---------------------------------------------------------------------------------------------
-// report
-
-struct ReportCommand {
-  std::string run;
-  std::string out;
-};
-
-int RunReport(const ReportCommand& c) {
-  auto w = report::WriteHtmlReport(c.run, c.out);
-  if (!w) {
-    return Fail(w.error());
-  }
-  if (w->path.empty()) {
-    return WriteOut("-", w->html);
-  }
-  std::fprintf(stderr, "wrote %s\n", w->path.c_str());
-  return kExitOk;
-}
-
-// ---------------------------------------------------------------------------------------------
 // The subcommands and their options, in the order `servebench --help` lists them.
 
 CLI::App* AddRunCommand(CLI::App& app, run::Plan& c) {
@@ -557,46 +453,6 @@ CLI::App* AddLaunchCommand(CLI::App& app, run::MatrixPlan& l) {
                   "Speed profiles to run for every recipe (as for `run`)")
       ->delimiter(',');
   l.base.profiles = perf::DefaultProfileNames();
-  return cmd;
-}
-
-CLI::App* AddCompareCommand(CLI::App& app, CompareCommand& c) {
-  CLI::App* cmd =
-      app.add_subcommand("compare",
-                         "Head-to-head table of two or more run directories: each ratio with a "
-                         "bootstrap 95% interval (\"within noise\" when it holds 1), quality "
-                         "flips, what each result cost (resources), and a warning for each "
-                         "condition the runs did not share");
-  cmd->add_option("runs", c.runs, "Run directories (or results.json files)")->required();
-  cmd->add_option("--out", c.out, "Write to this file instead of stdout");
-  cmd->add_option("--format", c.format,
-                  "md, html, json, or junit (with --max-regression: one testcase per gated "
-                  "metric)")
-      ->check(CLI::IsMember({"md", "html", "json", "junit"}))
-      ->capture_default_str();
-  cmd->add_option("--label", c.labels, "Column label per run (repeat in order)");
-  cmd->add_option("--store", c.store, "Run store for the bridge check (docs/store.md)");
-  cmd->add_option("--max-regression", c.max_regression,
-                  "Exit 1 when a run is worse than the first (the base) by more than PCT and "
-                  "outside the noise (95% CI excludes 1): 5% gates every row with an interval; "
-                  "decode=3%,ttft_p99=10% gates those rows (docs/compare.md)");
-  cmd->add_option("--baseline", c.baseline,
-                  "The base run, put before the others: a run directory, or store:QUERY for the "
-                  "latest matching run in the store (store:model=M,recipe=R,KEY=VALUE,...; the "
-                  "runs compared left out)");
-  cmd->add_option("--equivalence", c.equivalence,
-                  "Equivalence margin in percent: a difference whose 95% CI lies inside +-PCT "
-                  "reads \"same (within PCT%)\" and never fails --max-regression")
-      ->check(CLI::Range(0.0, 100.0))
-      ->capture_default_str();
-  return cmd;
-}
-
-CLI::App* AddReportCommand(CLI::App& app, ReportCommand& c) {
-  CLI::App* cmd = app.add_subcommand(
-      "report", "Write report.html again for a saved run, from its results.json");
-  cmd->add_option("run", c.run, "Run directory (or its results.json)")->required();
-  cmd->add_option("--out", c.out, "Write here instead of RUN/report.html (- for stdout)");
   return cmd;
 }
 
