@@ -582,7 +582,8 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
     for (const json& r : reasons) {
       why.push_back(r.get<std::string>());
     }
-    NoteClientBound(RateLabel(rate_rps), why);  // said once for the profile (Session::Run)
+    NoteClientBound(FixedGrouped(rate_rps, 2) + " req/s",
+                    why);  // said once for the profile (Session::Run)
   }
   const json self_check = {
       {"schedule_lag_us", PercentilesJson(st.lag, 1e3)},
