@@ -4,6 +4,7 @@
 // must have seen no finished unit's requests again (at most the one unit that was cut off).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -183,9 +184,13 @@ TEST(ResumeCli, RunKilledAtRandomMomentsResumesWithNothingFinishedSentAgain) {
   }
   ASSERT_EQ(base.tests.size(), 5u);
   std::mt19937 rng(20261203);
-  std::uniform_int_distribution<int> delay_ms(0, static_cast<int>(base_s * 1000 * 0.8));
+  std::uniform_real_distribution<double> fraction(0.0, 1.0);
+  // Kill points are drawn over the first 80% of the uninterrupted run's time. A run that finishes
+  // before its kill (the machine got faster than during the base run) shrinks that window, so a
+  // busy machine during the base run still yields enough kill points.
+  double window_ms = base_s * 1000 * 0.8;
   int kill_points = 0;
-  for (int i = 0; i < 30 && kill_points < 22; ++i) {
+  for (int i = 0; i < 60 && kill_points < 22; ++i) {
     const std::string where = "kill point " + std::to_string(i);
     const fs::path out = dir.path() / ("run" + std::to_string(i));
     const fs::path log = dir.path() / ("sim" + std::to_string(i) + ".log");
@@ -193,7 +198,10 @@ TEST(ResumeCli, RunKilledAtRandomMomentsResumesWithNothingFinishedSentAgain) {
     ASSERT_FALSE(sim.url().empty());
     std::vector<std::string> args = {kBin, "run", "--endpoint", sim.url(), "--out", out.string()};
     args.insert(args.end(), kRunArgs.begin(), kRunArgs.end());
-    if (!KillAndResume(args, out, std::chrono::milliseconds(delay_ms(rng)), "run")) {
+    const auto delay = std::chrono::milliseconds(std::lround(fraction(rng) * window_ms));
+    if (!KillAndResume(args, out, delay, "run")) {
+      window_ms *= 0.8;
+      fs::remove_all(out);
       continue;
     }
     ++kill_points;
