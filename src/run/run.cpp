@@ -342,14 +342,20 @@ Result<void> RunState::OpenResumed(const std::filesystem::path& out) {
       {{"at", UtcTimestamp()},
        {"units_replayed", r.units},
        {"superseded_samples", r.superseded_samples},
-       {"unfinished_unit", r.unfinished.empty() ? json(nullptr) : json(r.unfinished)}});
+       {"unfinished_unit", r.unfinished.empty() ? json(nullptr) : json(r.unfinished)},
+       {"parts_replayed", r.parts}});
   std::fprintf(
       stderr, "resuming %s: %d finished unit%s replayed from the journal, not sent again%s\n",
       out.c_str(), r.units, r.units == 1 ? "" : "s",
       r.unfinished.empty()
           ? ""
           : fmt::format(
-                "; '{}' was cut off and is measured again from its start{}", r.unfinished,
+                "; '{}' was cut off and {}{}", r.unfinished,
+                r.parts == 0
+                    ? std::string("is measured again from its start")
+                    : fmt::format("its {} finished part{} (sessions) {} replayed, the "
+                                  "rest measured again",
+                                  r.parts, r.parts == 1 ? "" : "s", r.parts == 1 ? "is" : "are"),
                 r.superseded_samples == 0
                     ? std::string()
                     : fmt::format(" ({} earlier sample{} marked superseded)", r.superseded_samples,

@@ -478,6 +478,11 @@ TEST(ResumeCli, SessionsRunKilledAfterSomeSessionsResumesWithTheUnfinishedOnes) 
     ++kill_points;
     const json res = json::parse(ReadFile(out / "results.json"));
     EXPECT_EQ(res["status"], "complete") << where;
+    // The banner and results.json count the finished sessions replayed.
+    EXPECT_EQ(res["resumed"][0]["parts_replayed"], parts) << where;
+    const std::string banner = "its " + std::to_string(parts) + " finished part" +
+                               (parts == 1 ? " (sessions) is" : "s (sessions) are") + " replayed";
+    EXPECT_NE(r.err.find(banner), std::string::npos) << where << r.err;
     const json& ps = res["perf"]["sessions"];
     EXPECT_EQ(ps["finished"], kSessions) << where;
     ASSERT_EQ(ps["per_session"].size(), static_cast<std::size_t>(kSessions)) << where;
