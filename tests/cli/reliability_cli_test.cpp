@@ -245,10 +245,11 @@ TEST_P(FaultMatrix, SuiteWhereEveryRequestFailsEndsFailed) {
   ProcessResult r =
       RunProcess({kBin, "run", "--endpoint", sim.url(), "--suite", "quick", "--idle-timeout-s", "1",
                   "--first-byte-timeout-s", "2", "--out", out.string()},
-                 std::chrono::seconds(120));
+                 std::chrono::seconds(c.fault == "endless" ? 250 : 120));
   // A hang guard, not a timing test. `endless` streams each of the quick suite's answers up to
-  // its token cap (4 x max_tokens): 30 s on an idle 2-core machine, 80 s beside other tests.
-  EXPECT_LT(SecondsSince(start), c.fault == "endless" ? 110.0 : 60.0);
+  // its token cap (4 x max_tokens) as fast as both sides' CPUs allow: 25-30 s on an idle 2-core
+  // machine, 80 s beside other tests, over 120 s seen in a full ctest -j2 beside builds.
+  EXPECT_LT(SecondsSince(start), c.fault == "endless" ? 240.0 : 60.0);
   if (c.status == "ok") {  // complete answers: the tests are judged, none ends ERROR or TIMEOUT
     const json res = json::parse(ReadFile(out / "results.json"));
     EXPECT_NE(res["status"], "failed") << res["stop_reason"];

@@ -87,8 +87,8 @@ complete_bash() {  # complete_bash WORD...: the candidates for the last word
 }
 [[ $(complete_bash servebench ru) == run ]] || err "bash: 'servebench ru<TAB>' does not give run"
 complete_bash servebench run --sui | grep -qx -- --suite || err "bash: 'servebench run --sui<TAB>' does not give --suite"
-[[ $(complete_bash servebench compare --format '' | tr '\n' ' ') == "md html json " ]] ||
-  err "bash: 'servebench compare --format <TAB>' does not give md html json"
+[[ $(complete_bash servebench compare --format '' | tr '\n' ' ') == "md html json junit " ]] ||
+  err "bash: 'servebench compare --format <TAB>' does not give md html json junit"
 
 # 5. The page renders without warnings.
 if command -v groff >/dev/null 2>&1; then
