@@ -125,12 +125,14 @@ std::string ToCsv(const json& results) {
       w.Row("tokens", "value", s["tokens"].get<double>(), "tokens");
     }
     w.Table(s.value(std::string(p.rows), json()), std::string(p.dim), std::string(p.dim_unit));
-    if (s.contains("frontier") && s["frontier"].is_array()) {  // concurrency, rate (issue 23)
+    if (s.contains("frontier") && s["frontier"].is_array()) {  // concurrency, rate, sessions
       w.profile = std::string(p.name) + "-frontier";
       if (s.contains("gpus") && s["gpus"].is_number()) {
         w.Row("gpus", "value", s["gpus"].get<double>(), "GPUs");
       }
-      w.Table(s["frontier"], "level", std::string(p.dim_unit));
+      // A sessions level is the sessions in flight, not a turn (the profile's own rows).
+      w.Table(s["frontier"], "level",
+              p.id == ProfileId::kSessions ? "sessions" : std::string(p.dim_unit));
       w.profile = std::string(p.name);
     }
     if (p.id == ProfileId::kRate && s.contains("search") && s["search"].is_object()) {

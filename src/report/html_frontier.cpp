@@ -17,11 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-struct Sweep {
-  std::string name;  // "concurrency", "rate"
-  std::vector<FrontierPoint> points;
-};
-
 // Stored points, or (concurrency only, a run without the array) points derived from the levels.
 std::vector<FrontierPoint> PointsOf(const json& perf, std::string_view profile) {
   std::vector<FrontierPoint> out;
@@ -59,13 +54,13 @@ std::vector<FrontierPoint> PointsOf(const json& perf, std::string_view profile) 
   return BuildFrontier(in, gpus);
 }
 
-std::vector<Sweep> SweepsOf(const json& results) {
-  std::vector<Sweep> out;
+std::vector<FrontierSweep> SweepsOf(const json& results) {
+  std::vector<FrontierSweep> out;
   const json* perf = Find(results, {"perf"});
   if (perf == nullptr) {
     return out;
   }
-  for (const char* profile : {"concurrency", "rate"}) {
+  for (const char* profile : {"concurrency", "rate", "sessions"}) {
     auto pts = PointsOf(*perf, profile);
     if (!pts.empty()) {
       out.push_back({profile, std::move(pts)});
@@ -74,19 +69,17 @@ std::vector<Sweep> SweepsOf(const json& results) {
   return out;
 }
 
-struct Drawn {
-  std::string run;  // "" for report.html's one run
-  std::vector<Sweep> sweeps;
-};
-
 std::string Y(const FrontierPoint& p, bool per_gpu) {
   return FormatFixed1(per_gpu ? p.total_per_gpu : std::optional<double>(p.total));
 }
 
-std::string Render(const std::vector<Drawn>& runs, const std::string& id, const std::string& note) {
+}  // namespace
+
+std::string FrontierFigure(const std::vector<FrontierRun>& runs, const std::string& id,
+                           const std::string& note) {
   bool per_gpu = true;
-  for (const Drawn& d : runs) {
-    for (const Sweep& s : d.sweeps) {
+  for (const FrontierRun& d : runs) {
+    for (const FrontierSweep& s : d.sweeps) {
       for (const FrontierPoint& p : s.points) {
         per_gpu = per_gpu && p.total_per_gpu.has_value();
       }
@@ -102,13 +95,13 @@ std::string Render(const std::vector<Drawn>& runs, const std::string& id, const 
                     .decimals = 1};
   std::string table =
       "<table class=\"data\">\n<thead><tr>" +
-      std::string(runs.size() > 1 || !runs[0].run.empty() ? "<th>Run</th>" : "") +
+      std::string(runs.size() > 1 || !runs[0].label.empty() ? "<th>Run</th>" : "") +
       "<th>Sweep</th><th>Level</th><th>Tok/s per user</th><th>1000 / TPOT</th><th>Total "
       "tok/s</th><th>Per GPU</th><th>Pareto</th></tr></thead>\n<tbody>\n";
   int colour = 0;
-  for (const Drawn& d : runs) {
-    for (const Sweep& s : d.sweeps) {
-      const std::string name = d.run.empty() ? s.name : d.run + " · " + s.name;
+  for (const FrontierRun& d : runs) {
+    for (const FrontierSweep& s : d.sweeps) {
+      const std::string name = d.label.empty() ? s.name : d.label + " · " + s.name;
       const std::string css = fmt::format("c{}", colour++ % 8);
       chart::Series all{.name = name, .points = {}, .css = css, .line = false};
       chart::Series front{
@@ -117,7 +110,7 @@ std::string Render(const std::vector<Drawn>& runs, const std::string& id, const 
         const double y = per_gpu ? *p.total_per_gpu : p.total;
         all.points.push_back(chart::Point{
             p.per_user, y,
-            fmt::format("{}{}: {} tok/s per user, {} tok/s{}", d.run.empty() ? "" : d.run + " ",
+            fmt::format("{}{}: {} tok/s per user, {} tok/s{}", d.label.empty() ? "" : d.label + " ",
                         p.label, FormatFixed1(p.per_user), FormatFixed1(y),
                         per_gpu ? " per GPU" : ""),
             p.label});
@@ -129,7 +122,7 @@ std::string Render(const std::vector<Drawn>& runs, const std::string& id, const 
             "class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td>"
             "</tr>\n",
             p.pareto ? "true" : "false",
-            runs.size() > 1 || !d.run.empty() ? "<td>" + XmlEscape(d.run) + "</td>" : "",
+            runs.size() > 1 || !d.label.empty() ? "<td>" + XmlEscape(d.label) + "</td>" : "",
             XmlEscape(s.name), XmlEscape(p.label), FormatFixed1(p.per_user),
             FormatFixed1(p.per_user_tpot), FormatFixed1(p.total), Y(p, true),
             p.pareto ? "yes" : "");
@@ -150,27 +143,25 @@ std::string Render(const std::vector<Drawn>& runs, const std::string& id, const 
   return out;
 }
 
-constexpr const char* kNote =
+const char* const kFrontierNote =
     "Each point is one level of a sweep (its label): x is the median per-stream decode speed "
     "(what one user sees), y the level's total output tok/s (per GPU with --gpus). The line joins "
     "the Pareto-optimal levels: no other level is faster per user and higher in total. Up and to "
     "the right is better; log axes.";
 
-}  // namespace
-
 std::string FrontierSection(const json& results, int& charts) {
-  std::vector<Drawn> runs = {{"", SweepsOf(results)}};
+  std::vector<FrontierRun> runs = {{"", SweepsOf(results)}};
   if (runs[0].sweeps.empty()) {
     return "";
   }
   ++charts;
   return "<section class=\"speed\">\n<h3>Throughput vs interactivity (frontier)</h3>\n" +
-         Render(runs, "frontier", kNote) + "</section>\n";
+         FrontierFigure(runs, "frontier", kFrontierNote) + "</section>\n";
 }
 
 std::string CompareFrontierSection(const std::vector<const json*>& runs,
                                    const std::vector<std::string>& labels) {
-  std::vector<Drawn> drawn;
+  std::vector<FrontierRun> drawn;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     auto sweeps = SweepsOf(*runs[i]);
     if (!sweeps.empty()) {
@@ -182,7 +173,7 @@ std::string CompareFrontierSection(const std::vector<const json*>& runs,
     return "";
   }
   return "<section class=\"compare-frontier\">\n<h2>Throughput vs interactivity</h2>\n" +
-         Render(drawn, "compare-frontier", kNote) + "</section>\n";
+         FrontierFigure(drawn, "compare-frontier", kFrontierNote) + "</section>\n";
 }
 
 }  // namespace sb::report::html

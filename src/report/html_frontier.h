@@ -11,7 +11,28 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/frontier.h"
+
 namespace sb::report::html {
+
+// One sweep's points ("concurrency", "rate", "sessions") and the runs they belong to.
+struct FrontierSweep {
+  std::string name;
+  std::vector<FrontierPoint> points;
+};
+
+struct FrontierRun {
+  std::string label;  // "" for report.html's one run; a legend name otherwise
+  std::vector<FrontierSweep> sweeps;
+};
+
+// The frontier <figure> (chart and table) of `runs` (at least one with a point), with `id`
+// (the chart's id) and `note` (its caption, HTML). The leaderboard draws stored runs with it.
+std::string FrontierFigure(const std::vector<FrontierRun>& runs, const std::string& id,
+                           const std::string& note);
+
+// The caption every frontier figure shares: what a point, the axes and the line mean.
+extern const char* const kFrontierNote;
 
 // report.html's frontier section for one run; "" when the run has no sweep with a point.
 std::string FrontierSection(const nlohmann::json& results, int& charts);

@@ -184,6 +184,7 @@ std::string LeaderboardHtml(const std::vector<const RunRecord*>& entries,
   body +=
       "<p class=\"note\">Columns no entry measured are left out; — marks a figure an entry "
       "lacks. 95% CI: the interval of the ranked metric (docs/store.md).</p>\n";
+  body += html::LeaderboardFrontier(entries);
   return html::Page(title, body);
 }
 

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <limits>
 #include <map>
@@ -12,7 +13,11 @@
 
 #include "chart/chart.h"
 #include "chart/svg.h"
+#include "core/escape.h"
+#include "core/number_format.h"
 #include "report/html.h"
+#include "report/html_frontier.h"
+#include "store/record.h"
 
 namespace sb::store::html {
 
@@ -136,6 +141,91 @@ std::string HistoryChart(const std::string& metric, const std::string& unit,
   return "<figure class=\"figure\" id=\"chart-history\"><div class=\"plot\">" + chart::RenderXY(c) +
          "</div><figcaption>One line per model and configuration, a dot per run (hover for its "
          "value, run and start time).</figcaption></figure>\n";
+}
+
+namespace {
+
+// "model (configuration)" or the run's --label, as the leaderboard's legend names an entry.
+std::string EntryName(const RunRecord& r) {
+  std::string name = r.label.empty() ? r.model : r.label;
+  const std::string config = r.Config();
+  if (config != "-") {
+    name += " (" + config + ")";
+  }
+  return name;
+}
+
+// The stored label of a frontier point: "c8" for a concurrency or sessions level, "4 req/s" for
+// a rate (as results.json's frontier labels them).
+std::string PointLabel(const std::string& profile, double level) {
+  const std::string n = FixedGrouped(level, level == std::floor(level) ? 0 : 2);
+  return profile == "rate" ? n + " req/s" : "c" + n;
+}
+
+}  // namespace
+
+std::string LeaderboardFrontier(const std::vector<const RunRecord*>& entries) {
+  std::vector<report::html::FrontierRun> runs;
+  std::vector<std::string> without;
+  for (const RunRecord* r : entries) {
+    // profile -> level -> point, in the order the rows were stored.
+    std::map<std::string, std::map<double, FrontierPoint>> sweeps;
+    for (const MetricRow& m : r->metrics) {
+      if (m.dim != "level" || !m.metric.starts_with("frontier.")) {
+        continue;
+      }
+      char* end = nullptr;
+      const double level = std::strtod(m.point.c_str(), &end);
+      if (end == m.point.c_str()) {
+        continue;
+      }
+      FrontierPoint& p = sweeps[m.profile][level];
+      p.level = level;
+      p.label = PointLabel(m.profile, level);
+      const std::string f = m.metric.substr(9);
+      if (f == "tok_s_per_user") {
+        p.per_user = m.value;
+      } else if (f == "tok_s_per_user_tpot") {
+        p.per_user_tpot = m.value;
+      } else if (f == "total_tok_s") {
+        p.total = m.value;
+      } else if (f == "total_tok_s_per_gpu") {
+        p.total_per_gpu = m.value;
+      } else if (f == "pareto") {
+        p.pareto = m.value != 0;
+      }
+    }
+    report::html::FrontierRun run{EntryName(*r) + " · " + r->id.substr(0, 12), {}};
+    for (auto& [profile, points] : sweeps) {
+      report::html::FrontierSweep sweep{profile, {}};
+      for (auto& [level, p] : points) {
+        if (p.per_user > 0 && p.total > 0) {
+          sweep.points.push_back(p);
+        }
+      }
+      if (!sweep.points.empty()) {
+        run.sweeps.push_back(std::move(sweep));
+      }
+    }
+    if (run.sweeps.empty()) {
+      without.push_back(r->id);
+    } else {
+      runs.push_back(std::move(run));
+    }
+  }
+  if (runs.empty()) {
+    return "";
+  }
+  std::string out =
+      "<section class=\"leaderboard-frontier\">\n<h2>Throughput vs interactivity</h2>\n" +
+      report::html::FrontierFigure(runs, "leaderboard-frontier", report::html::kFrontierNote);
+  if (!without.empty()) {
+    out +=
+        "<p class=\"note\">Without frontier points (no concurrency, rate or sessions sweep, or "
+        "stored before the store kept them): " +
+        XmlEscape(fmt::format("{}", fmt::join(without, ", "))) + ".</p>\n";
+  }
+  return out + "</section>\n";
 }
 
 }  // namespace sb::store::html

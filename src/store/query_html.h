@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+namespace sb::store {
+struct RunRecord;
+}  // namespace sb::store
+
 namespace sb::store::html {
 
 struct Cell {
@@ -35,7 +39,6 @@ std::string Grouped(const std::string& number);
 // title, then `body` (already HTML).
 std::string Page(const std::string& title, const std::string& body);
 
-
 // One run's value for history's chart.
 struct HistoryPoint {
   std::string series;  // "model (configuration)"
@@ -48,6 +51,12 @@ struct HistoryPoint {
 // run (hours, or days past two days), y the metric in `unit`. "" when no started_at parses.
 std::string HistoryChart(const std::string& metric, const std::string& unit,
                          const std::vector<HistoryPoint>& points);
+
+// The leaderboard's frontier section: one series per entry whose stored run kept frontier
+// points (metrics "frontier.*" at dim "level", record.cpp), each sweep of it its own series,
+// drawn with report.html's frontier figure; the entries without points are named below it.
+// "" when no entry has a point.
+std::string LeaderboardFrontier(const std::vector<const RunRecord*>& entries);
 
 // Seconds since the epoch of an ISO 8601 UTC time ("2026-12-02T09:00:00Z", fractions allowed);
 // nullopt-like NaN when it does not parse.

@@ -30,7 +30,7 @@ const std::set<std::string> kSkipKeys = {
     "tokens",     "seed",         "late_ms",          "slo_fraction", "burstiness",
     "steps",      "min_rps",      "max_rps",          "depth",        "prompt_tokens_requested",
     "duration_s", "per_position", "tokens_per_chunk", "self_check",   "slo",
-    "max_tokens", "bracket_rps",  "schedule"};
+    "max_tokens", "bracket_rps",  "schedule",         "frontier"};
 
 std::string Sha256Hex(const std::string& data) {
   unsigned char md[EVP_MAX_MD_SIZE];
@@ -149,6 +149,47 @@ struct Walker {
     }
   }
 };
+
+// A sweep's frontier points (perf.<profile>.frontier, docs/store.md): one row per figure, at
+// dim "level" and the point's level, metric "frontier.<figure>"; `pareto` as 1 or 0.
+void FrontierRows(const std::string& profile, const json& sweep, std::vector<MetricRow>& out) {
+  const auto fr = sweep.find("frontier");
+  if (fr == sweep.end() || !fr->is_array()) {
+    return;
+  }
+  for (const json& p : *fr) {
+    if (!p.is_object() || !p.contains("level") || !p["level"].is_number()) {
+      continue;
+    }
+    auto add = [&](const char* key, const char* unit, std::optional<double> v) {
+      if (v && std::isfinite(*v)) {
+        MetricRow r;
+        r.profile = profile;
+        r.dim = "level";
+        r.point = PointText(p["level"]);
+        r.metric = std::string("frontier.") + key;
+        r.value = *v;
+        r.unit = unit;
+        out.push_back(std::move(r));
+      }
+    };
+    auto num = [&](const char* key) -> std::optional<double> {
+      const auto it = p.find(key);
+      return it != p.end() && it->is_number() ? std::optional(it->get<double>()) : std::nullopt;
+    };
+    if (!num("tok_s_per_user") || !num("total_tok_s")) {
+      continue;
+    }
+    add("tok_s_per_user", "tok/s", num("tok_s_per_user"));
+    add("tok_s_per_user_tpot", "tok/s", num("tok_s_per_user_tpot"));
+    add("total_tok_s", "tok/s", num("total_tok_s"));
+    add("total_tok_s_per_gpu", "tok/s", num("total_tok_s_per_gpu"));
+    const auto pareto = p.find("pareto");
+    add("pareto", "",
+        pareto != p.end() && pareto->is_boolean() ? std::optional(pareto->get<bool>() ? 1.0 : 0.0)
+                                                  : std::nullopt);
+  }
+}
 
 // Profile "resources" (docs/store.md): what the result cost, from results.json "resources".
 // Point "" is the whole run ("resources.run"); point "decode" the decode runs together (the
@@ -325,6 +366,7 @@ std::vector<MetricRow> MetricRows(const json& results) {
       }
       Walker w{ProfileDisplayName(it.key()), rows};
       w.Walk(it.value(), "", "", "");
+      FrontierRows(w.profile, it.value(), rows);
     }
   }
   ResourceRows(results, rows);

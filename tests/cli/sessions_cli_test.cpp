@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <stdlib.h>
@@ -121,6 +122,19 @@ TEST(SessionsCliTest, EightSessionsOfFourTurnsGrowTheirHistoryAndHitThePrefixCac
         "data-series=\"TTFT p50\" data-x=\"" + std::to_string(t["turn"].get<int>()) + "\"";
     EXPECT_NE(html.find(mark), std::string::npos) << mark;
   }
+  // ... and the session level's point on the frontier chart, where results.json puts it.
+  const json& point = res["perf"]["sessions"]["frontier"][0];
+  const std::string mark =
+      fmt::format("data-series=\"sessions\" data-x=\"{}\" data-y=\"{}\"",
+                  point["tok_s_per_user"].get<double>(), point["total_tok_s"].get<double>());
+  EXPECT_NE(html.find("data-figure=\"frontier\""), std::string::npos);
+  EXPECT_NE(html.find(mark), std::string::npos) << mark;
+  EXPECT_NE(html.find("data-series=\"sessions\">c4</text>"), std::string::npos);
+  // The CSV export has the point, its level counted in sessions.
+  const ProcessResult csv = RunProcess({kBin, "export", run.string(), "--format", "csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_NE(csv.out.find("\nsessions-frontier,4,sessions,tok_s_per_user,value,"), std::string::npos)
+      << csv.out;
 }
 
 TEST(SessionsCliTest, ABadSessionLineIsAUsageErrorNamingFileAndLine) {

@@ -8,8 +8,10 @@
 #include <fstream>
 #include <future>
 #include <iterator>
+#include <map>
 #include <thread>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <signal.h>
 
@@ -377,6 +379,69 @@ TEST(StoreCli, ResourceFiguresAreStoredAndShownOnTheLeaderboard) {
   ASSERT_EQ(by_energy.exit_code, 0) << by_energy.err;
   EXPECT_EQ(Lines(by_energy.out, "\n"), 2) << by_energy.out;
   EXPECT_NE(by_energy.out.find("served-model"), std::string::npos) << by_energy.out;
+}
+
+// leaderboard --format html draws the stored runs' frontiers together (issue 23 item 1): one
+// series per entry with a concurrency sweep, each point where its results.json put it; an entry
+// without a sweep is named, not drawn.
+TEST(StoreCli, LeaderboardHtmlDrawsTheStoredRunsFrontiersTogether) {
+  TempDir tmp;
+  const std::string db = (tmp.path() / "runs.sqlite").string();
+  Sim fast("fast-model", "4");
+  Sim slow("slow-model", "12");
+  Sim plain("plain-model", "4");
+  ASSERT_FALSE(fast.url().empty());
+  ASSERT_FALSE(slow.url().empty());
+  ASSERT_FALSE(plain.url().empty());
+  for (const auto& [sim, name] : {std::pair{&fast, "fast"}, std::pair{&slow, "slow"}}) {
+    auto r = Sb({"perf", "--endpoint", sim->url(), "--profile", "decode,concurrency", "--levels",
+                 "1,2,4", "--tokens", "24", "--runs", "2", "--warmup", "0", "--out",
+                 (tmp.path() / name).string(), "--store", db});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  ASSERT_EQ(DecodeRun(plain, tmp.path() / "plain", db).exit_code, 0);
+
+  auto board = Sb({"leaderboard", "--store", db, "--format", "html"});
+  ASSERT_EQ(board.exit_code, 0) << board.err;
+  const std::string& html = board.out;
+  const auto section = html.find("<section class=\"leaderboard-frontier\">");
+  ASSERT_NE(section, std::string::npos) << html;
+  const std::string fig = html.substr(section, html.find("</section>", section) - section);
+  auto hist = Sb({"history", "--store", db, "--format", "json"});
+  ASSERT_EQ(hist.exit_code, 0) << hist.err;
+  std::map<std::string, std::string> ids;  // model -> run id
+  const json history = json::parse(hist.out);
+  for (const json& r : history["runs"]) {
+    ids[r["model"].get<std::string>()] = r["id"].get<std::string>();
+  }
+  ASSERT_EQ(ids.size(), 3u) << hist.out;
+  for (const char* name : {"fast", "slow"}) {
+    const std::string model = std::string(name) + "-model";
+    const std::string series = model + " · " + ids[model].substr(0, 12) + " · concurrency";
+    const json results = json::parse(ReadFile(tmp.path() / name / "results.json"));
+    const json& frontier = results["perf"]["concurrency"]["frontier"];
+    ASSERT_EQ(frontier.size(), 3u) << results["perf"]["concurrency"].dump();
+    EXPECT_EQ(Lines(fig, "data-series=\"" + series + "\" data-x"), 3) << series << "\n" << fig;
+    for (const json& p : frontier) {
+      const std::string mark =
+          fmt::format("data-series=\"{}\" data-x=\"{}\" data-y=\"{}\"", series,
+                      p["tok_s_per_user"].get<double>(), p["total_tok_s"].get<double>());
+      EXPECT_NE(fig.find(mark), std::string::npos) << mark << "\n" << fig;
+    }
+  }
+  // The faster server's one-stream point is faster per user than the slower one's.
+  const json fast_results = json::parse(ReadFile(tmp.path() / "fast" / "results.json"));
+  const json slow_results = json::parse(ReadFile(tmp.path() / "slow" / "results.json"));
+  EXPECT_GT(fast_results["perf"]["concurrency"]["frontier"][0]["tok_s_per_user"].get<double>(),
+            2 * slow_results["perf"]["concurrency"]["frontier"][0]["tok_s_per_user"].get<double>());
+  EXPECT_EQ(fig.find("plain-model ·"), std::string::npos) << fig;
+  EXPECT_NE(fig.find("Without frontier points"), std::string::npos);
+  EXPECT_NE(fig.find(ids["plain-model"]), std::string::npos) << fig;
+  // The store keeps each point's figures as metrics at dim "level".
+  auto rows = testing::RunProcess(
+      {"/usr/bin/sqlite3", db,
+       "SELECT count(*) FROM metrics WHERE metric = 'frontier.total_tok_s' AND dim = 'level'"});
+  EXPECT_EQ(rows.out, "6\n") << rows.err;
 }
 
 }  // namespace
