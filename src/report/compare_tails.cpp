@@ -1,7 +1,8 @@
 // The "Tails per level" section of a comparison (issue 23 item 2): p50, p90 and p99 of TTFT,
-// TPOT, E2E and ITL at each concurrency level and max-tokens length that the runs share. A
-// quantile's interval is bootstrapped from the level's own request records (TTFT, TPOT, E2E of
-// each successful request); ITL has no per-request value, so its rows carry none.
+// TPOT, E2E and ITL at each concurrency level, max-tokens length and sessions level that the runs
+// share. A quantile's interval is bootstrapped from the level's own request records (TTFT, TPOT,
+// E2E of each successful request; a sessions run's one level: all its requests); ITL has no
+// per-request value, so its rows carry none.
 #include <array>
 #include <string>
 #include <utility>
@@ -18,10 +19,13 @@ namespace sb::report::compare_detail {
 namespace {
 
 struct Sweep {
-  std::string_view profile;  // results.json key under "perf" and the samples' "profile"
-  std::string_view array;    // "levels", "lengths"
-  std::string_view field;    // the row's place in the sweep (the profile table's dim)
-  std::string_view records;  // the row's request records: "requests", "runs"
+  std::string_view profile;         // results.json key under "perf" and the samples' "profile"
+  std::string_view array;           // "levels", "lengths"
+  std::string_view field;           // the row's place in the sweep (the profile table's dim)
+  std::string_view records;         // the row's request records: "requests", "runs"
+  std::string_view name;            // in the row's name: "concurrency", "max_tokens"
+  std::string_view key;             // the row key's prefix: "tails.c", "tails.max_tokens_"
+  bool records_in_profile = false;  // the records sit beside the rows (sessions: one level)
 };
 
 struct Figure {
@@ -57,12 +61,9 @@ std::set<double> Points(const std::vector<CompareRun>& runs, const Sweep& s) {
 }
 
 void AddSweep(const std::vector<CompareRun>& runs, const Sweep& s, RowBuilder& b) {
-  const bool concurrency = s.field == "concurrency";
   for (double at : Points(runs, s)) {
-    const std::string where = concurrency ? fmt::format("concurrency {}", FormatCount(at))
-                                          : fmt::format("max_tokens {}", FormatCount(at));
-    const std::string key_at = concurrency ? fmt::format("tails.c{}", FormatCount(at))
-                                           : fmt::format("tails.max_tokens_{}", FormatCount(at));
+    const std::string where = fmt::format("{} {}", s.name, FormatCount(at));
+    const std::string key_at = fmt::format("{}{}", s.key, FormatCount(at));
     for (const Figure& f : kFigures) {
       for (auto [q_name, q] : {std::pair{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}}) {
         RowSpec spec{fmt::format("{} {}, {}", f.name, q_name, where),
@@ -76,8 +77,9 @@ void AddSweep(const std::vector<CompareRun>& runs, const Sweep& s, RowBuilder& b
             return Missing();
           }
           std::vector<double> samples;
-          for (const json* rec :
-               f.per_request ? ArrayAt(*l, {s.records}) : std::vector<const json*>{}) {
+          const json* holder = s.records_in_profile ? Find(r.results, {"perf", s.profile}) : l;
+          for (const json* rec : f.per_request&& holder != nullptr ? ArrayAt(*holder, {s.records})
+                                                                   : std::vector<const json*>{}) {
             auto x = NumberAt(*rec, {f.key});
             if (x && StringAt(*rec, {"status"}) == "ok") {
               samples.push_back(*x);
@@ -94,11 +96,22 @@ void AddSweep(const std::vector<CompareRun>& runs, const Sweep& s, RowBuilder& b
 
 std::vector<CompareRow> TailRows(const std::vector<CompareRun>& runs) {
   RowBuilder b(runs);
-  for (auto [id, records] :
-       {std::pair{ProfileId::kConcurrency, "requests"}, std::pair{ProfileId::kMaxTokens, "runs"}}) {
-    const ProfileSpec& spec = Profile(id);
-    AddSweep(runs, {spec.key, spec.rows, spec.dim, records}, b);
-  }
+  const ProfileSpec& concurrency = Profile(ProfileId::kConcurrency);
+  AddSweep(
+      runs,
+      {concurrency.key, concurrency.rows, concurrency.dim, "requests", "concurrency", "tails.c"},
+      b);
+  const ProfileSpec& max_tokens = Profile(ProfileId::kMaxTokens);
+  AddSweep(runs,
+           {max_tokens.key, max_tokens.rows, max_tokens.dim, "runs", max_tokens.dim,
+            "tails.max_tokens_"},
+           b);
+  // A sessions run: its session-concurrency level (the profile's rows are its turns).
+  const ProfileSpec& sessions = Profile(ProfileId::kSessions);
+  AddSweep(runs,
+           {sessions.key, "levels", "concurrency", "requests", "sessions concurrency",
+            "tails.sessions_c", true},
+           b);
   return b.Take();
 }
 

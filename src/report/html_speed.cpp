@@ -425,6 +425,7 @@ std::string SpeedSections(const json& r, int& charts) {
     }
     if (const json* ss = Object(*perf, {"sessions"})) {
       out += SessionsSection(*ss, charts);
+      out += TailsTable(ArrayAt(*ss, {"levels"}), "sessions", "concurrency", "Session concurrency");
     }
   }
   if (const json* s = Object(r, {"spec_decode"})) {

@@ -130,6 +130,8 @@ TEST(SessionsCliTest, EightSessionsOfFourTurnsGrowTheirHistoryAndHitThePrefixCac
   EXPECT_NE(html.find("data-figure=\"frontier\""), std::string::npos);
   EXPECT_NE(html.find(mark), std::string::npos) << mark;
   EXPECT_NE(html.find("data-series=\"sessions\">c4</text>"), std::string::npos);
+  // The level's tails table, as for a concurrency level.
+  EXPECT_NE(html.find("data-tails=\"sessions\""), std::string::npos);
   // The CSV export has the point, its level counted in sessions.
   const ProcessResult csv = RunProcess({kBin, "export", run.string(), "--format", "csv"});
   ASSERT_EQ(csv.exit_code, 0) << csv.err;

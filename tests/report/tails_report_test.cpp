@@ -74,5 +74,57 @@ TEST(TailsReportTest, CompareHasTailRowsPerLevelWithQuantiles) {
   EXPECT_TRUE(p99);
 }
 
+// A sessions run's level in compare: its tails, with intervals from all its requests.
+json SessionsRun(double ttft_scale) {
+  json requests = json::array();
+  std::vector<double> ttft;
+  for (int i = 1; i <= 20; ++i) {
+    ttft.push_back(ttft_scale * (40 + i));
+    requests.push_back({{"status", "ok"},
+                        {"ttft_ms", ttft.back()},
+                        {"tpot_ms", 5.0 + i * 0.01},
+                        {"e2e_ms", 600.0 + i}});
+  }
+  const auto pct = [](double p50, double p90, double p99) {
+    return json{{"p50", p50}, {"p90", p90}, {"p99", p99}, {"n", 20}};
+  };
+  json level = {{"concurrency", 4},
+                {"requests", 20},
+                {"ttft_ms", pct(ttft[9], ttft[17], ttft[19])},
+                {"itl_ms", pct(5, 5.5, 6)},
+                {"tpot_ms", pct(5.1, 5.2, 5.2)},
+                {"e2e_ms", pct(610, 618, 620)}};
+  return {{"schema", "servebench.results/1"},
+          {"status", "complete"},
+          {"target", {{"model", "m"}}},
+          {"perf", {{"sessions", {{"levels", json::array({level})}, {"requests", requests}}}}}};
+}
+
+TEST(TailsReportTest, CompareHasTailRowsForASessionsLevel) {
+  std::vector<CompareRun> runs(2);
+  runs[0].results = SessionsRun(1.0);
+  runs[1].results = SessionsRun(2.0);
+  auto c = BuildComparison(runs, {"A", "B"});
+  ASSERT_TRUE(c.has_value());
+  int rows = 0;
+  for (const CompareSection& s : c->sections) {
+    for (const CompareRow& r : s.rows) {
+      if (!r.key.starts_with("tails.sessions_c4.")) {
+        continue;
+      }
+      ++rows;
+      if (r.key == "tails.sessions_c4.ttft_ms.p50") {
+        EXPECT_EQ(r.metric, "TTFT p50, sessions concurrency 4");
+        ASSERT_EQ(r.cells.size(), 2u);
+        EXPECT_EQ(r.cells[0].text, "50 ms");
+        EXPECT_EQ(r.cells[1].text, "100 ms");
+        // The interval comes from the 20 requests: A is twice as fast, outside the noise.
+        EXPECT_TRUE(r.judgement.text.starts_with("A 2.00× faster (95% CI")) << r.judgement.text;
+      }
+    }
+  }
+  EXPECT_EQ(rows, 12);  // TTFT, TPOT, E2E, ITL at p50, p90, p99
+}
+
 }  // namespace
 }  // namespace sb::report
