@@ -17,6 +17,7 @@
 #include "perf/histogram.h"
 #include "perf/metrics.h"
 #include "perf/profiles.h"
+#include "perf/request_classes.h"
 #include "perf/self_check.h"
 #include "perf/tails.h"
 
@@ -257,6 +258,7 @@ json Session::Concurrency(const ProfileOptions& options) {
                   {"peak_in_flight", PeakInFlight(rs)},
                   {"requests", rows}};
     tails.WriteTo(level, /*with_ttft=*/false);
+    AddRequestClasses(level);  // per class and cache outcome (request_classes.h)
     if (!last_window_.empty()) {
       level["spec_decode"] = SpecJson(last_window_);
     }

@@ -182,6 +182,10 @@ json Session::Record(const client::ChatResponse& r, const std::string& profile,
     rec["scheduled_ms"] =
         rec.contains("scheduled_at_ms") ? rec["scheduled_at_ms"] : rec["sent_at_ms"];
     rec["class"] = dataset_active_ ? "dataset" : prefix_active_ ? "shared-prefix" : "synthetic";
+    if (const auto g = prefix_group_by_id_.find(r.id); g != prefix_group_by_id_.end()) {
+      rec["class"] =
+          fmt::format("{}shared-prefix:{}", dataset_active_ ? "dataset/" : "", g->second);
+    }
   }
   return rec;
 }
@@ -199,6 +203,7 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
   for (auto& p : params) {
     client::ChatCall call;
     call.id = next_id_++;
+    NotePrefixGroup(call.id, p);
     call.body = client::BuildChatBody(p, target_.kind);
     call.stream = p.stream;
     call.total_timeout = request_timeout_;
@@ -501,6 +506,7 @@ json Session::Run(ProfileId id, const ProfileOptions& options) {
     out["shared_prefix"] = SharedPrefixJson(options);
   }
   prefix_active_ = false;
+  prefix_group_by_id_.clear();
   WarnClientBound(std::string(Profile(id).name));  // once per profile, naming the rows
   return out;
 }

@@ -14,6 +14,7 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -346,6 +347,11 @@ class Session {
   std::vector<std::string> prefix_texts_;
   std::vector<int> prefix_counts_;
   int last_prefix_group_ = -1;
+  // The prefix group (1-based) of each call sent with one, by call id: its record's class.
+  std::unordered_map<std::uint64_t, int> prefix_group_by_id_;
+  // Notes the group of `params`' prefix (its first message starts with the group's head) for
+  // the call `id`; nothing when --shared-prefix is off.
+  void NotePrefixGroup(std::uint64_t id, const client::ChatParams& params);
 };
 
 // What perf keeps of one request (docs/bounds.md): a stream is stopped past

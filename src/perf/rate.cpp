@@ -24,6 +24,7 @@
 #include "perf/histogram.h"
 #include "perf/metrics.h"
 #include "perf/profiles.h"
+#include "perf/request_classes.h"
 #include "perf/schedule.h"
 
 namespace sb::perf {
@@ -333,6 +334,7 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
   for (std::size_t i = 0; i < n; ++i) {
     calls[i].id = next_id_++;
     const client::ChatParams params = LoadParams(options, kRatePrompt, ro.tokens);
+    NotePrefixGroup(calls[i].id, params);
     calls[i].body = client::BuildChatBody(params, target_.kind);
     calls[i].stream = true;
     calls[i].total_timeout = options.request_timeout;
@@ -635,6 +637,7 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
                 {"self_check", self_check},
                 {"requests", std::move(requests)}};
   point["output_tokens"] = st.tokens;
+  AddRequestClasses(point);  // per class and cache outcome (request_classes.h)
   if (ro.histograms) {
     json hist = {{"unit", "ns"},
                  {"ttft_from_scheduled", st.ttft_sched.ToJson()},

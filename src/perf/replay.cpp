@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "perf/metrics.h"
 #include "perf/profiles.h"
+#include "perf/request_classes.h"
 #include "workload/length.h"
 #include "workload/prompt.h"
 
@@ -35,92 +36,7 @@ double Ms(std::int64_t ns) {
   return static_cast<double>(ns) / 1e6;
 }
 
-// What one finished request contributes to the summary.
-struct Fact {
-  std::string cls;
-  bool ok = false;
-  std::int64_t scheduled_ns = 0, send_ns = 0;
-  std::optional<double> ttft_ms, e2e_ms;  // from the scheduled send
-  std::vector<double> itl_ms;
-  int input_tokens = -1, output_tokens = -1, cached_tokens = -1;
-};
-
-json ClassJson(const std::string& name, const std::vector<const Fact*>& facts) {
-  std::vector<double> in, out, ttft, itl, e2e;
-  for (const Fact* f : facts) {
-    if (f->input_tokens >= 0) {
-      in.push_back(f->input_tokens);
-    }
-    if (f->output_tokens >= 0) {
-      out.push_back(f->output_tokens);
-    }
-    if (f->ttft_ms) {
-      ttft.push_back(*f->ttft_ms);
-      e2e.push_back(*f->e2e_ms);
-    }
-    itl.insert(itl.end(), f->itl_ms.begin(), f->itl_ms.end());
-  }
-  auto pct = [](const std::vector<double>& v) {
-    json s = StatsJson(v);
-    s.erase("values");
-    return s;
-  };
-  return {{"class", name},           {"count", facts.size()},
-          {"input_tokens", pct(in)}, {"output_tokens", pct(out)},
-          {"ttft_ms", pct(ttft)},    {"itl_ms", pct(itl)},
-          {"e2e_ms", pct(e2e)}};
-}
-
-// Per class, then per cache outcome (hit: some prompt tokens served from the cache; miss: none;
-// not reported: the server said nothing).
-json ClassesJson(const std::vector<Fact>& facts) {
-  std::map<std::string, std::vector<const Fact*>> by;
-  for (const Fact& f : facts) {
-    by[f.cls].push_back(&f);
-    const char* cache = f.cached_tokens < 0   ? "cache not reported"
-                        : f.cached_tokens > 0 ? "cache hit"
-                                              : "cache miss";
-    by[cache].push_back(&f);
-  }
-  json out = json::array();
-  for (const auto& [name, list] : by) {
-    out.push_back(ClassJson(name, list));
-  }
-  return out;
-}
-
-// The share of prompt tokens the server says it served from its cache; "not reported" (never
-// 0) when no request carried the server's field.
-json CacheJson(const std::vector<Fact>& facts) {
-  long long cached = 0, prompt = 0, reported = 0;
-  std::vector<double> ttft_cached, ttft_uncached;
-  for (const Fact& f : facts) {
-    if (f.cached_tokens < 0 || f.input_tokens <= 0) {
-      continue;
-    }
-    ++reported;
-    cached += f.cached_tokens;
-    prompt += f.input_tokens;
-    if (f.ttft_ms) {
-      (f.cached_tokens > 0 ? ttft_cached : ttft_uncached).push_back(*f.ttft_ms);
-    }
-  }
-  if (reported == 0) {
-    return {{"reported", false}, {"share", "not reported"}};
-  }
-  auto pct = [](const std::vector<double>& v) {
-    json s = StatsJson(v);
-    s.erase("values");
-    return s;
-  };
-  return {{"reported", true},
-          {"requests", reported},
-          {"cached_tokens", cached},
-          {"prompt_tokens", prompt},
-          {"share", static_cast<double>(cached) / static_cast<double>(prompt)},
-          {"ttft_cached_ms", pct(ttft_cached)},
-          {"ttft_uncached_ms", pct(ttft_uncached)}};
-}
+using Fact = RequestFact;
 
 // Trace arrivals and actual sends per second of the replay.
 json ArrivalsJson(const std::vector<Fact>& facts, std::int64_t start_ns) {

@@ -77,6 +77,27 @@ void Session::ApplySharedPrefix(const ProfileOptions& options, std::string& cont
   content = text + "\n" + content;
 }
 
+void Session::NotePrefixGroup(std::uint64_t id, const client::ChatParams& params) {
+  if (!prefix_active_ || params.messages.empty()) {
+    return;
+  }
+  // "[prefix <nonce>-<group>] ...", as ApplySharedPrefix wrote it.
+  const std::string& content = params.messages.front().content;
+  if (!content.starts_with("[prefix ")) {
+    return;
+  }
+  const auto dash = content.find('-');
+  const auto end = content.find(']');
+  if (dash == std::string::npos || end == std::string::npos || end <= dash + 1) {
+    return;
+  }
+  int group = 0;
+  const char* first = content.data() + dash + 1;
+  if (std::from_chars(first, content.data() + end, group).ptr == content.data() + end) {
+    prefix_group_by_id_[id] = group;
+  }
+}
+
 json Session::SharedPrefixJson(const ProfileOptions& options) const {
   json counts = json::array();
   for (int c : prefix_counts_) {

@@ -3,7 +3,9 @@
 // dataset's counts (--max-requests, --skip-bad-lines) in results.json and report.md; and
 // --allow-cache sending the dataset's text without the unique nonce.
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <string>
 #include <vector>
@@ -218,6 +220,29 @@ std::vector<int> CachedTruth(const fs::path& run, const std::string& profile) {
 constexpr int kLead = 4, kPrefix = 512, kBlock = 16, kGroups = 4;
 constexpr int kHit = (kLead + kPrefix) / kBlock * kBlock;
 
+// 12345 -> "12,345", as report.md groups counts.
+std::string Grouped(long long v) {
+  std::string digits = std::to_string(v), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) {
+      out += ',';
+    }
+    out += digits[i];
+  }
+  return out;
+}
+
+// The cached share as report.md prints a fraction: one decimal of a percent ("23.2%", "50%").
+std::string FormatCachedShare(const json& cache) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", cache["share"].get<double>() * 100);
+  std::string s = buf;
+  if (s.ends_with(".0")) {
+    s.resize(s.size() - 2);
+  }
+  return s + "%";
+}
+
 void ExpectSharedPrefixCached(const fs::path& run, const std::string& profile, int requests) {
   const std::vector<int> cached = CachedTruth(run, profile);
   ASSERT_EQ(cached.size(), static_cast<std::size_t>(requests));
@@ -227,22 +252,63 @@ void ExpectSharedPrefixCached(const fs::path& run, const std::string& profile, i
     total += cached[i];
   }
   EXPECT_EQ(total, static_cast<long long>(requests - kGroups) * kHit);
-  // Each record carries the workload fields, cached_tokens as the server reported it.
+  // Each record carries the workload fields, cached_tokens as the server reported it, and its
+  // class names its group: the k-th request sent (from 0) has group k mod 4, named from 1.
+  std::vector<std::pair<double, std::string>> classes;
+  long long prompt_tokens = 0;
   for (const json& s : sb::testing::ReadJsonl(run / "samples.jsonl")) {
-    if (s["profile"] == profile) {
+    if (s["profile"] == profile && !s.contains("warmup")) {
       EXPECT_EQ(s["cached_tokens"], s["server"]["sim"]["cached_tokens"]) << s.dump();
       EXPECT_EQ(s["input_tokens"], s["prompt_tokens"]);
       EXPECT_EQ(s["output_tokens"], 4);
-      EXPECT_EQ(s["class"], "shared-prefix");
       EXPECT_TRUE(s["scheduled_ms"].is_number() && s["sent_ms"].is_number()) << s.dump();
+      classes.emplace_back(s["sent_at_ms"].get<double>(), s["class"].get<std::string>());
+      prompt_tokens += s["input_tokens"].get<long long>();
     }
   }
+  std::sort(classes.begin(), classes.end());
+  ASSERT_EQ(classes.size(), static_cast<std::size_t>(requests));
+  for (int i = 0; i < requests; ++i) {
+    EXPECT_EQ(classes[i].second, "shared-prefix:" + std::to_string(i % kGroups + 1)) << i;
+  }
+  // The level's (rate point's) rows per class and cache outcome, and the cached share.
+  const json results = ReadResults(run);
+  const json& row = profile == "rate" ? results["perf"]["rate"]["rates"][0]
+                                      : results["perf"]["concurrency"]["levels"][0];
+  std::map<std::string, int> counts;
+  for (const json& c : row["classes"]) {
+    counts[c["class"].get<std::string>()] = c["count"].get<int>();
+  }
+  EXPECT_EQ(counts["cache miss"], kGroups) << row["classes"].dump();
+  EXPECT_EQ(counts["cache hit"], requests - kGroups);
+  EXPECT_EQ(counts.count("cache not reported"), 0u);
+  for (int g = 1; g <= kGroups; ++g) {
+    // Requests g-1, g-1+4, ...: ceil((requests - (g-1)) / 4) of them.
+    EXPECT_EQ(counts["shared-prefix:" + std::to_string(g)], (requests - g + kGroups) / kGroups)
+        << g;
+  }
+  const json& cache = row["cache"];
+  EXPECT_EQ(cache["reported"], true);
+  EXPECT_EQ(cache["cached_tokens"], static_cast<long long>(requests - kGroups) * kHit);
+  EXPECT_EQ(cache["prompt_tokens"], prompt_tokens);
+  EXPECT_DOUBLE_EQ(cache["share"].get<double>(),
+                   static_cast<double>((requests - kGroups) * kHit) / prompt_tokens);
+  EXPECT_EQ(cache["ttft_cached_ms"]["n"], requests - kGroups);
+  EXPECT_EQ(cache["ttft_uncached_ms"]["n"], kGroups);
   const json sp = ReadResults(run)["perf"][profile]["shared_prefix"];
   EXPECT_EQ(sp["groups"], kGroups);
   EXPECT_EQ(sp["requests"], requests);
   EXPECT_EQ(sp["prefix_tokens"], json::array({kPrefix, kPrefix, kPrefix, kPrefix}));
   const std::string md = ReadFile(run / "report.md");
   EXPECT_NE(md.find("Shared prefixes: 4 groups of 512 tokens"), std::string::npos) << md;
+  EXPECT_NE(md.find("Requests by class and by cache outcome"), std::string::npos) << md;
+  EXPECT_NE(md.find("| shared-prefix:4 | " + std::to_string(requests / kGroups) + " |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| " + FormatCachedShare(cache) + " | " + Grouped((requests - kGroups) * kHit) +
+                    " / " + Grouped(prompt_tokens) + " |"),
+            std::string::npos)
+      << md;
 }
 
 TEST(SharedPrefixCliTest, ConcurrencyRequestsShareTheirGroupsPrefixInTheSimulatorsCache) {
