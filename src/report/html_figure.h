@@ -32,6 +32,9 @@ std::string SpeedSections(const nlohmann::json& results, int& charts);
 // The sessions profile's chart, TTFT by turn index (html_sessions.cpp), as a <section>.
 std::string SessionsSection(const nlohmann::json& sessions, int& charts);
 
+// The replay profile's section (html_replay.cpp): summary, arrivals chart, classes table.
+std::string ReplaySection(const nlohmann::json& replay, int& charts);
+
 // The page's stylesheet (light and dark palettes, print rules).
 std::string_view Stylesheet();
 

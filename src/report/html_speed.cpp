@@ -423,6 +423,9 @@ std::string SpeedSections(const json& r, int& charts) {
     if (const json* rt = Object(*perf, {"rate"})) {
       out += Rate(*rt, charts);
     }
+    if (const json* rp = Object(*perf, {"replay"})) {
+      out += ReplaySection(*rp, charts);
+    }
     if (const json* ss = Object(*perf, {"sessions"})) {
       out += SessionsSection(*ss, charts);
       out += TailsTable(ArrayAt(*ss, {"levels"}), "sessions", "concurrency", "Session concurrency");

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -96,6 +97,39 @@ TEST(WorkloadCliTest, ReplayOfAMooncakeTraceAgainstTheSimulatorsPrefixCache) {
   const json res = json::parse(results);
   EXPECT_EQ(res["perf"]["replay"]["sent"], 60);
   EXPECT_EQ(res["perf"]["replay"]["cache"]["reported"], true);
+  // report.html: the replay's section, its arrivals chart marks where results.json puts them,
+  // the cached share, and a row per class.
+  std::ifstream html_file(dir.path / "run" / "report.html");
+  const std::string html((std::istreambuf_iterator<char>(html_file)), {});
+  const json& replay = res["perf"]["replay"];
+  EXPECT_NE(html.find("<h3>Trace replay</h3>"), std::string::npos);
+  ASSERT_FALSE(replay["arrivals"].empty());
+  for (const json& a : replay["arrivals"]) {
+    const std::string x = std::to_string(a["second"].get<long long>());
+    for (const char* series : {"trace", "sent"}) {
+      const std::string mark =
+          std::string("data-series=\"") + series + "\" data-x=\"" + x + "\" data-y=\"" +
+          std::to_string(a[std::string(series) + "_rps"].get<long long>()) + "\"";
+      EXPECT_NE(html.find(mark), std::string::npos) << mark;
+    }
+  }
+  const auto share_at = html.find("data-cache-share=\"");
+  ASSERT_NE(share_at, std::string::npos);
+  EXPECT_DOUBLE_EQ(std::stod(html.substr(share_at + 18)), replay["cache"]["share"].get<double>());
+  const auto table = html.find("data-classes=\"replay\"");
+  ASSERT_NE(table, std::string::npos);
+  const std::string rows = html.substr(table, html.find("</table>", table) - table);
+  std::size_t n = 0;
+  for (auto p = rows.find("<tr><td>"); p != std::string::npos; p = rows.find("<tr><td>", p + 1)) {
+    ++n;
+  }
+  EXPECT_EQ(n, replay["classes"].size());
+  for (const json& c : replay["classes"]) {
+    EXPECT_NE(rows.find("<tr><td>" + c["class"].get<std::string>() + "</td><td class=\"num\">" +
+                        std::to_string(c["count"].get<long long>()) + "</td>"),
+              std::string::npos)
+        << c.dump();
+  }
 }
 
 TEST(WorkloadCliTest, ABadTraceLineIsAUsageErrorNamingFileAndLine) {
