@@ -86,6 +86,8 @@ void AddSimOptions(CLI::App* cmd, SimCommand& c) {
   cmd->add_option("--itl-ms", o.itl_ms, "Decode step time of one stream")->capture_default_str();
   cmd->add_option("--jitter-ms", o.jitter_ms, "Uniform ± jitter per decode step")
       ->capture_default_str();
+  cmd->add_flag("--plain-tokenize", o.plain_tokenize,
+                "/tokenize takes plain text only, as llama.cpp's: a messages body is a 400");
   cmd->add_option("--slowdown", o.concurrency_slowdown,
                   "Step time grows by this fraction per extra running stream")
       ->capture_default_str();

@@ -330,16 +330,23 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
   // Every body is built before the clock starts: the send path only hands bytes to libcurl.
   dataset_next_ = 0;  // every rate point sends the same dataset requests
   std::vector<client::ChatCall> calls(n);
+  std::vector<client::ChatParams> params(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    // Building a prompt may send requests of its own (the tokenizer's calibration against a
+    // server with only a plain /tokenize, as llama.cpp): ids are given after, so the point's
+    // calls have consecutive ids and r.id - first_id indexes them.
+    params[i] = LoadParams(options, kRatePrompt, ro.tokens);
+    calls[i].body = client::BuildChatBody(params[i], target_.kind);
+    calls[i].stream = true;
+    calls[i].total_timeout = options.request_timeout;
+    BoundStream(calls[i], params[i].max_tokens);
+  }
   const std::uint64_t first_id = next_id_;
   for (std::size_t i = 0; i < n; ++i) {
     calls[i].id = next_id_++;
-    const client::ChatParams params = LoadParams(options, kRatePrompt, ro.tokens);
-    NotePrefixGroup(calls[i].id, params);
-    calls[i].body = client::BuildChatBody(params, target_.kind);
-    calls[i].stream = true;
-    calls[i].total_timeout = options.request_timeout;
-    BoundStream(calls[i], params.max_tokens);
+    NotePrefixGroup(calls[i].id, params[i]);
   }
+  params.clear();
   std::int64_t start_ns = NowNs() + kLeadNs;
   if (ro.start_at_ns > 0 && !first_point_started_) {
     if (ro.start_at_ns >= start_ns) {
@@ -380,6 +387,9 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
       wrong_length = true;
     }
     const std::size_t i = r.id - first_id;
+    if (r.id < first_id || i >= n) {
+      return;  // not one of this point's calls (never: ids are consecutive above)
+    }
     json rec = Record(r, "rate", fmt::format("{} #{}", label_prefix, i + 1), false);
     rec["rate_rps"] = rate_rps;
     rec["schedule_lag_ms"] = Ms(f.lag_ns);

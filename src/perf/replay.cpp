@@ -203,6 +203,9 @@ json Session::Replay(const ProfileOptions& options) {
       return;  // never sent
     }
     const std::size_t i = r.id - first_id;
+    if (r.id < first_id || i >= n) {
+      return;  // not one of the trace's calls (ids are consecutive: never)
+    }
     const workload::TraceRequest& t = trace.requests[i];
     const RequestMetrics m = ComputeMetrics(r);
     Fact& f = facts[i];

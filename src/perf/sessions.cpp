@@ -149,37 +149,38 @@ Result<void> PrepareSessions(SessionsOptions& o) {
 }
 
 // A text of `tokens` tokens by the server's count (the chat template's share taken off), and
-// that count (-1 when the server has no tokenizer: then about `tokens` words).
+// that count (-1 when the server has no tokenizer: then about `tokens` words). The word count is
+// fitted as --input-tokens' prompts are (FitWords: tokens per word learned from the server, so a
+// small vocabulary that spends four tokens on a word fits too), then " and"s fill the rest.
 std::pair<std::string, int> Session::FitText(const std::string& head, int tokens,
                                              std::uint64_t seed, int overhead) {
   std::string pad;
-  int words = std::max(1, tokens - 8);
-  auto text = [&] { return head + FillerText(words, seed) + pad; };
+  auto content = [&](int words) { return head + FillerText(words, seed) + pad; };
   if (overhead < 0) {
-    return {text(), -1};
+    return {content(std::max(1, tokens - 8)), -1};
   }
-  auto count = [&]() -> int {
-    const auto n = CountPromptTokens(text());
+  auto [words, total] = FitWords(tokens + overhead, -1, content);
+  int got = total ? *total - overhead : -1;
+  auto count = [&] {
+    const auto n = CountPromptTokens(content(words));
     return n ? *n - overhead : -1;
   };
-  int got = count();
-  // Words first (a filler word can bring a sentence's full stop with it), then " and" (one
-  // token on the tokenizers seen) for the last few.
-  for (int step = 0; step < 8 && got >= 0 && got != tokens; ++step) {
-    const int next = std::max(0, words + (tokens - got) - (got < tokens ? 1 : 0));
-    if (next == words) {
-      break;
-    }
-    words = next;
+  // Under rather than over: drop the words that overshoot, then pad up.
+  for (int step = 0; step < 4 && got > tokens && words > 0; ++step) {
+    --words;
     got = count();
   }
-  for (int step = 0; step < 4 && got >= 0 && got < tokens; ++step) {
-    for (int k = got; k < tokens; ++k) {
+  for (int step = 0; step < 6 && got >= 0 && got < tokens; ++step) {
+    const int before = got;
+    pad += " and";
+    got = count();
+    const int per = std::max(1, got - before);  // what one " and" costs on this tokenizer
+    for (int k = got + per; k <= tokens; k += per) {
       pad += " and";
     }
     got = count();
   }
-  return {text(), got};
+  return {content(words), got};
 }
 
 std::vector<SessionScript> Session::SessionScripts(const ProfileOptions& options) {

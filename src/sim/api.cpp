@@ -538,6 +538,9 @@ Reply Tokenize(std::string_view body, const SimOptions& options, Vocabulary& voc
   std::vector<std::string_view> pieces;  // llama.cpp with_pieces
   bool llama = false;
   if (const auto it = j.find("messages"); it != j.end()) {
+    if (options.plain_tokenize) {
+      return BadRequest("content: Field required (this server tokenizes plain text only)");
+    }
     PromptScan scan;
     if (auto err = ScanMessages(*it, true, scan)) {
       return std::move(*err);

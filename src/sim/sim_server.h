@@ -74,6 +74,9 @@ struct SimOptions {
   // when it is written; other bodies in one piece. Content-Encoding: gzip, Vary:
   // Accept-Encoding. Counted in Stats::compressed_responses.
   bool gzip = false;
+  // /tokenize as llama.cpp has it: plain text only (`content`, `prompt`); a `messages` body is a
+  // 400, so a client must count the chat template's share itself (`--plain-tokenize`).
+  bool plain_tokenize = false;
   bool thinking_by_default = false;  // thinking when the request sets no enable_thinking
   // When set: one line per accepted chat request is appended to this file, "<hash>\t<text>\n":
   // the FNV-1a hash of the messages' text (16 hex digits) and the last text part's first line

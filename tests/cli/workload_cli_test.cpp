@@ -132,6 +132,32 @@ TEST(WorkloadCliTest, ReplayOfAMooncakeTraceAgainstTheSimulatorsPrefixCache) {
   }
 }
 
+// Against a server whose /tokenize takes plain text only (llama.cpp), the first prompt of a rate
+// point sends a calibration request of its own; the point's calls used to be numbered around
+// it, so the last answer was written past the end of the point's rows (heap corruption, "double
+// free or corruption" at the point's end, seen against llama.cpp). Every prompt is still exact.
+TEST(WorkloadCliTest, ARatePointAgainstAPlainTokenizerKeepsEveryRecordAndExactPrompts) {
+  Sim sim({"--plain-tokenize"});
+  ASSERT_FALSE(sim.url.empty());
+  TempDir dir;
+  const ProcessResult r = RunProcess(
+      {kBin, "perf", "--endpoint", sim.url, "--profile", "rate", "--rates", "20", "--requests",
+       "12", "--input-tokens", "300", "--rate-tokens", "4", "--out", (dir.path / "run").string()},
+      std::chrono::seconds(60), {"SERVEBENCH_STORE=off", "MALLOC_CHECK_=3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int records = 0;
+  for (const json& s : ReadJsonl(dir.path / "run" / "samples.jsonl")) {
+    if (s["profile"] == "rate") {
+      ++records;
+      EXPECT_EQ(s["input_tokens"], 300) << s.dump();
+    }
+  }
+  EXPECT_EQ(records, 12);
+  std::ifstream results(dir.path / "run" / "results.json");
+  const json res = json::parse(results);
+  EXPECT_EQ(res["perf"]["rate"]["rates"][0]["requests"].size(), 12u);
+}
+
 TEST(WorkloadCliTest, ABadTraceLineIsAUsageErrorNamingFileAndLine) {
   TempDir dir;
   const fs::path trace = dir.path / "bad.jsonl";
