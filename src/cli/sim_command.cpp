@@ -86,6 +86,10 @@ void AddSimOptions(CLI::App* cmd, SimCommand& c) {
   cmd->add_option("--itl-ms", o.itl_ms, "Decode step time of one stream")->capture_default_str();
   cmd->add_option("--jitter-ms", o.jitter_ms, "Uniform ± jitter per decode step")
       ->capture_default_str();
+  cmd->add_option("--chars-per-token", o.chars_per_token,
+                  "Prompt words cut into tokens of at most N characters, as a small vocabulary "
+                  "(0 = a word is a token)")
+      ->capture_default_str();
   cmd->add_flag("--plain-tokenize", o.plain_tokenize,
                 "/tokenize takes plain text only, as llama.cpp's: a messages body is a 400");
   cmd->add_option("--slowdown", o.concurrency_slowdown,

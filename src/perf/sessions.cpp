@@ -179,6 +179,17 @@ std::pair<std::string, int> Session::FitText(const std::string& head, int tokens
       pad += " and";
     }
     got = count();
+    if (got > tokens) {  // the last " and" was one too many
+      pad.resize(pad.size() - 4);
+      got = count();
+      break;
+    }
+  }
+  // What " and" cannot fill (it costs more than one token on a small vocabulary): " a", one
+  // token on every tokenizer seen.
+  for (int step = 0; step < 8 && got >= 0 && got < tokens; ++step) {
+    pad += " a";
+    got = count();
   }
   return {content(words), got};
 }

@@ -92,6 +92,7 @@ struct PromptScan {
   std::uint64_t hash = 0xcbf29ce484222325ULL;
   std::vector<std::string_view> texts;  // the text parts, in order (views into the json)
   std::vector<std::int64_t> ids;        // filled only when want_ids
+  int chars_per_token = 0;              // in: SimOptions::chars_per_token
 };
 
 std::int64_t RoleId(std::string_view role) {
@@ -139,11 +140,11 @@ std::optional<Reply> ScanMessages(const json& messages, bool want_ids, PromptSca
       scan.ids.insert(scan.ids.end(), {kMessageStartId, RoleId(role), kMessageSepId});
     }
     auto add_text = [&](const std::string& text) {
-      scan.tokens += CountTokens(text);
+      scan.tokens += CountTokens(text, scan.chars_per_token);
       scan.hash = Fnv1a64(text, scan.hash);
       scan.texts.push_back(text);
       if (want_ids) {
-        for (const auto t : SplitTokens(text)) {
+        for (const auto t : SplitTokens(text, scan.chars_per_token)) {
           scan.ids.push_back(TokenId(t));
         }
       }
@@ -351,6 +352,7 @@ std::variant<ChatRequest, Reply> ParseChatRequest(std::string_view body,
     return BadRequest("messages: Field required");
   }
   PromptScan scan;
+  scan.chars_per_token = options.chars_per_token;
   const bool caching = options.prefix_cache_tokens > 0;
   if (auto err = ScanMessages(*messages_it, caching, scan)) {
     return std::move(*err);
@@ -542,11 +544,12 @@ Reply Tokenize(std::string_view body, const SimOptions& options, Vocabulary& voc
       return BadRequest("content: Field required (this server tokenizes plain text only)");
     }
     PromptScan scan;
+    scan.chars_per_token = options.chars_per_token;
     if (auto err = ScanMessages(*it, true, scan)) {
       return std::move(*err);
     }
     for (const auto text : scan.texts) {
-      for (const auto t : SplitTokens(text)) {
+      for (const auto t : SplitTokens(text, options.chars_per_token)) {
         vocabulary.Add(t);
       }
     }
@@ -565,7 +568,7 @@ Reply Tokenize(std::string_view body, const SimOptions& options, Vocabulary& voc
     if (!text.is_string()) {
       return BadRequest(std::string(key) + ": Input should be a valid string");
     }
-    for (const auto t : SplitTokens(text.get_ref<const std::string&>())) {
+    for (const auto t : SplitTokens(text.get_ref<const std::string&>(), options.chars_per_token)) {
       vocabulary.Add(t);
       ids.push_back(TokenId(t));
       pieces.push_back(t);

@@ -126,6 +126,9 @@ Result<void> Validate(const SimOptions& o) {
   if (o.block_tokens < 1 || o.block_tokens > 1 << 20) {
     return Bad("block_tokens must be in [1, 1048576], got " + std::to_string(o.block_tokens));
   }
+  if (o.chars_per_token < 0 || o.chars_per_token > 64) {
+    return Bad("chars_per_token must be in [0, 64], got " + std::to_string(o.chars_per_token));
+  }
   if (!(o.tool_call_probability >= 0 && o.tool_call_probability <= 1)) {
     return Bad("tool_call_probability must be in [0, 1], got " +
                std::to_string(o.tool_call_probability));

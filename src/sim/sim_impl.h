@@ -257,8 +257,8 @@ struct TimerEntry {
 
 using detail::Conn;
 using detail::ParseWorker;
-using detail::Stream;
 using detail::StepShape;
+using detail::Stream;
 using detail::TimerEntry;
 
 struct SimServer::Impl {

@@ -77,6 +77,10 @@ struct SimOptions {
   // /tokenize as llama.cpp has it: plain text only (`content`, `prompt`); a `messages` body is a
   // 400, so a client must count the chat template's share itself (`--plain-tokenize`).
   bool plain_tokenize = false;
+  // Prompt tokens as a small vocabulary counts them: each word cut into pieces of at most this
+  // many characters (2: "because" is 4 tokens), in [0, 64]; 0 = one token per word. Answers are
+  // still one token per word.
+  int chars_per_token = 0;
   bool thinking_by_default = false;  // thinking when the request sets no enable_thinking
   // When set: one line per accepted chat request is appended to this file, "<hash>\t<text>\n":
   // the FNV-1a hash of the messages' text (16 hex digits) and the last text part's first line

@@ -1,5 +1,7 @@
 #include "sim/tokenizer.h"
 
+#include <algorithm>
+
 namespace sb::sim {
 namespace {
 
@@ -37,7 +39,7 @@ std::size_t CodePointLength(std::string_view text, std::size_t i) {
 
 // Calls fn(token) for each token of text.
 template <typename Fn>
-void ForEachToken(std::string_view text, Fn&& fn) {
+void ForEachToken(std::string_view text, int chars_per_token, Fn&& fn) {
   std::size_t i = 0;
   const std::size_t n = text.size();
   while (i < n) {
@@ -49,7 +51,13 @@ void ForEachToken(std::string_view text, Fn&& fn) {
       while (j < n && IsAlnum(static_cast<unsigned char>(text[j]))) {
         ++j;
       }
-      fn(text.substr(i, j - i));
+      if (chars_per_token > 0) {  // a small vocabulary: a word in pieces
+        for (std::size_t k = i; k < j; k += static_cast<std::size_t>(chars_per_token)) {
+          fn(text.substr(k, std::min(j - k, static_cast<std::size_t>(chars_per_token))));
+        }
+      } else {
+        fn(text.substr(i, j - i));
+      }
       i = j;
     } else {
       const std::size_t len = CodePointLength(text, i);
@@ -61,22 +69,22 @@ void ForEachToken(std::string_view text, Fn&& fn) {
 
 }  // namespace
 
-int CountTokens(std::string_view text) {
+int CountTokens(std::string_view text, int chars_per_token) {
   int count = 0;
-  ForEachToken(text, [&count](std::string_view) { ++count; });
+  ForEachToken(text, chars_per_token, [&count](std::string_view) { ++count; });
   return count;
 }
 
-std::vector<std::string_view> SplitTokens(std::string_view text) {
+std::vector<std::string_view> SplitTokens(std::string_view text, int chars_per_token) {
   std::vector<std::string_view> tokens;
-  ForEachToken(text, [&tokens](std::string_view t) { tokens.push_back(t); });
+  ForEachToken(text, chars_per_token, [&tokens](std::string_view t) { tokens.push_back(t); });
   return tokens;
 }
 
 std::vector<std::string> AnswerPieces(std::string_view text) {
   std::vector<std::string> pieces;
   std::size_t consumed = 0;
-  ForEachToken(text, [&](std::string_view t) {
+  ForEachToken(text, 0, [&](std::string_view t) {
     const std::size_t end = static_cast<std::size_t>(t.data() - text.data()) + t.size();
     pieces.emplace_back(text.substr(consumed, end - consumed));
     consumed = end;

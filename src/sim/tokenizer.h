@@ -37,11 +37,12 @@ inline constexpr std::int64_t kRoleToolId = 23;
 inline constexpr std::int64_t kRoleOtherId = 24;
 inline constexpr std::int64_t kFirstTextId = 1000;
 
-// Number of tokens in text.
-int CountTokens(std::string_view text);
+// Number of tokens in text. `chars_per_token` > 0 cuts each word into pieces of at most that
+// many characters, as a small vocabulary does (SimOptions::chars_per_token); 0: a word is a token.
+int CountTokens(std::string_view text, int chars_per_token = 0);
 
 // The tokens of text, as views into it.
-std::vector<std::string_view> SplitTokens(std::string_view text);
+std::vector<std::string_view> SplitTokens(std::string_view text, int chars_per_token = 0);
 
 // text cut into one piece per token, each with the whitespace before it (trailing whitespace
 // joins the last piece), so the pieces concatenate to text exactly. Scripted answers stream

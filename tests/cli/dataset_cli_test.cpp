@@ -370,6 +370,28 @@ TEST(ReplayStoreCliTest, AReplayRunImportsIntoTheStoreAndShowsInHistory) {
   EXPECT_NE(history.out.find(",5,,"), std::string::npos) << history.out;
 }
 
+// A small vocabulary (the simulator cutting words into 2-character tokens, as a 512-entry
+// vocabulary spends ~4 tokens on a word) behind a plain /tokenize (as llama.cpp's): each group's
+// prefix is still exactly the asked tokens. The fitter used to assume a token per word and
+// stopped near 4x the size (989-1010 tokens for 256 against llama.cpp).
+TEST(SharedPrefixCliTest, PrefixesAreExactOnASmallVocabularyBehindAPlainTokenizer) {
+  TempDir dir;
+  SimChild sim({"--ttft-ms", "2", "--itl-ms", "0.5", "--chars-per-token", "2", "--plain-tokenize"});
+  ASSERT_FALSE(sim.url().empty());
+  const fs::path run = dir.path() / "run";
+  const ProcessResult r = RunProcess(
+      {kBin, "perf", "--endpoint", sim.url(), "--profile", "concurrency", "--levels", "1",
+       "--requests", "4", "--tokens", "4", "--shared-prefix", "4:256", "--out", run.string()},
+      std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json results = ReadResults(run);
+  EXPECT_EQ(results["perf"]["concurrency"]["shared_prefix"]["prefix_tokens"],
+            json::array({256, 256, 256, 256}));
+  for (const json& w : results["warnings"]) {
+    EXPECT_EQ(w.get<std::string>().find("--shared-prefix"), std::string::npos) << w;
+  }
+}
+
 TEST(SharedPrefixCliTest, ABadValueIsAUsageError) {
   for (const std::string v : {"4", "0:512", "4:0", "a:b", "4:512x"}) {
     const ProcessResult r = RunProcess({kBin, "perf", "--endpoint", "http://127.0.0.1:9/v1",
