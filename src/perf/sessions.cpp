@@ -149,9 +149,10 @@ Result<void> PrepareSessions(SessionsOptions& o) {
 }
 
 // A text of `tokens` tokens by the server's count (the chat template's share taken off), and
-// that count (-1 when the server has no tokenizer: then about `tokens` words). The word count is
-// fitted as --input-tokens' prompts are (FitWords: tokens per word learned from the server, so a
-// small vocabulary that spends four tokens on a word fits too), then " and"s fill the rest.
+// that count (-1 when the server has no tokenizer: then about `tokens` words). The word count
+// follows the tokens per word measured on the text itself (the head's count known), so a small
+// vocabulary that spends four tokens on a word fits as well as one token a word; then " and"s
+// and " a"s fill the rest exactly.
 std::pair<std::string, int> Session::FitText(const std::string& head, int tokens,
                                              std::uint64_t seed, int overhead) {
   std::string pad;
@@ -159,12 +160,25 @@ std::pair<std::string, int> Session::FitText(const std::string& head, int tokens
   if (overhead < 0) {
     return {content(std::max(1, tokens - 8)), -1};
   }
-  auto [words, total] = FitWords(tokens + overhead, -1, content);
-  int got = total ? *total - overhead : -1;
+  int words = 0;
   auto count = [&] {
     const auto n = CountPromptTokens(content(words));
     return n ? *n - overhead : -1;
   };
+  const int head_tokens = count();
+  words = std::max(1, tokens - 8);
+  int got = head_tokens < 0 ? -1 : count();
+  for (int step = 0; step < 12 && got >= 0 && got != tokens; ++step) {
+    // Secant through (0 words, the head) and (words, got): tokens per filler word here.
+    const double per = std::max(0.2, static_cast<double>(got - head_tokens) / words);
+    const int next =
+        std::max(1, static_cast<int>(std::lround((tokens - head_tokens) / per)) - (got > tokens));
+    if (next == words) {
+      break;
+    }
+    words = next;
+    got = count();
+  }
   // Under rather than over: drop the words that overshoot, then pad up.
   for (int step = 0; step < 4 && got > tokens && words > 0; ++step) {
     --words;
