@@ -158,8 +158,8 @@ std::string EntryName(const RunRecord& r) {
 // The stored label of a frontier point: "c8" for a concurrency or sessions level, "4 req/s" for
 // a rate (as results.json's frontier labels them).
 std::string PointLabel(const std::string& profile, double level) {
-  const std::string n = FixedGrouped(level, level == std::floor(level) ? 0 : 2);
-  return profile == "rate" ? n + " req/s" : "c" + n;
+  return profile == "rate" ? fmt::format("{:g} req/s", level)
+                           : "c" + FixedGrouped(level, level == std::floor(level) ? 0 : 2);
 }
 
 }  // namespace
@@ -168,7 +168,7 @@ std::string LeaderboardFrontier(const std::vector<const RunRecord*>& entries) {
   std::vector<report::html::FrontierRun> runs;
   std::vector<std::string> without;
   for (const RunRecord* r : entries) {
-    // profile -> level -> point, in the order the rows were stored.
+    // profile -> level (ascending) -> point.
     std::map<std::string, std::map<double, FrontierPoint>> sweeps;
     for (const MetricRow& m : r->metrics) {
       if (m.dim != "level" || !m.metric.starts_with("frontier.")) {
