@@ -98,9 +98,9 @@ RequestFact FactOfRecord(const json& rec) {
     const auto it = rec.find(key);
     return it != rec.end() && it->is_number() ? std::optional(it->get<double>()) : std::nullopt;
   };
-  auto count = [&](const char* key) {
+  auto count = [&](const char* key) {  // a count out of int's range is no count
     const auto v = num(key);
-    return v ? static_cast<int>(*v) : -1;
+    return v && *v >= 0 && *v <= 2e9 ? static_cast<int>(*v) : -1;
   };
   const auto cls = rec.find("class");
   f.cls = cls != rec.end() && cls->is_string() ? cls->get<std::string>() : "?";
