@@ -48,6 +48,12 @@ json StatsJson(const std::vector<double>& values) {
               {"values", values}};
 }
 
+json SummaryStatsJson(const std::vector<double>& values) {
+  json s = StatsJson(values);
+  s.erase("values");
+  return s;
+}
+
 std::string FillerText(int words, std::uint64_t seed) {
   static constexpr std::array<const char*, 48> kWords = {
       "river",   "stone",  "market", "engine",  "garden", "signal", "window",  "harbor",

@@ -372,6 +372,8 @@ nlohmann::json RequestRecord(const client::ChatResponse& r, const std::string& p
 // Serialises a statistics object {"n","min","median","mean","max","p50","p90","p99","stddev",
 // "values"}; an empty series is {"n": 0}.
 nlohmann::json StatsJson(const std::vector<double>& values);
+// The same without "values": for summaries whose raw series is elsewhere (the request records).
+nlohmann::json SummaryStatsJson(const std::vector<double>& values);
 
 // Adds a llama.cpp response's `timings.draft_n` / `draft_n_accepted` to window (servers without
 // speculative-decoding counters in /metrics). Returns false when the timings carry no drafts.

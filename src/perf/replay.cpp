@@ -291,8 +291,7 @@ json Session::Replay(const ProfileOptions& options) {
     first_send = std::min(first_send, f.send_ns);
     last_send = std::max(last_send, f.send_ns);
   }
-  json lag = StatsJson(lags);
-  lag.erase("values");
+  json lag = SummaryStatsJson(lags);
   json out = {
       {"trace", ro.trace},
       {"format", format},

@@ -12,12 +12,6 @@ using nlohmann::json;
 
 namespace {
 
-json Pct(const std::vector<double>& v) {
-  json s = StatsJson(v);
-  s.erase("values");
-  return s;
-}
-
 json ClassJson(const std::string& name, const std::vector<const RequestFact*>& facts) {
   std::vector<double> in, out, ttft, itl, e2e, tpot;
   for (const RequestFact* f : facts) {
@@ -38,12 +32,15 @@ json ClassJson(const std::string& name, const std::vector<const RequestFact*>& f
     }
     itl.insert(itl.end(), f->itl_ms.begin(), f->itl_ms.end());
   }
-  json row = {{"class", name},           {"count", facts.size()},
-              {"input_tokens", Pct(in)}, {"output_tokens", Pct(out)},
-              {"ttft_ms", Pct(ttft)},    {"itl_ms", Pct(itl)},
-              {"e2e_ms", Pct(e2e)}};
+  json row = {{"class", name},
+              {"count", facts.size()},
+              {"input_tokens", SummaryStatsJson(in)},
+              {"output_tokens", SummaryStatsJson(out)},
+              {"ttft_ms", SummaryStatsJson(ttft)},
+              {"itl_ms", SummaryStatsJson(itl)},
+              {"e2e_ms", SummaryStatsJson(e2e)}};
   if (!tpot.empty()) {
-    row["tpot_ms"] = Pct(tpot);
+    row["tpot_ms"] = SummaryStatsJson(tpot);
   }
   return row;
 }
@@ -88,8 +85,8 @@ json CacheJson(const std::vector<RequestFact>& facts) {
           {"cached_tokens", cached},
           {"prompt_tokens", prompt},
           {"share", static_cast<double>(cached) / static_cast<double>(prompt)},
-          {"ttft_cached_ms", Pct(ttft_cached)},
-          {"ttft_uncached_ms", Pct(ttft_uncached)}};
+          {"ttft_cached_ms", SummaryStatsJson(ttft_cached)},
+          {"ttft_uncached_ms", SummaryStatsJson(ttft_uncached)}};
 }
 
 RequestFact FactOfRecord(const json& rec) {

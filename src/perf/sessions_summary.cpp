@@ -13,16 +13,6 @@ namespace sb::perf {
 
 using nlohmann::json;
 
-namespace {
-
-json Stats(const std::vector<double>& v) {
-  json s = StatsJson(v);
-  s.erase("values");
-  return s;
-}
-
-}  // namespace
-
 json TurnsJson(const std::vector<TurnFact>& facts) {
   struct Acc {
     long long requests = 0, failed = 0, tool_rounds = 0, reported = 0;
@@ -61,7 +51,7 @@ json TurnsJson(const std::vector<TurnFact>& facts) {
   }
   json out = json::array();
   for (const auto& [turn, a] : by) {
-    json cached = a.reported > 0 ? Stats(a.cached) : json{{"reported", false}};
+    json cached = a.reported > 0 ? SummaryStatsJson(a.cached) : json{{"reported", false}};
     if (a.reported > 0) {
       cached["reported"] = true;
     }
@@ -69,12 +59,12 @@ json TurnsJson(const std::vector<TurnFact>& facts) {
                    {"requests", a.requests},
                    {"failed", a.failed},
                    {"tool_round_requests", a.tool_rounds},
-                   {"prompt_tokens", Stats(a.prompt)},
+                   {"prompt_tokens", SummaryStatsJson(a.prompt)},
                    {"cached_tokens", std::move(cached)},
-                   {"ttft_ms", Stats(a.ttft)},
-                   {"itl_ms", Stats(a.itl)},
-                   {"tpot_ms", Stats(a.tpot)},
-                   {"e2e_ms", Stats(a.e2e)}});
+                   {"ttft_ms", SummaryStatsJson(a.ttft)},
+                   {"itl_ms", SummaryStatsJson(a.itl)},
+                   {"tpot_ms", SummaryStatsJson(a.tpot)},
+                   {"e2e_ms", SummaryStatsJson(a.e2e)}});
   }
   return out;
 }
@@ -106,10 +96,10 @@ json SessionTotalsJson(const std::vector<SessionFact>& sessions) {
     rounds.push_back(s.tool_rounds);
     tokens.push_back(static_cast<double>(s.completion_tokens));
   }
-  return {{"total_ms", Stats(total)},
-          {"turns", Stats(turns)},
-          {"tool_rounds", Stats(rounds)},
-          {"completion_tokens", Stats(tokens)}};
+  return {{"total_ms", SummaryStatsJson(total)},
+          {"turns", SummaryStatsJson(turns)},
+          {"tool_rounds", SummaryStatsJson(rounds)},
+          {"completion_tokens", SummaryStatsJson(tokens)}};
 }
 
 json SessionLevelsJson(const SessionsOptions& so, const SessionsTally& t,
@@ -136,11 +126,11 @@ json SessionLevelsJson(const SessionsOptions& so, const SessionsTally& t,
               {"concurrency", so.concurrency},
               {"session_rate", so.rate > 0 ? json(so.rate) : json(nullptr)},
               {"requests", ok},
-              {"ttft_ms", Stats(ttft)},
-              {"itl_ms", Stats(itl)},
-              {"tpot_ms", Stats(tpot)},
-              {"e2e_ms", Stats(e2e)},
-              {"per_stream_decode_tok_s", Stats(decode)},
+              {"ttft_ms", SummaryStatsJson(ttft)},
+              {"itl_ms", SummaryStatsJson(itl)},
+              {"tpot_ms", SummaryStatsJson(tpot)},
+              {"e2e_ms", SummaryStatsJson(e2e)},
+              {"per_stream_decode_tok_s", SummaryStatsJson(decode)},
               {"throughput_tok_s", output_tok_s}};
   return json::array({std::move(row)});
 }

@@ -8,21 +8,13 @@
 #include "core/escape.h"
 #include "report/format.h"
 #include "report/html_figure.h"
+#include "report/markdown_tails.h"
 
 namespace sb::report::html {
 
 namespace {
 
 using nlohmann::json;
-
-std::string Tails(const json& j, std::string_view key) {
-  return FormatMs(NumberAt(j, {key, "p50"})) + " / " + FormatMs(NumberAt(j, {key, "p90"})) + " / " +
-         FormatMs(NumberAt(j, {key, "p99"}));
-}
-
-std::string Lengths(const json& j, std::string_view key) {
-  return FormatCount(NumberAt(j, {key, "p50"})) + " / " + FormatCount(NumberAt(j, {key, "p99"}));
-}
 
 std::string Summary(const json& r) {
   std::string out = fmt::format(
@@ -45,8 +37,8 @@ std::string Summary(const json& r) {
         NumberAt(r, {"cache", "share"}).value_or(0), FormatPercent(NumberAt(r, {"cache", "share"})),
         FormatCount(NumberAt(r, {"cache", "cached_tokens"})),
         FormatCount(NumberAt(r, {"cache", "prompt_tokens"})),
-        XmlEscape(Tails(*Find(r, {"cache"}), "ttft_cached_ms")),
-        XmlEscape(Tails(*Find(r, {"cache"}), "ttft_uncached_ms")));
+        XmlEscape(md::TailCell(*Find(r, {"cache"}), "ttft_cached_ms")),
+        XmlEscape(md::TailCell(*Find(r, {"cache"}), "ttft_uncached_ms")));
   } else {
     out +=
         "<p data-cache-share=\"not reported\">Prompt tokens served from the server's cache: not "
@@ -66,9 +58,9 @@ std::string ClassesTable(const json& r) {
         "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}"
         "</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
         XmlEscape(StringAt(*c, {"class"}).value_or("?")), FormatCount(NumberAt(*c, {"count"})),
-        XmlEscape(Lengths(*c, "input_tokens")), XmlEscape(Lengths(*c, "output_tokens")),
-        XmlEscape(Tails(*c, "ttft_ms")), XmlEscape(Tails(*c, "itl_ms")),
-        XmlEscape(Tails(*c, "e2e_ms")));
+        XmlEscape(md::LengthCell(*c, "input_tokens")),
+        XmlEscape(md::LengthCell(*c, "output_tokens")), XmlEscape(md::TailCell(*c, "ttft_ms")),
+        XmlEscape(md::TailCell(*c, "itl_ms")), XmlEscape(md::TailCell(*c, "e2e_ms")));
   }
   return out + "</tbody>\n</table>\n";
 }

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/format.h"
+#include "report/markdown_tails.h"
 #include "report/table.h"
 
 namespace sb::report::md {
@@ -11,15 +12,6 @@ namespace sb::report::md {
 using nlohmann::json;
 
 namespace {
-
-std::string Tails(const json& j, std::string_view key) {
-  return FormatMs(NumberAt(j, {key, "p50"})) + " / " + FormatMs(NumberAt(j, {key, "p90"})) + " / " +
-         FormatMs(NumberAt(j, {key, "p99"}));
-}
-
-std::string Lengths(const json& j, std::string_view key) {
-  return FormatCount(NumberAt(j, {key, "p50"})) + " / " + FormatCount(NumberAt(j, {key, "p99"}));
-}
 
 bool IsCacheOutcome(std::string_view name) {
   return name.starts_with("cache ");
@@ -71,9 +63,9 @@ void RenderRequestClasses(const std::vector<const json*>& rows, std::string_view
     const std::string where = rate ? FormatFixed2(at) : FormatCount(at);
     for (const json* c : ArrayAt(*r, {"classes"})) {
       t.AddRow({where, MarkdownCell(StringAt(*c, {"class"}).value_or("?")),
-                FormatCount(NumberAt(*c, {"count"})), Lengths(*c, "input_tokens"),
-                Lengths(*c, "output_tokens"), Tails(*c, "ttft_ms"), Tails(*c, "tpot_ms"),
-                Tails(*c, "e2e_ms")});
+                FormatCount(NumberAt(*c, {"count"})), LengthCell(*c, "input_tokens"),
+                LengthCell(*c, "output_tokens"), TailCell(*c, "ttft_ms"), TailCell(*c, "tpot_ms"),
+                TailCell(*c, "e2e_ms")});
     }
     const json* c = Find(*r, {"cache"});
     if (c != nullptr && BoolAt(*c, {"reported"}).value_or(false)) {
@@ -81,7 +73,7 @@ void RenderRequestClasses(const std::vector<const json*>& rows, std::string_view
       cache.AddRow({where, FormatPercent(NumberAt(*c, {"share"})),
                     FormatCount(NumberAt(*c, {"cached_tokens"})) + " / " +
                         FormatCount(NumberAt(*c, {"prompt_tokens"})),
-                    Tails(*c, "ttft_cached_ms"), Tails(*c, "ttft_uncached_ms")});
+                    TailCell(*c, "ttft_cached_ms"), TailCell(*c, "ttft_uncached_ms")});
     } else {
       cache.AddRow({where, "not reported", "—", "—", "—"});
     }

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/format.h"
+#include "report/markdown_tails.h"
 #include "report/table.h"
 
 namespace sb::report::md {
@@ -15,10 +16,6 @@ namespace {
 std::string P50P99(const json& j, std::string_view key) {
   return FormatMs(NumberAt(j, {key, "p50"})) + " / " + FormatMs(NumberAt(j, {key, "p90"})) + " / " +
          FormatMs(NumberAt(j, {key, "p99"}));
-}
-
-std::string Lengths(const json& j, std::string_view key) {
-  return FormatCount(NumberAt(j, {key, "p50"})) + " / " + FormatCount(NumberAt(j, {key, "p99"}));
 }
 
 }  // namespace
@@ -61,8 +58,8 @@ void RenderReplay(const json& replay, std::string& out) {
                    {"E2E p50 / p90 / p99 (ms)", Align::kRight}});
   for (const json* c : ArrayAt(replay, {"classes"})) {
     t.AddRow({MarkdownCell(StringAt(*c, {"class"}).value_or("?")),
-              FormatCount(NumberAt(*c, {"count"})), Lengths(*c, "input_tokens"),
-              Lengths(*c, "output_tokens"), P50P99(*c, "ttft_ms"), P50P99(*c, "itl_ms"),
+              FormatCount(NumberAt(*c, {"count"})), LengthCell(*c, "input_tokens"),
+              LengthCell(*c, "output_tokens"), P50P99(*c, "ttft_ms"), P50P99(*c, "itl_ms"),
               P50P99(*c, "e2e_ms")});
   }
   out += t.Render() + "\n";

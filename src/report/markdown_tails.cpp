@@ -32,6 +32,11 @@ std::string TailCell(const json& row, std::string_view key) {
                      FormatMs(NumberAt(*pct, {"p90"})), FormatMs(NumberAt(*pct, {"p99"})));
 }
 
+std::string LengthCell(const json& row, std::string_view key) {
+  return FormatCount(NumberAt(row, {key, "p50"})) + " / " +
+         FormatCount(NumberAt(row, {key, "p99"}));
+}
+
 void RenderTails(const std::vector<const json*>& rows, std::string_view level_key,
                  std::string_view level_header, std::string& out) {
   if (std::none_of(rows.begin(), rows.end(), [](const json* r) { return HasTails(*r); })) {

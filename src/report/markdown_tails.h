@@ -20,4 +20,7 @@ void RenderTails(const std::vector<const nlohmann::json*>& rows, std::string_vie
 // "12.3 / 15.0 / 19.9" from a {"p50","p90","p99"} object; "—" when it has no values.
 std::string TailCell(const nlohmann::json& row, std::string_view key);
 
+// "120 / 1,000" from a {"p50","p99"} object of token counts ("— / —" without values).
+std::string LengthCell(const nlohmann::json& row, std::string_view key);
+
 }  // namespace sb::report::md
