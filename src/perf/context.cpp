@@ -244,28 +244,38 @@ client::ChatParams Session::LoadParams(const ProfileOptions& options, const std:
   auto [words, tokens] = FitWords(size, hint == fit_words_.end() ? -1 : hint->second, content_for);
   fit_words_[size] = words;
   // A filler word can be two tokens (a word and its full stop): when no word count hits the size
-  // exactly, step back below it and pad with " and" (one token on common tokenizers), counted.
+  // exactly, step back below it and pad with one-token words, counted. " and" is one token on
+  // common tokenizers; on a small vocabulary it is more, and " a" is tried next.
   if (tokens && *tokens != size && words > 1) {
-    int w = *tokens > size ? words - 1 : words;
-    std::optional<int> t = w == words ? tokens : CountPromptTokens(content_for(w));
-    for (int attempt = 0; attempt < 3 && t && *t < size; ++attempt) {
-      for (int k = *t; k < size; ++k) {
-        pad += " and";
+    const int w = *tokens > size ? words - 1 : words;
+    const std::optional<int> base = w == words ? tokens : CountPromptTokens(content_for(w));
+    std::string best_pad;
+    for (const char* unit : {" and", " a"}) {
+      if (!base || *base >= size || *tokens == size) {
+        break;
       }
-      t = CountPromptTokens(content_for(w));
-    }
-    if (t && std::abs(*t - size) < std::abs(*tokens - size)) {
-      words = w;
-      tokens = t;
-    } else {
       pad.clear();
+      std::optional<int> t = base;
+      for (int attempt = 0; attempt < 3 && t && *t < size; ++attempt) {
+        for (int k = *t; k < size; ++k) {
+          pad += unit;
+        }
+        t = CountPromptTokens(content_for(w));
+      }
+      if (t && std::abs(*t - size) < std::abs(*tokens - size)) {
+        words = w;
+        tokens = t;
+        best_pad = pad;
+      }
     }
+    pad = best_pad;
   }
   params.messages[0].content = content_for(words);
   if (tokens && *tokens != size) {
     Warn(fmt::format(
         "--input-tokens {}: the closest prompt the server's tokenizer allows is {} tokens{}.", size,
-        *tokens, *tokens > size ? " (the fixed part of the prompt alone is longer)" : ""));
+        *tokens,
+        *tokens > size && words == 0 ? " (the fixed part of the prompt alone is longer)" : ""));
   }
   return WithImages(std::move(params));
 }
