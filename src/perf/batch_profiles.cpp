@@ -259,6 +259,7 @@ json Session::Concurrency(const ProfileOptions& options) {
                   {"requests", rows}};
     tails.WriteTo(level, /*with_ttft=*/false);
     AddRequestClasses(level);  // per class and cache outcome (request_classes.h)
+    AttachCacheWindow(level);
     if (!last_window_.empty()) {
       level["spec_decode"] = SpecJson(last_window_);
     }

@@ -237,7 +237,7 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
     }
     return true;
   };
-  std::optional<SpecCounters> spec_before = warmup ? std::nullopt : ScrapeSpec();
+  const ServerCounters before = warmup ? ServerCounters{} : BeginWindow();
   std::vector<client::ChatResponse> out = client_.RunChats(calls, hooks, stop_);
   if (limits.start_until) {
     std::erase_if(out, [](const client::ChatResponse& r) {
@@ -255,29 +255,8 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
     NoteClientBound(what, check.reasons);
     last_self_check_ = std::make_shared<const json>(check.json);
   }
-  last_window_ = SpecWindow{};
-  if (spec_before) {
-    if (auto spec_after = ScrapeSpec()) {
-      last_window_.Add(*spec_before, *spec_after);
-      spec_total_.Add(*spec_before, *spec_after);
-      // Traffic that is not ours makes every server-side counter (and speed) suspect.
-      if (spec_before->requests_running.value_or(0) > 0) {
-        Warn(
-            fmt::format("The server was already running {:.0f} request(s) that were not ours "
-                        "when a measurement began: speed and speculative-decoding figures may "
-                        "include other traffic.",
-                        *spec_before->requests_running));
-      }
-      if (spec_before->requests_finished && spec_after->requests_finished &&
-          *spec_after->requests_finished - *spec_before->requests_finished >
-              static_cast<double>(calls.size())) {
-        Warn(
-            "The server finished more requests during a measurement window than servebench "
-            "sent: speculative-decoding figures include other traffic.");
-      }
-    }
-  }
-  if (!warmup && !spec_before) {
+  EndWindow(before, calls.size());  // a warm-up only clears the last window
+  if (!warmup && !before.spec) {
     // No Prometheus counters: llama.cpp reports drafted/accepted tokens per response.
     for (const auto& r : out) {
       if (AddTimingsDrafts(r.timings_json, last_window_)) {
@@ -353,34 +332,85 @@ void Session::ObserveResponse(const client::ChatResponse& r) {
   }
 }
 
-std::optional<SpecCounters> Session::ScrapeSpec() {
-  if (!scrape_spec_) {
-    return std::nullopt;
+Session::ServerCounters Session::ScrapeCounters() {
+  if (!scrape_metrics_) {
+    return {};
   }
   auto resp = client_.Get("/metrics", AuxLimit(std::chrono::milliseconds(10'000)));
   if (!resp || resp->status != 200) {
-    scrape_spec_ = false;
-    return std::nullopt;
+    scrape_metrics_ = false;
+    return {};
   }
   // Some servers answer /metrics with JSON (their own stats, or an error object): that is not
   // the Prometheus text format, and not a problem worth a warning in every run.
   const auto first = resp->body.find_first_not_of(" \t\r\n");
   if (resp->content_type.find("json") != std::string::npos ||
       (first != std::string::npos && (resp->body[first] == '{' || resp->body[first] == '['))) {
-    scrape_spec_ = false;
-    return std::nullopt;
+    scrape_metrics_ = false;
+    return {};
   }
   auto samples = ParsePrometheus(resp->body);
   if (!samples) {
     Warn(samples.error().message);
-    scrape_spec_ = false;
-    return std::nullopt;
+    scrape_metrics_ = false;
+    return {};
   }
-  auto counters = ReadSpecCounters(samples.value());
-  if (!counters) {
-    scrape_spec_ = false;  // no speculative decoding on this server
+  ServerCounters c{ReadSpecCounters(samples.value()), ReadPrefixCacheCounters(samples.value())};
+  if (!c.spec && !c.cache) {
+    scrape_metrics_ = false;  // neither speculative decoding nor a prefix cache to count
   }
-  return counters;
+  return c;
+}
+
+Session::ServerCounters Session::BeginWindow() {
+  return ScrapeCounters();
+}
+
+void Session::EndWindow(const ServerCounters& before, std::size_t sent) {
+  last_window_ = SpecWindow{};
+  last_cache_window_.reset();
+  if (!before.spec && !before.cache) {
+    return;
+  }
+  const ServerCounters after = ScrapeCounters();
+  if (before.cache && after.cache) {
+    json w = PrefixCacheWindowJson(*before.cache, *after.cache);
+    if (!w.is_null()) {
+      last_cache_window_ = std::make_shared<const json>(std::move(w));
+    }
+  }
+  if (!before.spec || !after.spec) {
+    return;
+  }
+  const SpecCounters& spec_before = *before.spec;
+  const SpecCounters& spec_after = *after.spec;
+  last_window_.Add(spec_before, spec_after);
+  spec_total_.Add(spec_before, spec_after);
+  // Traffic that is not ours makes every server-side counter (and speed) suspect.
+  if (spec_before.requests_running.value_or(0) > 0) {
+    Warn(
+        fmt::format("The server was already running {:.0f} request(s) that were not ours "
+                    "when a measurement began: speed and speculative-decoding figures may "
+                    "include other traffic.",
+                    *spec_before.requests_running));
+  }
+  if (spec_before.requests_finished && spec_after.requests_finished &&
+      *spec_after.requests_finished - *spec_before.requests_finished > static_cast<double>(sent)) {
+    Warn(
+        "The server finished more requests during a measurement window than servebench "
+        "sent: speculative-decoding figures include other traffic.");
+  }
+}
+
+void Session::AttachCacheWindow(json& row) const {
+  if (!last_cache_window_ || !row.contains("cache") || !row["cache"].is_object()) {
+    return;
+  }
+  const json& w = *last_cache_window_;
+  if (w.contains("share") && w["share"].is_null()) {
+    return;  // nothing looked up in this window (a batch replayed from the journal)
+  }
+  row["cache"]["server_metrics"] = w;
 }
 
 void Session::ObserveWindow(std::int64_t begin_ns, std::int64_t end_ns, long long output_tokens,

@@ -284,9 +284,23 @@ class Session {
   void WarnClientBound(const std::string& profile);
   // An auxiliary request's limit: `usual`, or --request-timeout-s when that is shorter.
   std::chrono::milliseconds AuxLimit(std::chrono::milliseconds usual) const;
-  // GET /metrics and read the speculative-decoding counters; nullopt when the server has none
-  // (after the first miss, scraping stops for the session).
-  std::optional<SpecCounters> ScrapeSpec();
+
+  // What one GET /metrics says: speculative-decoding and prefix-cache counters, each nullopt
+  // when the server has none (after a scrape with neither, scraping stops for the session).
+  struct ServerCounters {
+    std::optional<SpecCounters> spec;
+    std::optional<PrefixCacheCounters> cache;
+  };
+
+  ServerCounters ScrapeCounters();
+  // Around every measured batch: the counters before it, then last_window_ (and spec_total_)
+  // and last_cache_window_ from the difference after it. `sent` is how many requests the batch
+  // sent (more finished on the server means traffic that is not ours).
+  ServerCounters BeginWindow();
+  void EndWindow(const ServerCounters& before, std::size_t sent);
+  // Adds the last window's prefix-cache figures to row["cache"] as "server_metrics" (when the
+  // server counted any prompt token in it).
+  void AttachCacheWindow(nlohmann::json& row) const;
 
   client::Client& client_;
   SessionTarget target_;
@@ -309,9 +323,11 @@ class Session {
   long long interrupted_ = 0;  // sent, then cut short by a stop
   double wall_time_s_ = 0;
   // Speculative decoding: scraped around every measured batch (docs/metrics.md).
-  bool scrape_spec_ = true;
+  bool scrape_metrics_ = true;
   SpecWindow spec_total_;
   SpecWindow last_window_;  // the latest measured batch's window (empty if not scraped)
+  // The latest measured batch's prefix-cache window (PrefixCacheWindowJson), or null.
+  std::shared_ptr<const nlohmann::json> last_cache_window_;
   WindowObserver window_observer_;
   std::shared_ptr<const nlohmann::json> last_resources_;  // the latest batch's, or null
   std::vector<std::string> warnings_;

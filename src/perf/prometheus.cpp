@@ -261,4 +261,37 @@ nlohmann::json SpecJson(const SpecWindow& w) {
   return j;
 }
 
+std::optional<PrefixCacheCounters> ReadPrefixCacheCounters(const std::vector<PromSample>& samples) {
+  PrefixCacheCounters c;
+  c.queries = SumOf(samples, "vllm:prefix_cache_queries_total");
+  c.hits = SumOf(samples, "vllm:prefix_cache_hits_total");
+  if (c.queries && c.hits) {
+    c.source = "vllm";
+    return c;
+  }
+  if (auto g = SumOf(samples, "sglang:cache_hit_rate")) {
+    return PrefixCacheCounters{"sglang", std::nullopt, std::nullopt, g};
+  }
+  return std::nullopt;
+}
+
+nlohmann::json PrefixCacheWindowJson(const PrefixCacheCounters& before,
+                                     const PrefixCacheCounters& after) {
+  if (before.queries && before.hits && after.queries && after.hits) {
+    const double queries = *after.queries - *before.queries;
+    const double hits = *after.hits - *before.hits;
+    if (queries < 0 || hits < 0) {
+      return nullptr;  // the server restarted between the scrapes: its counters start again
+    }
+    return {{"source", after.source},
+            {"prompt_tokens", queries},
+            {"cached_tokens", hits},
+            {"share", queries > 0 ? nlohmann::json(hits / queries) : nlohmann::json(nullptr)}};
+  }
+  if (after.gauge_hit_rate) {
+    return {{"source", after.source}, {"hit_rate_gauge", *after.gauge_hit_rate}};
+  }
+  return nullptr;
+}
+
 }  // namespace sb::perf

@@ -1,6 +1,6 @@
-// Prometheus text exposition parsing, and the speculative-decoding counters of the servers we
-// know (the names are listed in docs/metrics.md, "Speculative decoding"): vLLM v1 and v0,
-// llama.cpp, SGLang.
+// Prometheus text exposition parsing, and the speculative-decoding and prefix-cache counters of
+// the servers we know (the names are listed in docs/metrics.md, "Speculative decoding", and
+// docs/workloads.md, "Per class and cache outcome"): vLLM v1 and v0, llama.cpp, SGLang.
 // Pure functions; the scraping (GET /metrics) is done by the caller.
 #pragma once
 
@@ -64,5 +64,24 @@ struct SpecWindow {
 // {"source", "acceptance_rate", "mean_acceptance_length", "num_drafts", "num_draft_tokens",
 //  "num_accepted_tokens", "per_position"} as in docs/results-schema.md; null when empty.
 nlohmann::json SpecJson(const SpecWindow& w);
+
+// Prefix-cache figures at one instant: vLLM v1's counters of prompt tokens looked up in and
+// served from its prefix cache (vllm:prefix_cache_queries_total, vllm:prefix_cache_hits_total),
+// or SGLang's gauge (sglang:cache_hit_rate, a recent average, not a counter).
+struct PrefixCacheCounters {
+  std::string source;  // "vllm", "sglang"
+  std::optional<double> queries, hits;
+  std::optional<double> gauge_hit_rate;
+};
+
+// Reads them from whichever server exposes them; nullopt when none is present.
+std::optional<PrefixCacheCounters> ReadPrefixCacheCounters(const std::vector<PromSample>& samples);
+
+// The window between two scrapes, as the server counts it (every request it served, ours or
+// not): {"source", "prompt_tokens", "cached_tokens", "share"} from counters (share null when no
+// prompt token was looked up), {"source", "hit_rate_gauge"} from a gauge (after's value);
+// null when the two scrapes carry neither.
+nlohmann::json PrefixCacheWindowJson(const PrefixCacheCounters& before,
+                                     const PrefixCacheCounters& after);
 
 }  // namespace sb::perf

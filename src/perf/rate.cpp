@@ -347,6 +347,7 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
     NotePrefixGroup(calls[i].id, params[i]);
   }
   params.clear();
+  const ServerCounters counters_before = BeginWindow();  // before the schedule starts
   std::int64_t start_ns = NowNs() + kLeadNs;
   if (ro.start_at_ns > 0 && !first_point_started_) {
     if (ro.start_at_ns >= start_ns) {
@@ -523,6 +524,8 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
     }
   }
 
+  EndWindow(counters_before, n);
+
   // Session totals (results.json summary): one batch in flight from first send to last token.
   long long unsent = 0;
   for (const auto& r : results) {
@@ -648,6 +651,10 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
                 {"requests", std::move(requests)}};
   point["output_tokens"] = st.tokens;
   AddRequestClasses(point);  // per class and cache outcome (request_classes.h)
+  AttachCacheWindow(point);
+  if (!last_window_.empty()) {
+    point["spec_decode"] = SpecJson(last_window_);
+  }
   if (ro.histograms) {
     json hist = {{"unit", "ns"},
                  {"ttft_from_scheduled", st.ttft_sched.ToJson()},

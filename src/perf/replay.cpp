@@ -179,6 +179,7 @@ json Session::Replay(const ProfileOptions& options) {
 
   client::UnitScope unit(client_, "replay");
   last_self_check_.reset();
+  const ServerCounters counters_before = BeginWindow();  // before the schedule starts
   const std::int64_t start_ns = NowNs() + kLeadNs;
   for (std::size_t i = 0; i < n; ++i) {
     const double at_ns = static_cast<double>(trace.requests[i].at_us) * 1e3 * ro.time_scale;
@@ -253,6 +254,7 @@ json Session::Replay(const ProfileOptions& options) {
     rows[i] = std::move(rec);
   };
   const std::vector<client::ChatResponse> results = client_.RunChats(calls, hooks, stop_);
+  EndWindow(counters_before, calls.size());
 
   requests_ += sent;
   failed_ += failed;
@@ -315,6 +317,7 @@ json Session::Replay(const ProfileOptions& options) {
       {"classes", ClassesJson(done)},
       {"arrivals", ArrivalsJson(done, start_ns)},
       {"requests", std::move(requests)}};
+  AttachCacheWindow(out);
   AttachResources(out);
   if (on_progress_) {
     on_progress_(fmt::format("replay: {} of {} sent, {} ok, {} late", sent, n, ok, late));

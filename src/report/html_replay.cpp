@@ -8,6 +8,7 @@
 #include "core/escape.h"
 #include "report/format.h"
 #include "report/html_figure.h"
+#include "report/markdown_classes.h"
 #include "report/markdown_tails.h"
 
 namespace sb::report::html {
@@ -43,6 +44,18 @@ std::string Summary(const json& r) {
     out +=
         "<p data-cache-share=\"not reported\">Prompt tokens served from the server's cache: not "
         "reported (the server's answers carry no cached-token field).</p>\n";
+  }
+  if (const json* cache = Find(r, {"cache"}); cache != nullptr) {
+    if (const std::string m = md::ServerCacheSentence(*cache); !m.empty()) {
+      // The sentence's **bold** is markdown: drop it for HTML.
+      std::string text = m.substr(0, m.find_last_not_of('\n') + 1);
+      for (std::size_t at; (at = text.find("**")) != std::string::npos;) {
+        text.erase(at, 2);
+      }
+      out +=
+          fmt::format("<p data-server-cache-share=\"{}\">{}</p>\n",
+                      NumberAt(*cache, {"server_metrics", "share"}).value_or(-1), XmlEscape(text));
+    }
   }
   return out;
 }

@@ -20,7 +20,8 @@ bool IsCacheOutcome(std::string_view name) {
 // Whether the rows say more than "every request was of one class and nothing was cached".
 bool ClassesWorthShowing(const std::vector<const json*>& rows) {
   for (const json* r : rows) {
-    if (BoolAt(*r, {"cache", "reported"}).value_or(false)) {
+    if (BoolAt(*r, {"cache", "reported"}).value_or(false) ||
+        Find(*r, {"cache", "server_metrics"}) != nullptr) {
       return true;
     }
     int classes = 0;
@@ -52,11 +53,19 @@ void RenderRequestClasses(const std::vector<const json*>& rows, std::string_view
                    {"TTFT p50 / p90 / p99 (ms)", Align::kRight},
                    {"TPOT p50 / p90 / p99 (ms)", Align::kRight},
                    {"E2E p50 / p90 / p99 (ms)", Align::kRight}});
-  MarkdownTable cache({{std::string(header), Align::kRight},
-                       {"Cached share", Align::kRight},
-                       {"Cached / prompt tokens", Align::kRight},
-                       {"TTFT cached p50 / p90 / p99 (ms)", Align::kRight},
-                       {"TTFT uncached p50 / p90 / p99 (ms)", Align::kRight}});
+  bool server_metrics = false;  // a column of the server's own /metrics count, when any
+  for (const json* r : rows) {
+    server_metrics = server_metrics || Find(*r, {"cache", "server_metrics"}) != nullptr;
+  }
+  std::vector<Column> cache_columns = {{std::string(header), Align::kRight},
+                                       {"Cached share", Align::kRight},
+                                       {"Cached / prompt tokens", Align::kRight},
+                                       {"TTFT cached p50 / p90 / p99 (ms)", Align::kRight},
+                                       {"TTFT uncached p50 / p90 / p99 (ms)", Align::kRight}};
+  if (server_metrics) {
+    cache_columns.push_back({"Server /metrics: cached share (cached / prompt)", Align::kRight});
+  }
+  MarkdownTable cache(cache_columns);
   bool any_cache = false;
   for (const json* r : rows) {
     const auto at = NumberAt(*r, {dim});
@@ -68,19 +77,32 @@ void RenderRequestClasses(const std::vector<const json*>& rows, std::string_view
                 TailCell(*c, "e2e_ms")});
     }
     const json* c = Find(*r, {"cache"});
+    std::vector<std::string> cells;
     if (c != nullptr && BoolAt(*c, {"reported"}).value_or(false)) {
       any_cache = true;
-      cache.AddRow({where, FormatPercent(NumberAt(*c, {"share"})),
-                    FormatCount(NumberAt(*c, {"cached_tokens"})) + " / " +
-                        FormatCount(NumberAt(*c, {"prompt_tokens"})),
-                    TailCell(*c, "ttft_cached_ms"), TailCell(*c, "ttft_uncached_ms")});
+      cells = {where, FormatPercent(NumberAt(*c, {"share"})),
+               FormatCount(NumberAt(*c, {"cached_tokens"})) + " / " +
+                   FormatCount(NumberAt(*c, {"prompt_tokens"})),
+               TailCell(*c, "ttft_cached_ms"), TailCell(*c, "ttft_uncached_ms")};
     } else {
-      cache.AddRow({where, "not reported", "—", "—", "—"});
+      cells = {where, "not reported", "—", "—", "—"};
     }
+    if (server_metrics) {
+      const std::string m = c != nullptr ? ServerCacheCell(*c) : "—";
+      any_cache = any_cache || m != "—";
+      cells.push_back(m);
+    }
+    cache.AddRow(cells);
   }
   out += t.Render() + "\n";
   if (any_cache) {
     out += "Prompt tokens the server says it served from its cache:\n\n" + cache.Render() + "\n";
+    if (server_metrics) {
+      out +=
+          "The /metrics column is the server's own count over each window (vLLM's "
+          "vllm:prefix_cache_hits / prefix_cache_queries; SGLang's cache_hit_rate gauge): every "
+          "request it served in that time, ours or not.\n\n";
+    }
   } else {
     out +=
         "Prompt tokens served from the server's cache: not reported (the server's answers "
@@ -117,6 +139,39 @@ void RenderWorkload(const json& profile, std::string& out) {
   } else if (Find(profile, {"rates"}) != nullptr) {
     RenderRequestClasses(ArrayAt(profile, {"rates"}), "rate_rps", "Rate (req/s)", true, out);
   }
+}
+
+std::string ServerCacheCell(const json& cache) {
+  const json* m = Find(cache, {"server_metrics"});
+  if (m == nullptr || !m->is_object()) {
+    return "—";
+  }
+  if (const auto g = NumberAt(*m, {"hit_rate_gauge"})) {
+    return fmt::format("gauge {}", FormatFixed2(g));
+  }
+  return fmt::format("{} ({} / {})", FormatPercent(NumberAt(*m, {"share"})),
+                     FormatCount(NumberAt(*m, {"cached_tokens"})),
+                     FormatCount(NumberAt(*m, {"prompt_tokens"})));
+}
+
+std::string ServerCacheSentence(const json& cache) {
+  const json* m = Find(cache, {"server_metrics"});
+  if (m == nullptr || !m->is_object()) {
+    return "";
+  }
+  const std::string source = MarkdownCell(StringAt(*m, {"source"}).value_or("?"));
+  if (const auto g = NumberAt(*m, {"hit_rate_gauge"})) {
+    return fmt::format(
+        "The server's own prefix-cache gauge ({}, cache_hit_rate, a recent average) read {} "
+        "after the run.\n\n",
+        source, FormatFixed2(g));
+  }
+  return fmt::format(
+      "The server's own /metrics ({} prefix-cache counters) counted **{}** of the prompt tokens "
+      "it looked up during the run as served from its cache ({} of {}; every request it served "
+      "in that time, ours or not).\n\n",
+      source, FormatPercent(NumberAt(*m, {"share"})), FormatCount(NumberAt(*m, {"cached_tokens"})),
+      FormatCount(NumberAt(*m, {"prompt_tokens"})));
 }
 
 }  // namespace sb::report::md

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/format.h"
+#include "report/markdown_classes.h"
 #include "report/markdown_tails.h"
 #include "report/table.h"
 
@@ -48,6 +49,9 @@ void RenderReplay(const json& replay, std::string& out) {
     out +=
         "Prompt tokens served from the server's cache: not reported (the server's answers "
         "carry no cached-token field).\n\n";
+  }
+  if (const json* cache = Find(replay, {"cache"}); cache != nullptr) {
+    out += ServerCacheSentence(*cache);
   }
   MarkdownTable t({{"Class"},
                    {"Requests", Align::kRight},

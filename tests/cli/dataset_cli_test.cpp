@@ -297,6 +297,12 @@ void ExpectSharedPrefixCached(const fs::path& run, const std::string& profile, i
                    static_cast<double>((requests - kGroups) * kHit) / prompt_tokens);
   EXPECT_EQ(cache["ttft_cached_ms"]["n"], requests - kGroups);
   EXPECT_EQ(cache["ttft_uncached_ms"]["n"], kGroups);
+  // The simulator's /metrics (vLLM's prefix-cache counters) over the window agree with the
+  // answers' own fields, token for token: the warm-up is outside the window.
+  const json& server = cache["server_metrics"];
+  EXPECT_EQ(server["source"], "vllm") << cache.dump();
+  EXPECT_EQ(server["cached_tokens"], cache["cached_tokens"]);
+  EXPECT_EQ(server["prompt_tokens"], cache["prompt_tokens"]);
   const json sp = ReadResults(run)["perf"][profile]["shared_prefix"];
   EXPECT_EQ(sp["groups"], kGroups);
   EXPECT_EQ(sp["requests"], requests);
@@ -311,6 +317,10 @@ void ExpectSharedPrefixCached(const fs::path& run, const std::string& profile, i
                     " / " + Grouped(prompt_tokens) + " |"),
             std::string::npos)
       << md;
+  EXPECT_NE(md.find("| " + FormatCachedShare(cache) + " (" + Grouped((requests - kGroups) * kHit) +
+                    " / " + Grouped(prompt_tokens) + ") |"),
+            std::string::npos)
+      << md;  // the /metrics column
 }
 
 TEST(SharedPrefixCliTest, ConcurrencyRequestsShareTheirGroupsPrefixInTheSimulatorsCache) {

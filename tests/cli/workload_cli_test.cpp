@@ -97,6 +97,16 @@ TEST(WorkloadCliTest, ReplayOfAMooncakeTraceAgainstTheSimulatorsPrefixCache) {
   const json res = json::parse(results);
   EXPECT_EQ(res["perf"]["replay"]["sent"], 60);
   EXPECT_EQ(res["perf"]["replay"]["cache"]["reported"], true);
+  // The simulator's /metrics counters over the replay's window say the same as the trace.
+  long long cached = 0, prompt = 0;
+  for (const auto& line : lines) {
+    cached += line.cached;
+    prompt += line.input;
+  }
+  const json& server = res["perf"]["replay"]["cache"]["server_metrics"];
+  EXPECT_EQ(server["source"], "vllm");
+  EXPECT_EQ(server["cached_tokens"], cached);
+  EXPECT_EQ(server["prompt_tokens"], prompt);
   // report.html: the replay's section, its arrivals chart marks where results.json puts them,
   // the cached share, and a row per class.
   std::ifstream html_file(dir.path / "run" / "report.html");
@@ -116,6 +126,9 @@ TEST(WorkloadCliTest, ReplayOfAMooncakeTraceAgainstTheSimulatorsPrefixCache) {
   const auto share_at = html.find("data-cache-share=\"");
   ASSERT_NE(share_at, std::string::npos);
   EXPECT_DOUBLE_EQ(std::stod(html.substr(share_at + 18)), replay["cache"]["share"].get<double>());
+  const auto server_at = html.find("data-server-cache-share=\"");
+  ASSERT_NE(server_at, std::string::npos);
+  EXPECT_DOUBLE_EQ(std::stod(html.substr(server_at + 25)), server["share"].get<double>());
   const auto table = html.find("data-classes=\"replay\"");
   ASSERT_NE(table, std::string::npos);
   const std::string rows = html.substr(table, html.find("</table>", table) - table);

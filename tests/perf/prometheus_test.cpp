@@ -115,6 +115,37 @@ TEST(PrometheusTest, OtherServersAndAbsence) {
   EXPECT_FALSE(ReadSpecCounters(real.value()).has_value());
 }
 
+TEST(PrometheusTest, PrefixCacheCountersGiveTheWindowsCachedShare) {
+  auto read = [](const std::string& text) {
+    return ReadPrefixCacheCounters(ParsePrometheus(text).value());
+  };
+  // vLLM v1 counts prompt tokens looked up and found, with a model label.
+  const auto before = read(
+      "vllm:prefix_cache_queries_total{model_name=\"m\"} 1000\n"
+      "vllm:prefix_cache_hits_total{model_name=\"m\"} 200\n");
+  const auto after = read(
+      "vllm:prefix_cache_queries_total{model_name=\"m\"} 5000\n"
+      "vllm:prefix_cache_hits_total{model_name=\"m\"} 3200\n");
+  ASSERT_TRUE(before && after);
+  EXPECT_EQ(after->source, "vllm");
+  const json w = PrefixCacheWindowJson(*before, *after);
+  EXPECT_EQ(w["prompt_tokens"], 4000);
+  EXPECT_EQ(w["cached_tokens"], 3000);
+  EXPECT_DOUBLE_EQ(w["share"].get<double>(), 0.75);
+  // Nothing looked up: no share (never 0%).
+  EXPECT_TRUE(PrefixCacheWindowJson(*after, *after)["share"].is_null());
+  // A server restarted between the scrapes: its counters went down; no figure.
+  EXPECT_TRUE(PrefixCacheWindowJson(*after, *before).is_null());
+  // SGLang: a gauge, reported as it reads after the window.
+  const auto sg = read("sglang:cache_hit_rate{model_name=\"m\"} 0.62\n");
+  ASSERT_TRUE(sg);
+  EXPECT_EQ(sg->source, "sglang");
+  EXPECT_DOUBLE_EQ(PrefixCacheWindowJson(*sg, *sg)["hit_rate_gauge"].get<double>(), 0.62);
+  // Only one of vLLM's two counters, or neither: nothing to read.
+  EXPECT_FALSE(read("vllm:prefix_cache_queries_total 5\n"));
+  EXPECT_FALSE(read("vllm:num_requests_running 1\n"));
+}
+
 TEST(PrometheusTest, LlamaCppPerResponseTimingsGiveAcceptanceRate) {
   // From the real b9821 speculative capture (resp_gen256_chat_stream.txt).
   SpecWindow w;
