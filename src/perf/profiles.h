@@ -35,6 +35,8 @@
 
 namespace sb::perf {
 
+struct PointStats;  // everything measured at one rate (rate.cpp)
+
 // Service-level objectives of the rate profile, in ms; TTFT and E2E count from the scheduled
 // send. Unset = not checked. A request is good iff it succeeded and meets every set objective.
 struct Slo {
@@ -276,6 +278,14 @@ class Session {
                                 std::size_t session, TurnFact& fact) const;
   nlohmann::json RatePoint(const ProfileOptions& options, double rate_rps,
                            const std::string& phase);
+  // A rate point's calls, bodies built and ids consecutive (rate.cpp).
+  std::vector<client::ChatCall> RateCalls(const ProfileOptions& options, std::size_t n);
+  // When a rate point's schedule starts: shortly from now, or --start-at for a shard's first.
+  std::int64_t PointStart(const RateOptions& ro);
+  // Adds a finished rate point to the session's totals, says whether the server is gone, and
+  // warns about estimated counts and answers of another length than `tokens`.
+  void TallyPoint(const PointStats& st, const std::vector<client::ChatResponse>& results,
+                  bool wrong_length, int tokens);
   nlohmann::json Record(const client::ChatResponse& r, const std::string& profile,
                         const std::string& label, bool warmup) const;
   void Warn(const std::string& text);

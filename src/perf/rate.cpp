@@ -9,6 +9,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <span>
@@ -95,6 +96,8 @@ RateFacts Facts(const client::ChatResponse& r, const RequestMetrics& m, std::int
   return f;
 }
 
+}  // namespace
+
 // Everything measured at one rate.
 struct PointStats {
   Histogram ttft_sched, ttft_send, e2e_sched, e2e_send, itl, tpot, lag, queue, event_delay;
@@ -157,6 +160,8 @@ struct PointStats {
     }
   }
 };
+
+namespace {
 
 SteadyTime FromNanos(std::int64_t ns) {
   return SteadyTime(std::chrono::duration_cast<SteadyTime::duration>(Nanos(ns)));
@@ -313,20 +318,239 @@ Result<void> ValidateRateOptions(const RateOptions& o) {
   return {};
 }
 
-json Session::RatePoint(const ProfileOptions& options, double rate_rps, const std::string& phase) {
-  // One rate point is one unit of the run's journal (replayed whole on --resume).
-  client::UnitScope unit(client_, fmt::format("rate {} {}", phase, rate_rps));
-  last_self_check_.reset();  // a point carries its own self_check, never an earlier batch's
-  const RateOptions& ro = options.rate;
-  const ArrivalProcess process{ro.arrival, rate_rps, ro.burstiness, ro.seed};
-  const std::vector<std::int64_t> offsets =
-      ro.duration_s > 0 ? ArrivalOffsetsWithin(
-                              process, std::chrono::nanoseconds(std::llround(ro.duration_s * 1e9)))
-                        : ArrivalOffsets(process, static_cast<std::size_t>(ro.requests));
-  const std::size_t n = offsets.size();
-  const std::string label_prefix =
-      phase == "search" ? "search " + RateLabel(rate_rps) : RateLabel(rate_rps);
+namespace {
 
+// What sending one point cost the client's threads.
+struct SendCost {
+  std::int64_t cpu_ns = 0, busiest_cpu_ns = 0;
+  int threads = 1;
+};
+
+using FinishFn = std::function<void(const client::ChatResponse&, std::int64_t picked_ns)>;
+
+// --max-concurrency: ro.max_concurrency slots, one thread and one Client each. A slot takes the
+// next request in schedule order when it is free and sends it at its scheduled time, or at once
+// if that has passed. `finish` is called on this thread as requests finish; each slot's event
+// delays go to `event_delay`. `no_client` says a slot could not make its client.
+std::vector<client::ChatResponse> SendCapped(const std::vector<client::ChatCall>& calls,
+                                             const std::vector<std::int64_t>& scheduled_ns,
+                                             const RateOptions& ro, const std::string& root,
+                                             std::stop_token stop, const FinishFn& finish,
+                                             Histogram& event_delay, SendCost& cost,
+                                             bool& no_client_out) {
+  const std::size_t n = calls.size();
+  const std::size_t workers = std::min(static_cast<std::size_t>(ro.max_concurrency), n);
+  cost.threads = static_cast<int>(workers) + 1;
+  std::vector<client::ChatResponse> results(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    results[i].id = calls[i].id;
+    results[i].scheduled_ns = scheduled_ns[i];
+    results[i].outcome = client::Outcome::kCancelled;
+    results[i].reason = "cancelled before send";
+  }
+  std::vector<std::int64_t> picked(n, 0);
+  std::vector<Histogram> delays(workers);
+  std::vector<std::int64_t> worker_cpu(workers, 0);
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> no_client{false};
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::size_t> finished;  // guarded by mu
+  std::size_t running = workers;     // guarded by mu
+  const std::int64_t cpu0 = ThreadCpuNs();
+  {
+    std::vector<std::jthread> pool;
+    pool.reserve(workers);
+    for (std::size_t w = 0; w < workers; ++w) {
+      pool.emplace_back([&, w] {
+        const std::int64_t c0 = ThreadCpuNs();
+        std::unique_ptr<client::Client> cl = ro.new_client(root);
+        if (cl == nullptr) {
+          no_client = true;  // this slot sends nothing; its requests go to the others
+        }
+        client::RunHooks hooks;
+        hooks.on_event = [&](const client::ChatResponse& r) {
+          if (!r.replayed) {
+            delays[w].Record(NowNs() - r.events.back().t_ns);
+          }
+          return true;
+        };
+        while (cl != nullptr && !stop.stop_requested()) {
+          const std::size_t i = next.fetch_add(1);
+          if (i >= n) {
+            break;
+          }
+          picked[i] = NowNs();
+          auto rs = cl->RunChats(std::span<const client::ChatCall>(&calls[i], 1), hooks, stop);
+          results[i] = std::move(rs.front());
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            finished.push_back(i);
+          }
+          cv.notify_one();
+        }
+        worker_cpu[w] = ThreadCpuNs() - c0;
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          --running;
+        }
+        cv.notify_one();
+      });
+    }
+    for (;;) {
+      std::deque<std::size_t> batch;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return !finished.empty() || running == 0; });
+        if (finished.empty() && running == 0) {
+          break;
+        }
+        batch.swap(finished);
+      }
+      for (std::size_t i : batch) {
+        finish(results[i], picked[i]);
+      }
+    }
+  }  // joins the pool
+  no_client_out = no_client;
+  const std::int64_t main_cpu = ThreadCpuNs() - cpu0;
+  cost.cpu_ns = main_cpu;
+  cost.busiest_cpu_ns = main_cpu;
+  for (std::size_t w = 0; w < workers; ++w) {
+    event_delay.Merge(delays[w]);
+    cost.cpu_ns += worker_cpu[w];
+    cost.busiest_cpu_ns = std::max(cost.busiest_cpu_ns, worker_cpu[w]);
+  }
+  return results;
+}
+
+// The point's self-check: is the client keeping to the schedule? `reasons` is empty when it is.
+struct PointSelfCheck {
+  json check;
+  std::vector<std::string> reasons;
+};
+
+PointSelfCheck SelfCheckOf(const PointStats& st, const SendCost& cost, double window_s,
+                           std::int64_t late_ns, double late_ms) {
+  const double cpu_pct =
+      window_s > 0 ? 100.0 * static_cast<double>(cost.cpu_ns) / 1e9 / window_s : 0;
+  const double busiest_pct =
+      window_s > 0 ? 100.0 * static_cast<double>(cost.busiest_cpu_ns) / 1e9 / window_s : 0;
+  // The verdict rests on symptoms, not on CPU use: the client busy-waits up to 0.3 ms before
+  // each scheduled send (for precision), so above ~1,000 req/s its thread is near 100% of a
+  // core by design even when every send leaves on time.
+  PointSelfCheck out;
+  if (!st.lag.empty() && st.lag.ValueAtPercentile(99) > late_ns) {
+    out.reasons.push_back(fmt::format("schedule lag p99 {:.3f} ms is above {:g} ms",
+                                      st.lag.ValueAtPercentile(99) / 1e6, late_ms));
+  }
+  if (!st.event_delay.empty() && st.event_delay.ValueAtPercentile(99) > late_ns) {
+    out.reasons.push_back(
+        fmt::format("events waited {:.3f} ms (p99) between arriving and being "
+                    "processed",
+                    st.event_delay.ValueAtPercentile(99) / 1e6));
+  }
+  out.check = {{"schedule_lag_us", PercentilesJson(st.lag, 1e3)},
+               {"event_delay_us", PercentilesJson(st.event_delay, 1e3)},
+               {"sample_cost_us", st.sent > 0 ? json(static_cast<double>(st.sample_ns) / 1e3 /
+                                                     static_cast<double>(st.sent))
+                                              : json(nullptr)},
+               {"client_cpu_s", static_cast<double>(cost.cpu_ns) / 1e9},
+               {"client_cpu_pct", window_s > 0 ? json(cpu_pct) : json(nullptr)},
+               {"busiest_thread_cpu_pct", window_s > 0 ? json(busiest_pct) : json(nullptr)},
+               {"threads", cost.threads},
+               {"client_bound", !out.reasons.empty()},
+               {"reasons", out.reasons}};
+  return out;
+}
+
+// The point's exact histograms (RateOptions::histograms: a shard's, for an exact merge).
+json HistogramsJson(const PointStats& st, bool capped) {
+  json hist = {{"unit", "ns"},
+               {"ttft_from_scheduled", st.ttft_sched.ToJson()},
+               {"ttft_from_send", st.ttft_send.ToJson()},
+               {"e2e_from_scheduled", st.e2e_sched.ToJson()},
+               {"e2e_from_send", st.e2e_send.ToJson()},
+               {"itl", st.itl.ToJson()},
+               {"tpot", st.tpot.ToJson()},
+               {"schedule_lag", st.lag.ToJson()},
+               {"event_delay", st.event_delay.ToJson()}};
+  if (capped) {
+    hist["client_queue"] = st.queue.ToJson();
+  }
+  return hist;
+}
+
+// Where one point stands, for the progress line.
+std::string ProgressLine(const PointStats& st, const std::string& phase, double rate_rps,
+                         std::size_t n, bool with_slo) {
+  const auto p = [](const Histogram& h, double q) {
+    return h.empty() ? std::string("n/a") : MillisecondsText(h.ValueAtPercentile(q) / 1e6);
+  };
+  std::string good;
+  if (with_slo && st.sent > 0) {
+    good = fmt::format(", good {:.1f}%",
+                       100.0 * static_cast<double>(st.good) / static_cast<double>(st.sent));
+  }
+  return fmt::format(
+      "{}{}: {}/{} ok, TTFT p50/p99 {}/{} ms, E2E p99 {} ms (from "
+      "scheduled){}, {} late send(s)",
+      phase == "search" ? "search " : "", FixedGrouped(rate_rps, 2) + " req/s", st.ok, n,
+      p(st.ttft_sched, 50), p(st.ttft_sched, 99), p(st.e2e_sched, 99), good, st.late);
+}
+
+// The point's figures (docs/results-schema.md, perf.rate.rates[]), before its request records,
+// classes, windows and resources are added. The window runs from the first scheduled send
+// (`start_ns`) to the end of the last response.
+json PointJson(const PointStats& st, const RateOptions& ro, const std::string& phase,
+               double rate_rps, const std::vector<std::int64_t>& offsets, std::int64_t start_ns,
+               long long unsent, bool capped) {
+  const std::int64_t window_ns = st.sent > 0 ? st.last_done - start_ns : 0;
+  const double window_s = static_cast<double>(window_ns) / 1e9;
+  auto per_s = [&](double count) { return window_ns > 0 ? json(count / window_s) : json(nullptr); };
+  json goodput = nullptr;
+  if (!ro.slo.empty()) {
+    const double fraction =
+        st.sent > 0 ? static_cast<double>(st.good) / static_cast<double>(st.sent) : 0.0;
+    goodput = {{"good", st.good},
+               {"fraction", st.sent > 0 ? json(fraction) : json(nullptr)},
+               {"goodput_rps", per_s(static_cast<double>(st.good))},
+               {"meets_slo",
+                st.sent > 0 ? json(fraction >= ro.slo_fraction && unsent == 0) : json(nullptr)}};
+  }
+  const json achieved = st.sent >= 2 && st.last_send > st.first_send
+                            ? json(static_cast<double>(st.sent - 1) /
+                                   (static_cast<double>(st.last_send - st.first_send) / 1e9))
+                            : json(nullptr);
+  return {{"phase", phase},
+          {"rate_rps", rate_rps},
+          {"scheduled", offsets.size()},
+          {"offered_rate_rps", Optional(OfferedRate(offsets))},
+          {"achieved_rate_rps", achieved},
+          {"sent", st.sent},
+          {"ok", st.ok},
+          {"failed", st.failed},
+          {"unsent", unsent},
+          {"late_sends", st.late},
+          {"window_s", window_ns > 0 ? json(window_s) : json(nullptr)},
+          {"throughput_rps", per_s(static_cast<double>(st.ok))},
+          {"output_tok_s", per_s(static_cast<double>(st.tokens))},
+          {"from_scheduled",
+           {{"ttft_ms", PercentilesJson(st.ttft_sched, 1e6)},
+            {"e2e_ms", PercentilesJson(st.e2e_sched, 1e6)}}},
+          {"from_send",
+           {{"ttft_ms", PercentilesJson(st.ttft_send, 1e6)},
+            {"e2e_ms", PercentilesJson(st.e2e_send, 1e6)}}},
+          {"itl_ms", PercentilesJson(st.itl, 1e6)},
+          {"tpot_ms", PercentilesJson(st.tpot, 1e6)},
+          {"client_queue_ms", capped ? PercentilesJson(st.queue, 1e6) : json(nullptr)},
+          {"queued", capped ? json(st.waited) : json(nullptr)},
+          {"goodput", goodput}};
+}
+
+}  // namespace
+
+std::vector<client::ChatCall> Session::RateCalls(const ProfileOptions& options, std::size_t n) {
   // Every body is built before the clock starts: the send path only hands bytes to libcurl.
   dataset_next_ = 0;  // every rate point sends the same dataset requests
   std::vector<client::ChatCall> calls(n);
@@ -335,19 +559,20 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
     // Building a prompt may send requests of its own (the tokenizer's calibration against a
     // server with only a plain /tokenize, as llama.cpp): ids are given after, so the point's
     // calls have consecutive ids and r.id - first_id indexes them.
-    params[i] = LoadParams(options, kRatePrompt, ro.tokens);
+    params[i] = LoadParams(options, kRatePrompt, options.rate.tokens);
     calls[i].body = client::BuildChatBody(params[i], target_.kind);
     calls[i].stream = true;
     calls[i].total_timeout = options.request_timeout;
     BoundStream(calls[i], params[i].max_tokens);
   }
-  const std::uint64_t first_id = next_id_;
   for (std::size_t i = 0; i < n; ++i) {
     calls[i].id = next_id_++;
     NotePrefixGroup(calls[i].id, params[i]);
   }
-  params.clear();
-  const ServerCounters counters_before = BeginWindow();  // before the schedule starts
+  return calls;
+}
+
+std::int64_t Session::PointStart(const RateOptions& ro) {
   std::int64_t start_ns = NowNs() + kLeadNs;
   if (ro.start_at_ns > 0 && !first_point_started_) {
     if (ro.start_at_ns >= start_ns) {
@@ -360,177 +585,12 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
     }
   }
   first_point_started_ = true;
-  for (std::size_t i = 0; i < n; ++i) {
-    calls[i].send_at = FromNanos(start_ns + offsets[i]);
-  }
+  return start_ns;
+}
 
-  PointStats st;
-  const std::int64_t late_ns = std::llround(ro.late_ms * 1e6);
-  const bool capped = ro.max_concurrency > 0 && ro.new_client != nullptr;
-  if (ro.max_concurrency > 0 && !capped) {
-    Warn(
-        "--max-concurrency was ignored: no way to open the extra connections it needs (a "
-        "client factory) was given; the run was uncapped.");
-  }
-  std::vector<json> rows(n);
-  bool wrong_length = false;
-  // Called once per finished request, on this thread.
-  auto finish = [&](const client::ChatResponse& r, std::int64_t picked_ns) {
-    if (!WasSent(r)) {
-      return;
-    }
-    const std::int64_t t0 = NowNs();
-    const RequestMetrics m = ComputeMetrics(r);
-    const RateFacts f = Facts(r, m, picked_ns, ro.slo);
-    st.Add(r, m, f, late_ns);
-    if (r.outcome == client::Outcome::kOk && m.completion_tokens != ro.tokens &&
-        !options.output_lengths) {
-      wrong_length = true;
-    }
-    const std::size_t i = r.id - first_id;
-    if (r.id < first_id || i >= n) {
-      return;  // not one of this point's calls (never: ids are consecutive above)
-    }
-    json rec = Record(r, "rate", fmt::format("{} #{}", label_prefix, i + 1), false);
-    rec["rate_rps"] = rate_rps;
-    rec["schedule_lag_ms"] = Ms(f.lag_ns);
-    rec["ttft_from_scheduled_ms"] = f.ttft_sched_ns ? json(Ms(*f.ttft_sched_ns)) : json(nullptr);
-    rec["e2e_from_scheduled_ms"] = f.e2e_sched_ns ? json(Ms(*f.e2e_sched_ns)) : json(nullptr);
-    if (capped) {
-      rec["client_queue_ms"] = Ms(f.queue_ns);
-    }
-    if (!ro.slo.empty()) {
-      rec["good"] = f.good;
-    }
-    if (on_sample_) {
-      on_sample_(rec);
-    }
-    rows[i] = std::move(rec);
-    st.sample_ns += NowNs() - t0;
-  };
-
-  std::vector<client::ChatResponse> results;
-  std::int64_t cpu_ns = 0, busiest_cpu_ns = 0;
-  int threads = 1;
-  if (!capped) {
-    client::RunHooks hooks;
-    hooks.on_done = [&](const client::ChatResponse& r) { finish(r, 0); };
-    hooks.on_event = [&](const client::ChatResponse& r) {
-      if (event_hook_) {
-        event_hook_(r);
-      }
-      if (!r.replayed) {  // a replayed event was read by an earlier process: no delay here
-        st.event_delay.Record(NowNs() - r.events.back().t_ns);
-      }
-      return true;
-    };
-    const std::int64_t cpu0 = ThreadCpuNs();
-    results = client_.RunChats(calls, hooks, stop_);
-    cpu_ns = busiest_cpu_ns = ThreadCpuNs() - cpu0;
-    for (const std::int64_t io_cpu : client_.io_thread_cpu_ns()) {  // ClientOptions::io_threads
-      cpu_ns += io_cpu;
-      busiest_cpu_ns = std::max(busiest_cpu_ns, io_cpu);
-      ++threads;
-    }
-  } else {
-    // max_concurrency slots, one thread and one Client each: a slot takes the next request in
-    // schedule order when it is free and sends it at its scheduled time or at once if that has
-    // passed. Records are built on this thread as requests finish.
-    const auto slots = static_cast<std::size_t>(ro.max_concurrency);
-    const std::size_t workers = std::min(slots, n);
-    threads = static_cast<int>(workers) + 1;
-    results.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      results[i].id = calls[i].id;
-      results[i].scheduled_ns = start_ns + offsets[i];
-      results[i].outcome = client::Outcome::kCancelled;
-      results[i].reason = "cancelled before send";
-    }
-    std::vector<std::int64_t> picked(n, 0);
-    std::vector<Histogram> delays(workers);
-    std::vector<std::int64_t> worker_cpu(workers, 0);
-    std::atomic<std::size_t> next{0};
-    std::atomic<bool> no_client{false};
-    std::mutex mu;
-    std::condition_variable cv;
-    std::deque<std::size_t> finished;  // guarded by mu
-    std::size_t running = workers;     // guarded by mu
-    const std::string root = client_.root() + client_.query();
-    const std::int64_t cpu0 = ThreadCpuNs();
-    {
-      std::vector<std::jthread> pool;
-      pool.reserve(workers);
-      for (std::size_t w = 0; w < workers; ++w) {
-        pool.emplace_back([&, w] {
-          const std::int64_t c0 = ThreadCpuNs();
-          std::unique_ptr<client::Client> cl = ro.new_client(root);
-          if (cl == nullptr) {
-            no_client = true;  // this slot sends nothing; its requests go to the others
-          }
-          client::RunHooks hooks;
-          hooks.on_event = [&](const client::ChatResponse& r) {
-            if (!r.replayed) {
-              delays[w].Record(NowNs() - r.events.back().t_ns);
-            }
-            return true;
-          };
-          while (cl != nullptr && !stop_.stop_requested()) {
-            const std::size_t i = next.fetch_add(1);
-            if (i >= n) {
-              break;
-            }
-            picked[i] = NowNs();
-            auto rs = cl->RunChats(std::span<const client::ChatCall>(&calls[i], 1), hooks, stop_);
-            results[i] = std::move(rs.front());
-            {
-              std::lock_guard<std::mutex> lock(mu);
-              finished.push_back(i);
-            }
-            cv.notify_one();
-          }
-          worker_cpu[w] = ThreadCpuNs() - c0;
-          {
-            std::lock_guard<std::mutex> lock(mu);
-            --running;
-          }
-          cv.notify_one();
-        });
-      }
-      for (;;) {
-        std::deque<std::size_t> batch;
-        {
-          std::unique_lock<std::mutex> lock(mu);
-          cv.wait(lock, [&] { return !finished.empty() || running == 0; });
-          if (finished.empty() && running == 0) {
-            break;
-          }
-          batch.swap(finished);
-        }
-        for (std::size_t i : batch) {
-          finish(results[i], picked[i]);
-        }
-      }
-    }  // joins the pool
-    if (no_client) {
-      Warn("--max-concurrency: a client for a slot could not be made; fewer slots ran.");
-    }
-    const std::int64_t main_cpu = ThreadCpuNs() - cpu0;
-    cpu_ns = main_cpu;
-    busiest_cpu_ns = main_cpu;
-    for (std::size_t w = 0; w < workers; ++w) {
-      st.event_delay.Merge(delays[w]);
-      cpu_ns += worker_cpu[w];
-      busiest_cpu_ns = std::max(busiest_cpu_ns, worker_cpu[w]);
-    }
-  }
-
-  EndWindow(counters_before, n);
-
+void Session::TallyPoint(const PointStats& st, const std::vector<client::ChatResponse>& results,
+                         bool wrong_length, int tokens) {
   // Session totals (results.json summary): one batch in flight from first send to last token.
-  long long unsent = 0;
-  for (const auto& r : results) {
-    unsent += WasSent(r) ? 0 : 1;
-  }
   requests_ += st.sent;
   failed_ += st.failed;
   completion_tokens_ += st.tokens;
@@ -555,100 +615,126 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
     Warn(
         fmt::format("rate asked for {} output tokens per request but some requests produced "
                     "another count; TPOT and E2E are not comparable across them.",
-                    ro.tokens));
+                    tokens));
+  }
+}
+
+json Session::RatePoint(const ProfileOptions& options, double rate_rps, const std::string& phase) {
+  // One rate point is one unit of the run's journal (replayed whole on --resume).
+  client::UnitScope unit(client_, fmt::format("rate {} {}", phase, rate_rps));
+  last_self_check_.reset();  // a point carries its own self_check, never an earlier batch's
+  const RateOptions& ro = options.rate;
+  const ArrivalProcess process{ro.arrival, rate_rps, ro.burstiness, ro.seed};
+  const std::vector<std::int64_t> offsets =
+      ro.duration_s > 0 ? ArrivalOffsetsWithin(
+                              process, std::chrono::nanoseconds(std::llround(ro.duration_s * 1e9)))
+                        : ArrivalOffsets(process, static_cast<std::size_t>(ro.requests));
+  const std::size_t n = offsets.size();
+  const std::string label_prefix =
+      phase == "search" ? "search " + RateLabel(rate_rps) : RateLabel(rate_rps);
+  std::vector<client::ChatCall> calls = RateCalls(options, n);
+  const std::uint64_t first_id = n > 0 ? calls.front().id : next_id_;
+  const ServerCounters counters_before = BeginWindow();  // before the schedule starts
+  const std::int64_t start_ns = PointStart(ro);
+  std::vector<std::int64_t> scheduled_ns(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    scheduled_ns[i] = start_ns + offsets[i];
+    calls[i].send_at = FromNanos(scheduled_ns[i]);
   }
 
-  // The window runs from the first scheduled send to the end of the last response.
-  const std::int64_t window_ns = st.sent > 0 ? st.last_done - start_ns : 0;
-  const double window_s = static_cast<double>(window_ns) / 1e9;
-  auto per_s = [&](double count) { return window_ns > 0 ? json(count / window_s) : json(nullptr); };
-
-  json goodput = nullptr;
-  if (!ro.slo.empty()) {
-    const double fraction =
-        st.sent > 0 ? static_cast<double>(st.good) / static_cast<double>(st.sent) : 0.0;
-    goodput = {{"good", st.good},
-               {"fraction", st.sent > 0 ? json(fraction) : json(nullptr)},
-               {"goodput_rps", per_s(static_cast<double>(st.good))},
-               {"meets_slo",
-                st.sent > 0 ? json(fraction >= ro.slo_fraction && unsent == 0) : json(nullptr)}};
+  PointStats st;
+  const std::int64_t late_ns = std::llround(ro.late_ms * 1e6);
+  const bool capped = ro.max_concurrency > 0 && ro.new_client != nullptr;
+  if (ro.max_concurrency > 0 && !capped) {
+    Warn(
+        "--max-concurrency was ignored: no way to open the extra connections it needs (a "
+        "client factory) was given; the run was uncapped.");
   }
-
-  // Self-check: is the client keeping to the schedule?
-  const double cpu_pct = window_s > 0 ? 100.0 * static_cast<double>(cpu_ns) / 1e9 / window_s : 0;
-  const double busiest_pct =
-      window_s > 0 ? 100.0 * static_cast<double>(busiest_cpu_ns) / 1e9 / window_s : 0;
-  // The verdict rests on symptoms, not on CPU use: the client busy-waits up to 0.3 ms before
-  // each scheduled send (for precision), so above ~1,000 req/s its thread is near 100% of a
-  // core by design even when every send leaves on time.
-  json reasons = json::array();
-  if (!st.lag.empty() && st.lag.ValueAtPercentile(99) > late_ns) {
-    reasons.push_back(fmt::format("schedule lag p99 {:.3f} ms is above {:g} ms",
-                                  st.lag.ValueAtPercentile(99) / 1e6, ro.late_ms));
-  }
-  if (!st.event_delay.empty() && st.event_delay.ValueAtPercentile(99) > late_ns) {
-    reasons.push_back(
-        fmt::format("events waited {:.3f} ms (p99) between arriving and being "
-                    "processed",
-                    st.event_delay.ValueAtPercentile(99) / 1e6));
-  }
-  {
-    std::vector<std::string> why;
-    for (const json& r : reasons) {
-      why.push_back(r.get<std::string>());
+  std::vector<json> rows(n);
+  bool wrong_length = false;
+  // Called once per finished request, on this thread.
+  const FinishFn finish = [&](const client::ChatResponse& r, std::int64_t picked_ns) {
+    if (!WasSent(r)) {
+      return;
     }
-    NoteClientBound(FixedGrouped(rate_rps, 2) + " req/s",
-                    why);  // said once for the profile (Session::Run)
-  }
-  const json self_check = {
-      {"schedule_lag_us", PercentilesJson(st.lag, 1e3)},
-      {"event_delay_us", PercentilesJson(st.event_delay, 1e3)},
-      {"sample_cost_us",
-       st.sent > 0 ? json(static_cast<double>(st.sample_ns) / 1e3 / static_cast<double>(st.sent))
-                   : json(nullptr)},
-      {"client_cpu_s", static_cast<double>(cpu_ns) / 1e9},
-      {"client_cpu_pct", window_s > 0 ? json(cpu_pct) : json(nullptr)},
-      {"busiest_thread_cpu_pct", window_s > 0 ? json(busiest_pct) : json(nullptr)},
-      {"threads", threads},
-      {"client_bound", !reasons.empty()},
-      {"reasons", reasons}};
+    const std::int64_t t0 = NowNs();
+    const RequestMetrics m = ComputeMetrics(r);
+    const RateFacts f = Facts(r, m, picked_ns, ro.slo);
+    st.Add(r, m, f, late_ns);
+    wrong_length = wrong_length || (r.outcome == client::Outcome::kOk &&
+                                    m.completion_tokens != ro.tokens && !options.output_lengths);
+    const std::size_t i = r.id - first_id;
+    if (r.id < first_id || i >= n) {
+      return;  // not one of this point's calls (never: ids are consecutive above)
+    }
+    json rec = Record(r, "rate", fmt::format("{} #{}", label_prefix, i + 1), false);
+    rec["rate_rps"] = rate_rps;
+    rec["schedule_lag_ms"] = Ms(f.lag_ns);
+    rec["ttft_from_scheduled_ms"] = f.ttft_sched_ns ? json(Ms(*f.ttft_sched_ns)) : json(nullptr);
+    rec["e2e_from_scheduled_ms"] = f.e2e_sched_ns ? json(Ms(*f.e2e_sched_ns)) : json(nullptr);
+    if (capped) {
+      rec["client_queue_ms"] = Ms(f.queue_ns);
+    }
+    if (!ro.slo.empty()) {
+      rec["good"] = f.good;
+    }
+    if (on_sample_) {
+      on_sample_(rec);
+    }
+    rows[i] = std::move(rec);
+    st.sample_ns += NowNs() - t0;
+  };
 
+  std::vector<client::ChatResponse> results;
+  SendCost cost;
+  if (!capped) {
+    client::RunHooks hooks;
+    hooks.on_done = [&](const client::ChatResponse& r) { finish(r, 0); };
+    hooks.on_event = [&](const client::ChatResponse& r) {
+      if (event_hook_) {
+        event_hook_(r);
+      }
+      if (!r.replayed) {  // a replayed event was read by an earlier process: no delay here
+        st.event_delay.Record(NowNs() - r.events.back().t_ns);
+      }
+      return true;
+    };
+    const std::int64_t cpu0 = ThreadCpuNs();
+    results = client_.RunChats(calls, hooks, stop_);
+    cost.cpu_ns = cost.busiest_cpu_ns = ThreadCpuNs() - cpu0;
+    for (const std::int64_t io_cpu : client_.io_thread_cpu_ns()) {  // ClientOptions::io_threads
+      cost.cpu_ns += io_cpu;
+      cost.busiest_cpu_ns = std::max(cost.busiest_cpu_ns, io_cpu);
+      ++cost.threads;
+    }
+  } else {
+    bool no_client = false;
+    results = SendCapped(calls, scheduled_ns, ro, client_.root() + client_.query(), stop_, finish,
+                         st.event_delay, cost, no_client);
+    if (no_client) {
+      Warn("--max-concurrency: a client for a slot could not be made; fewer slots ran.");
+    }
+  }
+  EndWindow(counters_before, n);
+
+  long long unsent = 0;
+  for (const auto& r : results) {
+    unsent += WasSent(r) ? 0 : 1;
+  }
+  TallyPoint(st, results, wrong_length, ro.tokens);
+  json point = PointJson(st, ro, phase, rate_rps, offsets, start_ns, unsent, capped);
+  const PointSelfCheck check =
+      SelfCheckOf(st, cost, point["window_s"].is_number() ? point["window_s"].get<double>() : 0,
+                  late_ns, ro.late_ms);
+  NoteClientBound(FixedGrouped(rate_rps, 2) + " req/s", check.reasons);  // said once (Run)
+  point["self_check"] = check.check;
   json requests = json::array();
   for (auto& row : rows) {
     if (!row.is_null()) {
       requests.push_back(std::move(row));
     }
   }
-  const json achieved = st.sent >= 2 && st.last_send > st.first_send
-                            ? json(static_cast<double>(st.sent - 1) /
-                                   (static_cast<double>(st.last_send - st.first_send) / 1e9))
-                            : json(nullptr);
-  json point = {{"phase", phase},
-                {"rate_rps", rate_rps},
-                {"scheduled", n},
-                {"offered_rate_rps", Optional(OfferedRate(offsets))},
-                {"achieved_rate_rps", achieved},
-                {"sent", st.sent},
-                {"ok", st.ok},
-                {"failed", st.failed},
-                {"unsent", unsent},
-                {"late_sends", st.late},
-                {"window_s", window_ns > 0 ? json(window_s) : json(nullptr)},
-                {"throughput_rps", per_s(static_cast<double>(st.ok))},
-                {"output_tok_s", per_s(static_cast<double>(st.tokens))},
-                {"from_scheduled",
-                 {{"ttft_ms", PercentilesJson(st.ttft_sched, 1e6)},
-                  {"e2e_ms", PercentilesJson(st.e2e_sched, 1e6)}}},
-                {"from_send",
-                 {{"ttft_ms", PercentilesJson(st.ttft_send, 1e6)},
-                  {"e2e_ms", PercentilesJson(st.e2e_send, 1e6)}}},
-                {"itl_ms", PercentilesJson(st.itl, 1e6)},
-                {"tpot_ms", PercentilesJson(st.tpot, 1e6)},
-                {"client_queue_ms", capped ? PercentilesJson(st.queue, 1e6) : json(nullptr)},
-                {"queued", capped ? json(st.waited) : json(nullptr)},
-                {"goodput", goodput},
-                {"self_check", self_check},
-                {"requests", std::move(requests)}};
+  point["requests"] = std::move(requests);
   point["output_tokens"] = st.tokens;
   AddRequestClasses(point);  // per class and cache outcome (request_classes.h)
   AttachCacheWindow(point);
@@ -656,36 +742,11 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
     point["spec_decode"] = SpecJson(last_window_);
   }
   if (ro.histograms) {
-    json hist = {{"unit", "ns"},
-                 {"ttft_from_scheduled", st.ttft_sched.ToJson()},
-                 {"ttft_from_send", st.ttft_send.ToJson()},
-                 {"e2e_from_scheduled", st.e2e_sched.ToJson()},
-                 {"e2e_from_send", st.e2e_send.ToJson()},
-                 {"itl", st.itl.ToJson()},
-                 {"tpot", st.tpot.ToJson()},
-                 {"schedule_lag", st.lag.ToJson()},
-                 {"event_delay", st.event_delay.ToJson()}};
-    if (capped) {
-      hist["client_queue"] = st.queue.ToJson();
-    }
-    point["histograms"] = std::move(hist);
+    point["histograms"] = HistogramsJson(st, capped);
   }
   AttachResources(point);
-
   if (on_progress_) {
-    const auto p = [](const Histogram& h, double q) {
-      return h.empty() ? std::string("n/a") : MillisecondsText(h.ValueAtPercentile(q) / 1e6);
-    };
-    std::string good;
-    if (!ro.slo.empty() && st.sent > 0) {
-      good = fmt::format(", good {:.1f}%",
-                         100.0 * static_cast<double>(st.good) / static_cast<double>(st.sent));
-    }
-    on_progress_(fmt::format(
-        "{}{}: {}/{} ok, TTFT p50/p99 {}/{} ms, E2E p99 {} ms (from "
-        "scheduled){}, {} late send(s)",
-        phase == "search" ? "search " : "", FixedGrouped(rate_rps, 2) + " req/s", st.ok, n,
-        p(st.ttft_sched, 50), p(st.ttft_sched, 99), p(st.e2e_sched, 99), good, st.late));
+    on_progress_(ProgressLine(st, phase, rate_rps, n, !ro.slo.empty()));
   }
   return point;
 }
