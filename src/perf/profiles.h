@@ -35,7 +35,8 @@
 
 namespace sb::perf {
 
-struct PointStats;  // everything measured at one rate (rate.cpp)
+struct PointStats;   // everything measured at one rate (rate.cpp)
+struct ReplayTally;  // counts over a replay's requests (replay.cpp)
 
 // Service-level objectives of the rate profile, in ms; TTFT and E2E count from the scheduled
 // send. Unset = not checked. A request is good iff it succeeded and meets every set objective.
@@ -286,6 +287,13 @@ class Session {
   // warns about estimated counts and answers of another length than `tokens`.
   void TallyPoint(const PointStats& st, const std::vector<client::ChatResponse>& results,
                   bool wrong_length, int tokens);
+  // The replay's calls (replay.cpp): each trace request's prompt, fitted to the server's
+  // tokenizer, and the input length asked of each; ids consecutive.
+  std::vector<client::ChatCall> ReplayCalls(const ProfileOptions& options, const ReplayOptions& ro,
+                                            std::vector<int>& asked_input);
+  // Adds a finished replay to the session's totals; notes a send lag p99 above late_ms.
+  void TallyReplay(const ReplayTally& t, const std::vector<client::ChatResponse>& results,
+                   double late_ms);
   nlohmann::json Record(const client::ChatResponse& r, const std::string& profile,
                         const std::string& label, bool warmup) const;
   void Warn(const std::string& text);

@@ -98,19 +98,80 @@ Result<void> PrepareReplay(ReplayOptions& o) {
   return {};
 }
 
-json Session::Replay(const ProfileOptions& options) {
-  ReplayOptions ro = options.replay;
-  if (!ro.loaded) {
-    if (auto ok = PrepareReplay(ro); !ok) {
-      Warn("replay: " + ok.error().message);
-      return {{"error", ok.error().message}};
+// Counts over the replay's requests as they finish.
+struct ReplayTally {
+  long long late = 0, ok = 0, failed = 0, sent = 0, tokens = 0;
+  std::int64_t ok_first = std::numeric_limits<std::int64_t>::max(), ok_last = 0;
+  std::vector<double> lags_ms;
+};
+
+namespace {
+
+// The fact of one finished replay request: latencies from the scheduled send, every token gap.
+Fact FactOf(const client::ChatResponse& r, const RequestMetrics& m, const std::string& cls) {
+  Fact f;
+  f.cls = cls;
+  f.ok = r.outcome == client::Outcome::kOk;
+  f.scheduled_ns = r.scheduled_ns;
+  f.send_ns = r.send_ns;
+  f.input_tokens = r.usage.prompt_tokens > 0 ? r.usage.prompt_tokens : -1;
+  f.output_tokens = f.ok ? m.completion_tokens : -1;
+  f.cached_tokens = CachedPromptTokens(r);
+  if (f.ok && !r.events.empty()) {
+    f.ttft_ms = Ms(r.events.front().t_ns - r.scheduled_ns);
+    f.e2e_ms = Ms(r.events.back().t_ns - r.scheduled_ns);
+    for (std::size_t k = 1; k < r.events.size(); ++k) {
+      const std::int64_t per = r.events[k].tokens > 0 ? r.events[k].tokens : 1;
+      f.itl_ms.push_back(Ms(r.events[k].t_ns - r.events[k - 1].t_ns) / static_cast<double>(per));
     }
   }
+  return f;
+}
+
+// The replay's summary (docs/results-schema.md, perf.replay), before its windows and resources.
+json ReplayJson(const ReplayOptions& ro, const workload::Trace& trace, const ReplayTally& t,
+                double late_ms, std::int64_t start_ns, const std::vector<Fact>& done,
+                json requests) {
+  const std::size_t n = trace.requests.size();
+  const double span_s =
+      n >= 2 ? static_cast<double>(trace.requests.back().at_us) / 1e6 * ro.time_scale : 0;
+  std::int64_t first_send = std::numeric_limits<std::int64_t>::max(), last_send = 0;
+  for (const Fact& f : done) {
+    first_send = std::min(first_send, f.send_ns);
+    last_send = std::max(last_send, f.send_ns);
+  }
+  return {
+      {"trace", ro.trace},
+      {"format", workload::TraceFormatName(trace.format)},
+      {"time_scale", ro.time_scale},
+      {"block_tokens", ro.block_tokens},
+      {"scheduled", n},
+      {"skipped_failures", trace.skipped},
+      {"sent", t.sent},
+      {"ok", t.ok},
+      {"failed", t.failed},
+      {"unsent", static_cast<long long>(n) - t.sent},
+      {"late", t.late},
+      {"late_ms", late_ms},
+      {"send_lag_ms", SummaryStatsJson(t.lags_ms)},
+      {"trace_rate_rps", span_s > 0 ? json(static_cast<double>(n - 1) / span_s) : json(nullptr)},
+      {"achieved_rate_rps", t.sent >= 2 && last_send > first_send
+                                ? json(static_cast<double>(t.sent - 1) /
+                                       (static_cast<double>(last_send - first_send) / 1e9))
+                                : json(nullptr)},
+      {"cache", CacheJson(done)},
+      {"classes", ClassesJson(done)},
+      {"arrivals", ArrivalsJson(done, start_ns)},
+      {"requests", std::move(requests)}};
+}
+
+}  // namespace
+
+std::vector<client::ChatCall> Session::ReplayCalls(const ProfileOptions& options,
+                                                   const ReplayOptions& ro,
+                                                   std::vector<int>& asked_input) {
   const workload::Trace& trace = *ro.loaded;
   const std::size_t n = trace.requests.size();
-  const std::string format(workload::TraceFormatName(trace.format));
-  const std::string cls = "trace:" + format;
-
   // Where the message text sits among the server's tokens: the simulator's template is
   // documented (4 tokens before the text, 6 in all); elsewhere the template's total is counted
   // and the blocks start at the text (shifted by the template's leading tokens, which moves but
@@ -121,8 +182,8 @@ json Session::Replay(const ProfileOptions& options) {
     shape = {0, one ? std::max(0, *one - 1) : 0};
   }
   std::vector<client::ChatCall> calls(n);
-  std::vector<int> asked_input(n, 0);
-  const std::uint64_t first_id = next_id_;
+  asked_input.assign(n, 0);
+  const std::uint64_t seed_base = next_id_;  // a distinct text after the shared blocks
   int clamped = 0, unfitted = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const workload::TraceRequest& t = trace.requests[i];
@@ -140,7 +201,7 @@ json Session::Replay(const ProfileOptions& options) {
     } else if (!t.prompt.empty()) {
       p.messages = {{"user", t.prompt, ""}};
     } else {
-      const std::uint64_t seed = Mix64(session_nonce_ ^ (next_id_ * 0x9e37ULL));
+      const std::uint64_t seed = Mix64(session_nonce_ ^ ((seed_base + i) * 0x9e37ULL));
       int target = input;
       std::string text;
       // Exact to the server's tokenizer where it has one: fit at token granularity.
@@ -158,11 +219,16 @@ json Session::Replay(const ProfileOptions& options) {
       }
       p.messages = {{"user", text, ""}};
     }
-    calls[i].id = next_id_++;
     calls[i].body = client::BuildChatBody(p, target_.kind);
     calls[i].stream = true;
     calls[i].total_timeout = options.request_timeout;
     BoundStream(calls[i], output);
+  }
+  // Counting a prompt may send requests of its own (the tokenizer's calibration against a
+  // server with only a plain /tokenize, as llama.cpp): ids are given after, so the calls have
+  // consecutive ids and r.id - first_id indexes them.
+  for (auto& call : calls) {
+    call.id = next_id_++;
   }
   if (clamped > 0) {
     Warn(
@@ -176,6 +242,24 @@ json Session::Replay(const ProfileOptions& options) {
                     "(the server's tokenizer is not available or would not converge)",
                     unfitted));
   }
+  return calls;
+}
+
+json Session::Replay(const ProfileOptions& options) {
+  ReplayOptions ro = options.replay;
+  if (!ro.loaded) {
+    if (auto ok = PrepareReplay(ro); !ok) {
+      Warn("replay: " + ok.error().message);
+      return {{"error", ok.error().message}};
+    }
+  }
+  const workload::Trace& trace = *ro.loaded;
+  const std::size_t n = trace.requests.size();
+  const std::string format(workload::TraceFormatName(trace.format));
+  const std::string cls = "trace:" + format;
+  std::vector<int> asked_input;
+  std::vector<client::ChatCall> calls = ReplayCalls(options, ro, asked_input);
+  const std::uint64_t first_id = n > 0 ? calls.front().id : next_id_;
 
   client::UnitScope unit(client_, "replay");
   last_self_check_.reset();
@@ -189,9 +273,7 @@ json Session::Replay(const ProfileOptions& options) {
   const std::int64_t late_ns = std::llround(options.rate.late_ms * 1e6);
   std::vector<Fact> facts(n);
   std::vector<json> rows(n);
-  std::vector<double> lags;
-  long long late = 0, ok = 0, failed = 0, sent = 0, tokens = 0;
-  std::int64_t ok_first = std::numeric_limits<std::int64_t>::max(), ok_last = 0;
+  ReplayTally tally;
   client::RunHooks hooks;
   hooks.on_event = [&](const client::ChatResponse& r) {
     if (event_hook_) {
@@ -209,31 +291,18 @@ json Session::Replay(const ProfileOptions& options) {
     }
     const workload::TraceRequest& t = trace.requests[i];
     const RequestMetrics m = ComputeMetrics(r);
-    Fact& f = facts[i];
-    f.cls = cls;
-    f.ok = r.outcome == client::Outcome::kOk;
-    f.scheduled_ns = r.scheduled_ns;
-    f.send_ns = r.send_ns;
-    f.input_tokens = r.usage.prompt_tokens > 0 ? r.usage.prompt_tokens : -1;
-    f.output_tokens = f.ok ? m.completion_tokens : -1;
-    f.cached_tokens = CachedPromptTokens(r);
+    const Fact& f = facts[i] = FactOf(r, m, cls);
     if (f.ok && !r.events.empty()) {
-      f.ttft_ms = Ms(r.events.front().t_ns - r.scheduled_ns);
-      f.e2e_ms = Ms(r.events.back().t_ns - r.scheduled_ns);
-      for (std::size_t k = 1; k < r.events.size(); ++k) {
-        const std::int64_t per = r.events[k].tokens > 0 ? r.events[k].tokens : 1;
-        f.itl_ms.push_back(Ms(r.events[k].t_ns - r.events[k - 1].t_ns) / static_cast<double>(per));
-      }
-      ok_first = std::min(ok_first, r.send_ns);
-      ok_last = std::max(ok_last, r.events.back().t_ns);
+      tally.ok_first = std::min(tally.ok_first, r.send_ns);
+      tally.ok_last = std::max(tally.ok_last, r.events.back().t_ns);
     }
-    ++sent;
-    ok += f.ok ? 1 : 0;
-    failed += f.ok ? 0 : 1;
-    tokens += f.ok ? m.completion_tokens : 0;
+    ++tally.sent;
+    tally.ok += f.ok ? 1 : 0;
+    tally.failed += f.ok ? 0 : 1;
+    tally.tokens += f.ok ? m.completion_tokens : 0;
     const std::int64_t lag = r.send_ns - r.scheduled_ns;
-    lags.push_back(Ms(lag));
-    late += lag > late_ns ? 1 : 0;
+    tally.lags_ms.push_back(Ms(lag));
+    tally.late += lag > late_ns ? 1 : 0;
     json rec = Record(r, "replay", fmt::format("{} #{}", format, i + 1), false);
     rec["class"] = f.cls;
     rec["input_tokens"] = f.input_tokens >= 0 ? json(f.input_tokens) : json(nullptr);
@@ -255,29 +324,8 @@ json Session::Replay(const ProfileOptions& options) {
   };
   const std::vector<client::ChatResponse> results = client_.RunChats(calls, hooks, stop_);
   EndWindow(counters_before, calls.size());
+  TallyReplay(tally, results, options.rate.late_ms);
 
-  requests_ += sent;
-  failed_ += failed;
-  completion_tokens_ += tokens;
-  if (ok > 0 && ok_last > ok_first) {
-    wall_time_s_ += static_cast<double>(ok_last - ok_first) / 1e9;
-  }
-  ObserveWindow(ok > 0 ? ok_first : 0, ok_last, tokens,
-                !results.empty() && results.front().replayed);
-  if (ok == 0) {
-    for (const auto& r : results) {
-      ObserveResponse(r);
-    }
-  }
-  if (sent > 0 && !lags.empty() && *std::max_element(lags.begin(), lags.end()) > 0) {
-    std::vector<double> sorted = lags;
-    std::sort(sorted.begin(), sorted.end());
-    const double p99 = sorted[static_cast<std::size_t>(0.99 * (sorted.size() - 1))];
-    if (p99 > options.rate.late_ms) {
-      NoteClientBound("replay", {fmt::format("schedule lag p99 {:.3f} ms is above {:g} ms", p99,
-                                             options.rate.late_ms)});
-    }
-  }
   std::vector<Fact> done;
   json requests = json::array();
   for (std::size_t i = 0; i < n; ++i) {
@@ -286,43 +334,42 @@ json Session::Replay(const ProfileOptions& options) {
       requests.push_back(std::move(rows[i]));
     }
   }
-  const double span_s =
-      n >= 2 ? static_cast<double>(trace.requests.back().at_us) / 1e6 * ro.time_scale : 0;
-  std::int64_t first_send = std::numeric_limits<std::int64_t>::max(), last_send = 0;
-  for (const Fact& f : done) {
-    first_send = std::min(first_send, f.send_ns);
-    last_send = std::max(last_send, f.send_ns);
-  }
-  json lag = SummaryStatsJson(lags);
-  json out = {
-      {"trace", ro.trace},
-      {"format", format},
-      {"time_scale", ro.time_scale},
-      {"block_tokens", ro.block_tokens},
-      {"scheduled", n},
-      {"skipped_failures", trace.skipped},
-      {"sent", sent},
-      {"ok", ok},
-      {"failed", failed},
-      {"unsent", static_cast<long long>(n) - sent},
-      {"late", late},
-      {"late_ms", options.rate.late_ms},
-      {"send_lag_ms", lag},
-      {"trace_rate_rps", span_s > 0 ? json(static_cast<double>(n - 1) / span_s) : json(nullptr)},
-      {"achieved_rate_rps", sent >= 2 && last_send > first_send
-                                ? json(static_cast<double>(sent - 1) /
-                                       (static_cast<double>(last_send - first_send) / 1e9))
-                                : json(nullptr)},
-      {"cache", CacheJson(done)},
-      {"classes", ClassesJson(done)},
-      {"arrivals", ArrivalsJson(done, start_ns)},
-      {"requests", std::move(requests)}};
+  json out =
+      ReplayJson(ro, trace, tally, options.rate.late_ms, start_ns, done, std::move(requests));
   AttachCacheWindow(out);
   AttachResources(out);
   if (on_progress_) {
-    on_progress_(fmt::format("replay: {} of {} sent, {} ok, {} late", sent, n, ok, late));
+    on_progress_(
+        fmt::format("replay: {} of {} sent, {} ok, {} late", tally.sent, n, tally.ok, tally.late));
   }
   return out;
+}
+
+void Session::TallyReplay(const ReplayTally& t, const std::vector<client::ChatResponse>& results,
+                          double late_ms) {
+  requests_ += t.sent;
+  failed_ += t.failed;
+  completion_tokens_ += t.tokens;
+  if (t.ok > 0 && t.ok_last > t.ok_first) {
+    wall_time_s_ += static_cast<double>(t.ok_last - t.ok_first) / 1e9;
+  }
+  ObserveWindow(t.ok > 0 ? t.ok_first : 0, t.ok_last, t.tokens,
+                !results.empty() && results.front().replayed);
+  if (t.ok == 0) {
+    for (const auto& r : results) {
+      ObserveResponse(r);
+    }
+  }
+  if (t.sent > 0 && !t.lags_ms.empty() &&
+      *std::max_element(t.lags_ms.begin(), t.lags_ms.end()) > 0) {
+    std::vector<double> sorted = t.lags_ms;
+    std::sort(sorted.begin(), sorted.end());
+    const double p99 = sorted[static_cast<std::size_t>(0.99 * (sorted.size() - 1))];
+    if (p99 > late_ms) {
+      NoteClientBound("replay",
+                      {fmt::format("schedule lag p99 {:.3f} ms is above {:g} ms", p99, late_ms)});
+    }
+  }
 }
 
 }  // namespace sb::perf

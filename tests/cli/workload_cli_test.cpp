@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -169,6 +170,32 @@ TEST(WorkloadCliTest, ARatePointAgainstAPlainTokenizerKeepsEveryRecordAndExactPr
   std::ifstream results(dir.path / "run" / "results.json");
   const json res = json::parse(results);
   EXPECT_EQ(res["perf"]["rate"]["rates"][0]["requests"].size(), 12u);
+}
+
+// The same server for a replay: the calibration request used to take an id between the trace's
+// calls, so every record named the next trace line (its input length the previous line's) and
+// the last answer was dropped (19 records of 20).
+TEST(WorkloadCliTest, AReplayAgainstAPlainTokenizerKeepsEveryRecordOnItsTraceLine) {
+  Sim sim({"--plain-tokenize"});
+  ASSERT_FALSE(sim.url.empty());
+  TempDir dir;
+  const std::string trace = std::string(SB_FIXTURES_DIR) + "/workloads/replay-1000.jsonl";
+  const ProcessResult r =
+      RunProcess({kBin, "perf", "--endpoint", sim.url, "--profile", "replay", "--trace", trace,
+                  "--max-requests", "20", "--out", (dir.path / "run").string()},
+                 std::chrono::seconds(60), {"SERVEBENCH_STORE=off", "MALLOC_CHECK_=3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::set<long long> lines;
+  for (const json& s : ReadJsonl(dir.path / "run" / "samples.jsonl")) {
+    if (s["profile"] == "replay") {
+      lines.insert(s["trace"]["line"].get<long long>());
+      EXPECT_EQ(s["input_tokens"], s["trace"]["input_tokens"]) << s.dump();
+      EXPECT_EQ(s["label"], "jsonl #" + std::to_string(s["trace"]["line"].get<long long>()));
+    }
+  }
+  EXPECT_EQ(lines.size(), 20u);
+  EXPECT_EQ(*lines.begin(), 1);
+  EXPECT_EQ(*lines.rbegin(), 20);
 }
 
 TEST(WorkloadCliTest, ABadTraceLineIsAUsageErrorNamingFileAndLine) {
