@@ -92,6 +92,9 @@ void AddSimOptions(CLI::App* cmd, SimCommand& c) {
       ->capture_default_str();
   cmd->add_flag("--plain-tokenize", o.plain_tokenize,
                 "/tokenize takes plain text only, as llama.cpp's: a messages body is a 400");
+  cmd->add_flag("--apply-template", o.apply_template,
+                "Serve POST /apply-template as llama.cpp does (the chat template applied to "
+                "messages, as text)");
   cmd->add_option("--slowdown", o.concurrency_slowdown,
                   "Step time grows by this fraction per extra running stream")
       ->capture_default_str();

@@ -22,15 +22,18 @@ constexpr std::chrono::milliseconds kTokenizeLimit{30'000};
 
 // How prompt sizes are counted, best first.
 enum class CountMode {
-  kChatTokenize,     // POST /tokenize {model, messages}: vLLM, the simulator (template included)
-  kContentTokenize,  // POST /tokenize {content}: llama.cpp (+ the template's overhead, measured)
-  kUsage,            // no tokenizer endpoint: calibrated from usage.prompt_tokens of probes
+  kChatTokenize,      // POST /tokenize {model, messages}: vLLM, the simulator (template included)
+  kTemplateTokenize,  // POST /apply-template, then /tokenize of its prompt: llama.cpp, exact
+  kContentTokenize,   // POST /tokenize {content}: older llama.cpp (+ the template, measured)
+  kUsage,             // no tokenizer endpoint: calibrated from usage.prompt_tokens of probes
 };
 
 const char* CountModeName(CountMode m) {
   switch (m) {
     case CountMode::kChatTokenize:
       return "tokenize";
+    case CountMode::kTemplateTokenize:
+      return "apply-template+tokenize";
     case CountMode::kContentTokenize:
       return "tokenize+template";
     case CountMode::kUsage:
@@ -65,6 +68,33 @@ std::optional<int> ContentTokenize(client::Client& c, const std::string& content
     return std::nullopt;
   }
   return static_cast<int>(j["tokens"].size());
+}
+
+// llama.cpp: the chat template applied by the server (/apply-template), then that prompt's
+// tokens with its special tokens parsed and added, as the server counts a chat's prompt. A
+// plain /tokenize of the message alone misses by a token or two where the tokenizer treats the
+// start of a text differently from the same words after the template's header.
+std::optional<int> TemplateTokenize(client::Client& c, const std::string& content,
+                                    std::chrono::milliseconds limit) {
+  const json body = {{"messages", {{{"role", "user"}, {"content", content}}}}};
+  auto r = c.Post("/apply-template", body.dump(), limit);
+  if (!r || r->status != 200) {
+    return std::nullopt;
+  }
+  json j = json::parse(r->body, nullptr, false);
+  if (!j.is_object() || !j.contains("prompt") || !j["prompt"].is_string()) {
+    return std::nullopt;
+  }
+  const json tokenize = {{"content", j["prompt"]}, {"add_special", true}, {"parse_special", true}};
+  auto t = c.Post("/tokenize", tokenize.dump(), limit);
+  if (!t || t->status != 200) {
+    return std::nullopt;
+  }
+  json tokens = json::parse(t->body, nullptr, false);
+  if (!tokens.is_object() || !tokens.contains("tokens") || !tokens["tokens"].is_array()) {
+    return std::nullopt;
+  }
+  return static_cast<int>(tokens["tokens"].size());
 }
 
 // The filler with the question inserted after `depth` of its words.
@@ -121,12 +151,14 @@ void Session::ChooseCounter() {
   if (count_mode_ >= 0) {
     return;
   }
-  // How to count: the server's chat tokenizer, its plain tokenizer plus the template's
-  // overhead measured once, or the usage of probe requests.
+  // How to count: the server's chat tokenizer, its template and plain tokenizer, its plain
+  // tokenizer plus the template's overhead measured once, or the usage of probe requests.
   CountMode mode = CountMode::kUsage;
   const std::string probe_text = "Calibration probe: " + FillerText(40, 3);
   if (ChatTokenize(client_, target_.model, probe_text, AuxLimit(kTokenizeLimit))) {
     mode = CountMode::kChatTokenize;
+  } else if (TemplateTokenize(client_, probe_text, AuxLimit(kTokenizeLimit))) {
+    mode = CountMode::kTemplateTokenize;
   } else if (auto plain = ContentTokenize(client_, probe_text, AuxLimit(kTokenizeLimit))) {
     mode = CountMode::kContentTokenize;
     client::ChatParams p;
@@ -150,6 +182,9 @@ std::optional<int> Session::CountPromptTokens(const std::string& content) {
   const auto mode = static_cast<CountMode>(count_mode_);
   if (mode == CountMode::kChatTokenize) {
     return ChatTokenize(client_, target_.model, content, AuxLimit(kTokenizeLimit));
+  }
+  if (mode == CountMode::kTemplateTokenize) {
+    return TemplateTokenize(client_, content, AuxLimit(kTokenizeLimit));
   }
   if (mode == CountMode::kContentTokenize) {
     auto n = ContentTokenize(client_, content, AuxLimit(kTokenizeLimit));

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -32,6 +33,7 @@
 #include "perf/sessions.h"
 #include "perf/shared_prefix.h"
 #include "workload/length.h"
+#include "workload/prompt.h"
 
 namespace sb::perf {
 
@@ -291,6 +293,21 @@ class Session {
   // tokenizer, and the input length asked of each; ids consecutive.
   std::vector<client::ChatCall> ReplayCalls(const ProfileOptions& options, const ReplayOptions& ro,
                                             std::vector<int>& asked_input);
+
+  // A trace request's prompt of `input` tokens whose leading blocks follow its hash ids
+  // (replay.cpp); `tokens_per_word` carries what the server's tokenizer showed from one prompt
+  // to the next. `tokens`: the count reached (kMissed), the shortest prompt (kTooShort).
+  struct BlockFit {
+    enum Outcome { kExact, kMissed, kTooShort, kUncounted };
+
+    std::string text;
+    Outcome outcome = kUncounted;
+    int tokens = -1;
+  };
+
+  BlockFit FitBlockPrompt(std::span<const std::int64_t> hash_ids, int input, int block_tokens,
+                          const workload::PromptShape& shape, std::uint64_t seed,
+                          double& tokens_per_word);
   // Adds a finished replay to the session's totals; notes a send lag p99 above late_ms.
   void TallyReplay(const ReplayTally& t, const std::vector<client::ChatResponse>& results,
                    double late_ms);

@@ -167,6 +167,68 @@ json ReplayJson(const ReplayOptions& ro, const workload::Trace& trace, const Rep
 
 }  // namespace
 
+Session::BlockFit Session::FitBlockPrompt(std::span<const std::int64_t> hash_ids, int input,
+                                          int block_tokens, const workload::PromptShape& shape,
+                                          std::uint64_t seed, double& tokens_per_word) {
+  // Exact to the server's tokenizer where it has one. A word of the block text is one token on
+  // the simulator and on large vocabularies, more on a small one: the word count is scaled by
+  // the tokens per word measured (a secant step through the template's fixed share), then the
+  // last gap is padded with one-token words after the text (its unique end: the blocks that
+  // requests share stay identical).
+  auto words_for = [&](double tpw) {
+    return shape.overhead +
+           std::max(1, static_cast<int>(std::lround((input - shape.overhead) / tpw)));
+  };
+  int target = words_for(tokens_per_word);
+  std::string best;
+  std::optional<int> best_count, fewest;
+  for (int step = 0; step < 5; ++step) {
+    std::string text = workload::BlockPromptText(hash_ids, target, block_tokens, shape, seed);
+    const auto count = CountPromptTokens(text);
+    if (!count) {
+      return {std::move(text), BlockFit::kUncounted, -1};  // as the trace's length in words
+    }
+    if (target == shape.overhead + 1) {
+      fewest = count;  // one word: the shortest prompt there is
+    }
+    if (*count <= input && (!best_count || *count > *best_count)) {
+      best = text;
+      best_count = count;
+    }
+    if (*count == input) {
+      return {std::move(text), BlockFit::kExact, *count};
+    }
+    const int words = std::max(1, target - shape.overhead);
+    if (*count > shape.overhead) {
+      tokens_per_word =
+          std::clamp(static_cast<double>(*count - shape.overhead) / words, 0.25, 16.0);
+    }
+    int next = words_for(tokens_per_word);
+    if (next == target) {
+      next += *count < input ? 1 : -1;
+    }
+    if (next < shape.overhead + 1) {
+      break;
+    }
+    target = next;
+  }
+  if (!best_count) {
+    std::string text = workload::BlockPromptText(hash_ids, target, block_tokens, shape, seed);
+    return {std::move(text), fewest ? BlockFit::kTooShort : BlockFit::kMissed, fewest.value_or(-1)};
+  }
+  for (const char* unit : {" a", " and"}) {
+    std::string padded = best;
+    for (int k = *best_count; k < input; ++k) {
+      padded += unit;
+    }
+    const auto count = CountPromptTokens(padded);
+    if (count && *count == input) {
+      return {std::move(padded), BlockFit::kExact, *count};
+    }
+  }
+  return {std::move(best), BlockFit::kMissed, *best_count};
+}
+
 std::vector<client::ChatCall> Session::ReplayCalls(const ProfileOptions& options,
                                                    const ReplayOptions& ro,
                                                    std::vector<int>& asked_input) {
@@ -184,7 +246,8 @@ std::vector<client::ChatCall> Session::ReplayCalls(const ProfileOptions& options
   std::vector<client::ChatCall> calls(n);
   asked_input.assign(n, 0);
   const std::uint64_t seed_base = next_id_;  // a distinct text after the shared blocks
-  int clamped = 0, unfitted = 0;
+  double tokens_per_word = 1.0;              // the server's, learnt from the first prompts
+  int clamped = 0, unfitted = 0, too_short = 0, shortest = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const workload::TraceRequest& t = trace.requests[i];
     int output = t.output_tokens;
@@ -202,21 +265,14 @@ std::vector<client::ChatCall> Session::ReplayCalls(const ProfileOptions& options
       p.messages = {{"user", t.prompt, ""}};
     } else {
       const std::uint64_t seed = Mix64(session_nonce_ ^ ((seed_base + i) * 0x9e37ULL));
-      int target = input;
-      std::string text;
-      // Exact to the server's tokenizer where it has one: fit at token granularity.
-      for (int step = 0; step < 4; ++step) {
-        text = workload::BlockPromptText(t.hash_ids, target, ro.block_tokens, shape, seed);
-        const auto count = CountPromptTokens(text);
-        if (!count || *count == input) {
-          unfitted += count ? 0 : 1;
-          break;
-        }
-        target += input - *count;
-        if (step == 3) {
-          ++unfitted;
-        }
+      BlockFit fit =
+          FitBlockPrompt(t.hash_ids, input, ro.block_tokens, shape, seed, tokens_per_word);
+      unfitted += fit.outcome == BlockFit::kMissed || fit.outcome == BlockFit::kUncounted ? 1 : 0;
+      if (fit.outcome == BlockFit::kTooShort) {
+        ++too_short;
+        shortest = fit.tokens;
       }
+      const std::string text = std::move(fit.text);
       p.messages = {{"user", text, ""}};
     }
     calls[i].body = client::BuildChatBody(p, target_.kind);
@@ -235,6 +291,12 @@ std::vector<client::ChatCall> Session::ReplayCalls(const ProfileOptions& options
         fmt::format("replay: {} requests did not fit the server's context ({} tokens) and were "
                     "cut to fit",
                     clamped, target_.max_model_len));
+  }
+  if (too_short > 0) {
+    Warn(
+        fmt::format("replay: {} requests ask for fewer tokens than this server's chat template "
+                    "plus one word (about {} tokens); each was sent as that shortest prompt",
+                    too_short, shortest));
   }
   if (unfitted > 0) {
     Warn(

@@ -597,6 +597,40 @@ Reply Tokenize(std::string_view body, const SimOptions& options, Vocabulary& voc
   return r;
 }
 
+Reply ApplyTemplate(std::string_view body) {
+  auto parsed = ParseJson(body);
+  if (auto* reply = std::get_if<Reply>(&parsed)) {
+    return std::move(*reply);
+  }
+  const json& j = std::get<json>(parsed);
+  const auto messages = j.is_object() ? j.find("messages") : j.end();
+  if (!j.is_object() || messages == j.end() || !messages->is_array() || messages->empty()) {
+    return BadRequest("messages: Field required (a non-empty list)");
+  }
+  std::string prompt = "^";
+  for (const json& m : *messages) {
+    if (!m.is_object() || !m.contains("role") || !m["role"].is_string() || !m.contains("content") ||
+        !m["content"].is_string()) {
+      return BadRequest(
+          "messages: each needs a role and a string content (the simulator's "
+          "/apply-template takes text only)");
+    }
+    const std::string& role = m["role"].get_ref<const std::string&>();
+    const char* mark = role == "system" || role == "developer" ? "$"
+                       : role == "user"                        ? "@"
+                       : role == "assistant"                   ? "&"
+                       : role == "tool"                        ? "%"
+                                                               : "?";
+    prompt += std::string("<") + mark + ": " + m["content"].get<std::string>() + " >";
+  }
+  prompt += "!";
+  ojson out;
+  out["prompt"] = prompt;
+  Reply r;
+  r.body = Dump(out);
+  return r;
+}
+
 Reply Detokenize(std::string_view body, const SimOptions& options, const Vocabulary& vocabulary) {
   auto parsed = ParseJson(body);
   if (auto* reply = std::get_if<Reply>(&parsed)) {

@@ -50,6 +50,11 @@ Reply Tokenize(std::string_view body, const SimOptions& options, Vocabulary& voc
 
 // POST /detokenize {model?, tokens} -> {"prompt": text, "content": text} (vLLM, llama.cpp).
 // Lossy on whitespace: tokens are joined with single spaces.
+// POST /apply-template (SimOptions::apply_template): {"prompt": text} whose tokens are the
+// chat's prompt tokens: "^" (BOS), per message "<" role ":" " " content " >", then "!" (the
+// assistant header); each marker is one token. Messages with string content only.
+Reply ApplyTemplate(std::string_view body);
+
 Reply Detokenize(std::string_view body, const SimOptions& options, const Vocabulary& vocabulary);
 
 // GET /v1/models (vLLM shape, with max_model_len).

@@ -77,6 +77,10 @@ struct SimOptions {
   // /tokenize as llama.cpp has it: plain text only (`content`, `prompt`); a `messages` body is a
   // 400, so a client must count the chat template's share itself (`--plain-tokenize`).
   bool plain_tokenize = false;
+  // POST /apply-template {messages} as llama.cpp has it: {"prompt": the chat template applied},
+  // a text whose /tokenize count (special markers included) equals the chat's prompt tokens
+  // (`--apply-template`; string contents only).
+  bool apply_template = false;
   // Prompt tokens as a small vocabulary counts them: each word cut into pieces of at most this
   // many characters (2: "because" is 4 tokens), in [0, 64]; 0 = one token per word. Answers are
   // still one token per word.

@@ -89,6 +89,8 @@ void SimServer::Impl::Dispatch(Conn& c, HttpRequest& req) {
     } else {
       reply = JsonReply(405, R"({"detail":"Method Not Allowed"})");
     }
+  } else if (path == "/apply-template" && options.apply_template) {
+    reply = post ? ApplyTemplate(req.body) : JsonReply(405, R"({"detail":"Method Not Allowed"})");
   } else if (path == "/chat/completions" || path == "/tokenize" || path == "/detokenize") {
     if (!post) {
       reply = JsonReply(405, R"({"detail":"Method Not Allowed"})");

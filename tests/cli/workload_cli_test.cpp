@@ -198,6 +198,30 @@ TEST(WorkloadCliTest, AReplayAgainstAPlainTokenizerKeepsEveryRecordOnItsTraceLin
   EXPECT_EQ(*lines.rbegin(), 20);
 }
 
+// A small vocabulary (about 3 tokens a word, as llama.cpp's 260K test model): the trace's
+// lengths are met to the token. The fitter stepped by the token difference as if a word were a
+// token, overshot, and gave up after 4 counts, 4-90 tokens off.
+TEST(WorkloadCliTest, AReplayIsExactOnASmallVocabulary) {
+  Sim sim({"--chars-per-token", "2", "--plain-tokenize", "--apply-template"});
+  ASSERT_FALSE(sim.url.empty());
+  TempDir dir;
+  const std::string trace = std::string(SB_FIXTURES_DIR) + "/workloads/mooncake-200.jsonl";
+  const ProcessResult r = RunProcess(
+      {kBin, "perf", "--endpoint", sim.url, "--profile", "replay", "--trace", trace,
+       "--max-requests", "30", "--time-scale", "0.2", "--out", (dir.path / "run").string()},
+      std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("could not be fitted"), std::string::npos) << r.err;
+  int records = 0;
+  for (const json& s : ReadJsonl(dir.path / "run" / "samples.jsonl")) {
+    if (s["profile"] == "replay") {
+      ++records;
+      EXPECT_EQ(s["input_tokens"], s["trace"]["input_tokens"]) << s.dump();
+    }
+  }
+  EXPECT_EQ(records, 30);
+}
+
 TEST(WorkloadCliTest, ABadTraceLineIsAUsageErrorNamingFileAndLine) {
   TempDir dir;
   const fs::path trace = dir.path / "bad.jsonl";
