@@ -481,6 +481,20 @@ json HistogramsJson(const PointStats& st, bool capped) {
   return hist;
 }
 
+// A rate request record's own fields: from the schedule, the slot queue, the SLO verdict.
+void AddRateFields(json& rec, const RateFacts& f, double rate_rps, bool capped, bool with_slo) {
+  rec["rate_rps"] = rate_rps;
+  rec["schedule_lag_ms"] = Ms(f.lag_ns);
+  rec["ttft_from_scheduled_ms"] = f.ttft_sched_ns ? json(Ms(*f.ttft_sched_ns)) : json(nullptr);
+  rec["e2e_from_scheduled_ms"] = f.e2e_sched_ns ? json(Ms(*f.e2e_sched_ns)) : json(nullptr);
+  if (capped) {
+    rec["client_queue_ms"] = Ms(f.queue_ns);
+  }
+  if (with_slo) {
+    rec["good"] = f.good;
+  }
+}
+
 // Where one point stands, for the progress line.
 std::string ProgressLine(const PointStats& st, const std::string& phase, double rate_rps,
                          std::size_t n, bool with_slo) {
@@ -668,16 +682,7 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
       return;  // not one of this point's calls (never: ids are consecutive above)
     }
     json rec = Record(r, "rate", fmt::format("{} #{}", label_prefix, i + 1), false);
-    rec["rate_rps"] = rate_rps;
-    rec["schedule_lag_ms"] = Ms(f.lag_ns);
-    rec["ttft_from_scheduled_ms"] = f.ttft_sched_ns ? json(Ms(*f.ttft_sched_ns)) : json(nullptr);
-    rec["e2e_from_scheduled_ms"] = f.e2e_sched_ns ? json(Ms(*f.e2e_sched_ns)) : json(nullptr);
-    if (capped) {
-      rec["client_queue_ms"] = Ms(f.queue_ns);
-    }
-    if (!ro.slo.empty()) {
-      rec["good"] = f.good;
-    }
+    AddRateFields(rec, f, rate_rps, capped, !ro.slo.empty());
     if (on_sample_) {
       on_sample_(rec);
     }

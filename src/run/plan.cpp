@@ -187,17 +187,10 @@ static Result<void> MakeLoadImages(perf::ImageLoad& images) {
   return {};
 }
 
-Result<void> CheckPlan(Plan& c, const scaleout::EnvLookup& env) {
-  if (auto mode = ParseProgressMode(c.progress, false); !mode) {
-    return mode.error();
-  }
-  for (const auto& p : c.profiles) {
-    const ProfileSpec* spec = FindProfile(p);
-    if (spec == nullptr || spec->name != p) {
-      return MakeError(ErrorCode::kUsage,
-                       fmt::format("unknown profile '{}' (available: {})", p, ProfileNameList()));
-    }
-  }
+namespace {
+
+// The numbers the speed profiles take (--tokens, --levels, --requests, --late-ms, ...).
+Result<void> CheckProfileNumbers(Plan& c) {
   auto positive = [](const std::vector<int>& v) {
     return std::all_of(v.begin(), v.end(), [](int x) { return x > 0; });
   };
@@ -244,12 +237,13 @@ Result<void> CheckPlan(Plan& c, const scaleout::EnvLookup& env) {
   if (c.profile.warmup < 0) {
     return usage(fmt::format("--warmup must be 0 or more (got {})", c.profile.warmup));
   }
-  if (auto ok = CheckResourceArgs(c.resources); !ok) {
-    return ok;
-  }
-  if (auto ok = CheckLimits(c); !ok) {
-    return ok.error();
-  }
+  return {};
+}
+
+// What the run's requests carry from the target options: thinking, temperature, time limits,
+// retries, I/O threads and TLS.
+Result<void> ApplyRequestOptions(Plan& c) {
+  auto usage = [](std::string text) { return MakeError(ErrorCode::kUsage, std::move(text)); };
   if (c.thinking == "on") {
     c.profile.enable_thinking = true;
   } else if (c.thinking == "off") {
@@ -270,16 +264,13 @@ Result<void> CheckPlan(Plan& c, const scaleout::EnvLookup& env) {
   if (!c.target.ca_cert.empty() && c.target.insecure) {
     return usage("give either --ca-cert or --insecure, not both");
   }
-  if (!c.start_at.empty()) {
-    auto at = scaleout::ParseStartAt(c.start_at);
-    if (!at) {
-      return at.error();
-    }
-    c.start_at_time = at.value();
-  }
-  if (auto ok = ResolveShard(c, env); !ok) {
-    return ok;
-  }
+  return {};
+}
+
+// Reads what the chosen profiles load before the first request (trace, images, session file,
+// dataset), so a bad line stops the run before anything is sent; checks the rate options and
+// gives the profiles that open more connections a way to make them.
+Result<void> LoadWorkloads(Plan& c) {
   if (std::find(c.profiles.begin(), c.profiles.end(), "replay") != c.profiles.end()) {
     // The trace is read now: a bad line stops the run before anything is sent.
     if (auto ok = perf::PrepareReplay(c.profile.replay); !ok) {
@@ -319,6 +310,44 @@ Result<void> CheckPlan(Plan& c, const scaleout::EnvLookup& env) {
     };
   }
   return {};
+}
+
+}  // namespace
+
+Result<void> CheckPlan(Plan& c, const scaleout::EnvLookup& env) {
+  if (auto mode = ParseProgressMode(c.progress, false); !mode) {
+    return mode.error();
+  }
+  for (const auto& p : c.profiles) {
+    const ProfileSpec* spec = FindProfile(p);
+    if (spec == nullptr || spec->name != p) {
+      return MakeError(ErrorCode::kUsage,
+                       fmt::format("unknown profile '{}' (available: {})", p, ProfileNameList()));
+    }
+  }
+  if (auto ok = CheckProfileNumbers(c); !ok) {
+    return ok;
+  }
+  if (auto ok = CheckResourceArgs(c.resources); !ok) {
+    return ok;
+  }
+  if (auto ok = CheckLimits(c); !ok) {
+    return ok.error();
+  }
+  if (auto ok = ApplyRequestOptions(c); !ok) {
+    return ok;
+  }
+  if (!c.start_at.empty()) {
+    auto at = scaleout::ParseStartAt(c.start_at);
+    if (!at) {
+      return at.error();
+    }
+    c.start_at_time = at.value();
+  }
+  if (auto ok = ResolveShard(c, env); !ok) {
+    return ok;
+  }
+  return LoadWorkloads(c);
 }
 
 // "90", "90s", "45m", "2h", "1.5h" -> seconds; kUsage error naming the flag otherwise.
