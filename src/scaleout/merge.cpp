@@ -12,6 +12,7 @@
 
 #include "core/clock.h"
 #include "perf/histogram.h"
+#include "perf/request_classes.h"
 #include "report/html.h"
 #include "report/markdown.h"
 #include "report/run_dir.h"
@@ -271,6 +272,9 @@ Result<json> MergePoint(const std::vector<const json*>& points, std::size_t inde
                        {"client_bound", client_bound},
                        {"reasons", reasons}};
   out["requests"] = std::move(requests);
+  // Per class and cache outcome over every shard's requests. A shard's server_metrics window
+  // counted the whole server (all shards), so none of them is the merged load's: left out.
+  perf::AddRequestClasses(out);
   json merged_hist = {{"unit", "ns"}};
   for (const auto& [name, hh] : *hist) {
     merged_hist[name] = hh.ToJson();

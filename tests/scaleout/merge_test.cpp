@@ -61,7 +61,11 @@ json MakeShard(int index, int count, int n, std::mt19937_64& rng,
                      {"output_tokens", 16 * (n - index)},
                      {"goodput", {{"good", std::max(0, n - index - 1)}}},
                      {"self_check", {{"client_bound", index == 3}, {"reasons", {"slow"}}}},
-                     {"requests", json::array({{{"status", "ok"}}})},
+                     {"requests", json::array({{{"status", "ok"},
+                                                {"class", "synthetic"},
+                                                {"ttft_ms", 10.0 * (index + 1)},
+                                                {"input_tokens", 100},
+                                                {"cached_tokens", 10 * index}}})},
                      {"histograms", hist}});
   }
   return {{"status", "complete"},
@@ -123,6 +127,13 @@ TEST(MergeTest, PercentilesAreExactlyThoseOfTheUnionOfSamples) {
     EXPECT_EQ(p["self_check"]["client_bound"], true);  // one shard was
     EXPECT_EQ(p["requests"].size(), 4u);
     EXPECT_EQ(p["requests"][3]["shard"], 3);
+    // Classes and the cached share over every shard's request records.
+    ASSERT_TRUE(p["classes"].is_array());
+    EXPECT_EQ(p["classes"][0]["class"], "cache hit");  // shards 1-3 cached 10, 20, 30
+    EXPECT_EQ(p["classes"][0]["count"], 3);
+    EXPECT_EQ(p["cache"]["cached_tokens"], 60);
+    EXPECT_EQ(p["cache"]["prompt_tokens"], 400);
+    EXPECT_EQ(p["cache"]["ttft_uncached_ms"]["n"], 1);
   }
   EXPECT_EQ(m["summary"]["requests"], 2 * (397 + 1 + 250 + 1024));
   EXPECT_EQ(m["summary"]["failed_requests"], 2 * (0 + 1 + 2 + 3));
