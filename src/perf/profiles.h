@@ -169,7 +169,9 @@ struct BatchLimits {
   bool preconnect = false;
 };
 
-struct TurnFact;  // sessions_summary.h
+struct TurnFact;       // sessions_summary.h
+struct SessionsTally;  // sessions_summary.h
+struct Finished;       // a finished sessions request (sessions_run.cpp)
 
 class Session {
  public:
@@ -279,6 +281,10 @@ class Session {
   nlohmann::json SessionsRecord(const client::ChatResponse& r, const std::string& label, int turn,
                                 int tool_round, int user_tokens, double think_ms,
                                 std::size_t session, TurnFact& fact) const;
+  // One finished sessions request: its record (to `records` and the sample sink) and its share
+  // of `t`; true when the server is gone (the run halts).
+  bool TakeSessionsTurn(const Finished& f, const std::vector<SessionScript>& scripts,
+                        SessionsTally& t, nlohmann::json& records);
   nlohmann::json RatePoint(const ProfileOptions& options, double rate_rps,
                            const std::string& phase);
   // A rate point's calls, bodies built and ids consecutive (rate.cpp).

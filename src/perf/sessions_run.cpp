@@ -24,6 +24,17 @@ namespace sb::perf {
 
 using nlohmann::json;
 
+// A finished request of a session, or the session's end, on its way to the calling thread.
+struct Finished {
+  std::size_t session = 0;
+  int turn = 0, tool_round = 0, user_tokens = -1;
+  int images = 0;             // images in the request's messages (the whole history's)
+  long long image_bytes = 0;  // their bytes (decoded from the data: URLs)
+  double think_ms = 0;        // waited before this request
+  client::ChatResponse r;
+  std::optional<SessionFact> end;
+};
+
 namespace {
 
 // The first session starts this long after every script is ready.
@@ -40,17 +51,6 @@ SteadyTime FromNanos(std::int64_t ns) {
 double Ms(std::int64_t ns) {
   return static_cast<double>(ns) / 1e6;
 }
-
-// A finished request of a session, or the session's end, on its way to the calling thread.
-struct Finished {
-  std::size_t session = 0;
-  int turn = 0, tool_round = 0, user_tokens = -1;
-  int images = 0;             // images in the request's messages (the whole history's)
-  long long image_bytes = 0;  // their bytes (decoded from the data: URLs)
-  double think_ms = 0;        // waited before this request
-  client::ChatResponse r;
-  std::optional<SessionFact> end;
-};
 
 struct Mailbox {
   std::mutex mu;
@@ -257,6 +257,38 @@ json Session::SessionsRecord(const client::ChatResponse& r, const std::string& l
   return rec;
 }
 
+bool Session::TakeSessionsTurn(const Finished& f, const std::vector<SessionScript>& scripts,
+                               SessionsTally& t, json& records) {
+  const client::ChatResponse& r = f.r;
+  if (r.send_ns == 0 && r.outcome == client::Outcome::kCancelled) {
+    return false;  // never sent
+  }
+  ObserveResponse(r);
+  TurnFact fact;
+  json rec = SessionsRecord(r, scripts[f.session].label, f.turn, f.tool_round, f.user_tokens,
+                            f.think_ms, f.session, fact);
+  if (f.images > 0) {  // what this request carried: every image of its history
+    rec["images"] = f.images;
+    rec["image_bytes"] = f.image_bytes;
+  }
+  ++t.sent;
+  t.replayed = t.replayed || r.replayed;
+  if (fact.ok) {
+    ++t.ok;
+    t.tokens += std::max(0, fact.completion_tokens);
+    t.ok_first = std::min(t.ok_first, r.send_ns);
+    t.ok_last = std::max(t.ok_last, r.events.empty() ? r.done_ns : r.events.back().t_ns);
+  } else {
+    ++t.failed;
+  }
+  if (on_sample_) {
+    on_sample_(rec);
+  }
+  t.turns.push_back(std::move(fact));
+  records.push_back(std::move(rec));
+  return Halted();
+}
+
 json Session::Sessions(const ProfileOptions& options) {
   ProfileOptions po = options;
   SessionsOptions& so = po.sessions;
@@ -336,36 +368,9 @@ json Session::Sessions(const ProfileOptions& options) {
           t.ended.push_back(std::move(*f.end));
           continue;
         }
-        const client::ChatResponse& r = f.r;
-        if (r.send_ns == 0 && r.outcome == client::Outcome::kCancelled) {
-          continue;  // never sent
-        }
-        ObserveResponse(r);
-        if (Halted()) {
+        if (TakeSessionsTurn(f, scripts, t, records)) {
           halt = true;
         }
-        TurnFact fact;
-        json rec = SessionsRecord(r, scripts[f.session].label, f.turn, f.tool_round, f.user_tokens,
-                                  f.think_ms, f.session, fact);
-        if (f.images > 0) {  // what this request carried: every image of its history
-          rec["images"] = f.images;
-          rec["image_bytes"] = f.image_bytes;
-        }
-        ++t.sent;
-        t.replayed = t.replayed || r.replayed;
-        if (fact.ok) {
-          ++t.ok;
-          t.tokens += std::max(0, fact.completion_tokens);
-          t.ok_first = std::min(t.ok_first, r.send_ns);
-          t.ok_last = std::max(t.ok_last, r.events.empty() ? r.done_ns : r.events.back().t_ns);
-        } else {
-          ++t.failed;
-        }
-        if (on_sample_) {
-          on_sample_(rec);
-        }
-        t.turns.push_back(std::move(fact));
-        records.push_back(std::move(rec));
       }
     }
   }  // joins the slots
