@@ -165,46 +165,8 @@ std::string PassCell(int pass, std::size_t total) {
 
 // ---- Sections --------------------------------------------------------------------------------
 
-void RenderHeader(const json& r, std::string& out) {
-  std::string model = StringAt(r, {"target", "model"}).value_or("unknown model");
-  out += fmt::format("# servebench report: {}\n\n", Text(model));
-  out += "Target: " + Text(DescribeTarget(r));
-  if (auto len = NumberAt(r, {"target", "max_model_len"})) {
-    out += fmt::format("; max model length {} tokens", FormatCount(len));
-  }
-  out += ".\n\n";
-  std::vector<std::string> run;
-  auto started = StringAt(r, {"started_at"});
-  auto finished = StringAt(r, {"finished_at"});
-  if (started) {
-    run.push_back(finished ? fmt::format("{} to {}", Text(*started), Text(*finished))
-                           : fmt::format("started {}", Text(*started)));
-  }
-  if (auto command = StringAt(r, {"command"})) {
-    run.push_back("`" + Text(*command) + "`");
-  }
-  if (auto version = StringAt(r, {"tool", "version"})) {
-    run.push_back("servebench " + Text(*version));
-  }
-  if (!run.empty()) {
-    out += fmt::format("Run: {}\n\n", fmt::join(run, " · "));
-  }
-  if (const json* labels = Find(r, {"labels"}); labels != nullptr && labels->is_object()) {
-    std::vector<std::string> parts;
-    if (auto label = StringAt(*labels, {"label"}); label && !label->empty()) {
-      parts.push_back("**" + Text(*label) + "**");
-    }
-    if (const json* tags = Find(*labels, {"tags"}); tags != nullptr && tags->is_object()) {
-      for (const auto& [k, v] : tags->items()) {
-        if (v.is_string()) {
-          parts.push_back("`" + Text(k + "=" + v.get<std::string>()) + "`");
-        }
-      }
-    }
-    if (!parts.empty()) {
-      out += fmt::format("Label: {}\n\n", fmt::join(parts, " · "));
-    }
-  }
+// A merged run's shards (servebench merge, docs/scale-out.md), and a server servebench started.
+void RenderShardsAndServer(const json& r, std::string& out) {
   // A merged run (servebench merge, docs/scale-out.md): how many shards and their clocks.
   if (const json* sh = Find(r, {"shards"}); sh != nullptr && sh->is_object()) {
     const auto count = NumberAt(*sh, {"count"});
@@ -250,6 +212,10 @@ void RenderHeader(const json& r, std::string& out) {
     }
     out += line + ".\n\n";
   }
+}
+
+// The run's status when it is not complete, and what --resume replayed.
+void RenderStatus(const json& r, std::string& out) {
   std::string status = StringAt(r, {"status"}).value_or("complete");
   const std::string reason = StringAt(r, {"stop_reason"}).value_or("");
   const std::string why = reason.empty() ? "" : " Reason: " + Text(reason) + ".";
@@ -289,6 +255,50 @@ void RenderHeader(const json& r, std::string& out) {
                               : std::string())
             : std::string());
   }
+}
+
+void RenderHeader(const json& r, std::string& out) {
+  std::string model = StringAt(r, {"target", "model"}).value_or("unknown model");
+  out += fmt::format("# servebench report: {}\n\n", Text(model));
+  out += "Target: " + Text(DescribeTarget(r));
+  if (auto len = NumberAt(r, {"target", "max_model_len"})) {
+    out += fmt::format("; max model length {} tokens", FormatCount(len));
+  }
+  out += ".\n\n";
+  std::vector<std::string> run;
+  auto started = StringAt(r, {"started_at"});
+  auto finished = StringAt(r, {"finished_at"});
+  if (started) {
+    run.push_back(finished ? fmt::format("{} to {}", Text(*started), Text(*finished))
+                           : fmt::format("started {}", Text(*started)));
+  }
+  if (auto command = StringAt(r, {"command"})) {
+    run.push_back("`" + Text(*command) + "`");
+  }
+  if (auto version = StringAt(r, {"tool", "version"})) {
+    run.push_back("servebench " + Text(*version));
+  }
+  if (!run.empty()) {
+    out += fmt::format("Run: {}\n\n", fmt::join(run, " · "));
+  }
+  if (const json* labels = Find(r, {"labels"}); labels != nullptr && labels->is_object()) {
+    std::vector<std::string> parts;
+    if (auto label = StringAt(*labels, {"label"}); label && !label->empty()) {
+      parts.push_back("**" + Text(*label) + "**");
+    }
+    if (const json* tags = Find(*labels, {"tags"}); tags != nullptr && tags->is_object()) {
+      for (const auto& [k, v] : tags->items()) {
+        if (v.is_string()) {
+          parts.push_back("`" + Text(k + "=" + v.get<std::string>()) + "`");
+        }
+      }
+    }
+    if (!parts.empty()) {
+      out += fmt::format("Label: {}\n\n", fmt::join(parts, " · "));
+    }
+  }
+  RenderShardsAndServer(r, out);
+  RenderStatus(r, out);
 }
 
 void RenderWarnings(const json& r, std::string& out) {
