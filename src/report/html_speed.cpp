@@ -211,6 +211,71 @@ std::string Context(const json& ctx, int& charts) {
 
 // Rate: TTFT (from the scheduled send) and ITL percentiles vs offered rate, the SLO lines;
 // throughput and goodput vs offered rate.
+// Throughput and goodput against the offered rate; `has_goodput` says whether any point has one.
+XYChart RateGoodputChart(const std::vector<const json*>& points, const Axis& x, bool& has_goodput) {
+  XYChart g;
+  g.id = "rate-goodput";
+  g.title = "Throughput and goodput vs offered rate";
+  g.x = x;
+  g.y = Axis{.label = "Requests", .unit = "req/s", .decimals = 2};
+  Series thr{.name = "throughput", .points = {}, .css = "c0"};
+  Series good{.name = "goodput", .points = {}, .css = "c2"};
+  for (const json* p : points) {
+    auto rx = NumberAt(*p, {"offered_rate_rps"});
+    if (!rx) {
+      continue;
+    }
+    if (auto v = NumberAt(*p, {"throughput_rps"})) {
+      thr.points.push_back(Point{*rx, *v, ""});
+    }
+    if (auto v = NumberAt(*p, {"goodput", "goodput_rps"})) {
+      good.points.push_back(Point{*rx, *v, ""});
+    }
+  }
+  g.series.push_back(std::move(thr));
+  // Read before the move below: a moved-from vector's emptiness says nothing.
+  has_goodput = !good.points.empty();
+  if (has_goodput) {
+    g.series.push_back(std::move(good));
+  }
+  return g;
+}
+
+// The lines above the rate charts: the rate asked for beside the rate offered, and the rate
+// search's answer, as report.md gives them.
+std::string RateNotes(const json& rate, const std::vector<const json*>& points) {
+  // The x axis is the rate each point achieved; the rate asked for goes beside it, as in
+  // report.md's Rate | Offered columns (a short Poisson draw can offer 20% above the nominal).
+  std::vector<std::string> asked;
+  for (const json* p : points) {
+    auto nominal = NumberAt(*p, {"rate_rps"});
+    auto offered = NumberAt(*p, {"offered_rate_rps"});
+    if (nominal && offered) {
+      asked.push_back(
+          fmt::format("<span data-nominal-rps=\"{}\" data-offered-rps=\"{}\">{} "
+                      "&rarr; {}</span>",
+                      *nominal, *offered, FixedGrouped(*nominal, 2), FixedGrouped(*offered, 2)));
+    }
+  }
+  std::string offered_line =
+      asked.empty() ? std::string()
+                    : fmt::format(
+                          "<p class=\"offered\">Offered rate on the x axes is the rate "
+                          "each point achieved; asked &rarr; offered, req/s: {}.</p>\n",
+                          fmt::join(asked, ", "));
+  // The rate search's answer, as report.md gives it, above its charts.
+  std::string search;
+  if (Find(rate, {"search", "points"}) != nullptr) {
+    auto best = NumberAt(rate, {"search", "best_rps"});
+    search = fmt::format(
+        "<p class=\"search\" data-best-rps=\"{}\">Highest rate meeting the SLOs: "
+        "<strong>{}</strong> req/s ({}).</p>\n",
+        best ? fmt::format("{}", *best) : "", best ? FormatFixed1(*best) : std::string(kMissing),
+        XmlEscape(StringAt(rate, {"search", "result"}).value_or("?")));
+  }
+  return search + offered_line;
+}
+
 std::string Rate(const json& rate, int& charts) {
   std::vector<const json*> points = ArrayAt(rate, {"rates"});
   for (const json* p : ArrayAt(rate, {"search", "points"})) {
@@ -268,66 +333,14 @@ std::string Rate(const json& rate, int& charts) {
     e2e.refs.push_back(RefLine{
         .name = "slo", .y = *slo, .label = fmt::format("E2E objective {} ms", FormatMs(slo))});
   }
-  XYChart g;
-  g.id = "rate-goodput";
-  g.title = "Throughput and goodput vs offered rate";
-  g.x = x;
-  g.y = Axis{.label = "Requests", .unit = "req/s", .decimals = 2};
-  Series thr{.name = "throughput", .points = {}, .css = "c0"};
-  Series good{.name = "goodput", .points = {}, .css = "c2"};
-  for (const json* p : points) {
-    auto rx = NumberAt(*p, {"offered_rate_rps"});
-    if (!rx) {
-      continue;
-    }
-    if (auto v = NumberAt(*p, {"throughput_rps"})) {
-      thr.points.push_back(Point{*rx, *v, ""});
-    }
-    if (auto v = NumberAt(*p, {"goodput", "goodput_rps"})) {
-      good.points.push_back(Point{*rx, *v, ""});
-    }
-  }
-  g.series.push_back(std::move(thr));
-  // Read before the move below: a moved-from vector's emptiness says nothing.
-  const bool has_goodput = !good.points.empty();
-  if (has_goodput) {
-    g.series.push_back(std::move(good));
-  }
+  bool has_goodput = false;
+  XYChart g = RateGoodputChart(points, x, has_goodput);
   if (points.empty()) {
     return "";
   }
   charts += 5;
-  // The x axis is the rate each point achieved; the rate asked for goes beside it, as in
-  // report.md's Rate | Offered columns (a short Poisson draw can offer 20% above the nominal).
-  std::vector<std::string> asked;
-  for (const json* p : points) {
-    auto nominal = NumberAt(*p, {"rate_rps"});
-    auto offered = NumberAt(*p, {"offered_rate_rps"});
-    if (nominal && offered) {
-      asked.push_back(
-          fmt::format("<span data-nominal-rps=\"{}\" data-offered-rps=\"{}\">{} "
-                      "&rarr; {}</span>",
-                      *nominal, *offered, FixedGrouped(*nominal, 2), FixedGrouped(*offered, 2)));
-    }
-  }
-  std::string offered_line =
-      asked.empty() ? std::string()
-                    : fmt::format(
-                          "<p class=\"offered\">Offered rate on the x axes is the rate "
-                          "each point achieved; asked &rarr; offered, req/s: {}.</p>\n",
-                          fmt::join(asked, ", "));
-  // The rate search's answer, as report.md gives it, above its charts.
-  std::string search;
-  if (Find(rate, {"search", "points"}) != nullptr) {
-    auto best = NumberAt(rate, {"search", "best_rps"});
-    search = fmt::format(
-        "<p class=\"search\" data-best-rps=\"{}\">Highest rate meeting the SLOs: "
-        "<strong>{}</strong> req/s ({}).</p>\n",
-        best ? fmt::format("{}", *best) : "", best ? FormatFixed1(*best) : std::string(kMissing),
-        XmlEscape(StringAt(rate, {"search", "result"}).value_or("?")));
-  }
   return Section("Open-loop load",
-                 search + offered_line +
+                 RateNotes(rate, points) +
                      Figure(t,
                             "Latency counted from the scheduled send (no coordinated omission); "
                             "percentiles over successful requests.") +
