@@ -402,6 +402,17 @@ void Session::EndWindow(const ServerCounters& before, std::size_t sent) {
   }
 }
 
+void Session::AddToTotals(long long sent, long long failed, long long ok, long long tokens,
+                          std::int64_t ok_first_send, std::int64_t ok_last_token, bool replayed) {
+  requests_ += sent;
+  failed_ += failed;
+  completion_tokens_ += tokens;
+  if (ok > 0 && ok_last_token > ok_first_send) {
+    wall_time_s_ += static_cast<double>(ok_last_token - ok_first_send) / 1e9;
+  }
+  ObserveWindow(ok > 0 ? ok_first_send : 0, ok_last_token, tokens, replayed);
+}
+
 void Session::AttachCacheWindow(json& row) const {
   if (!last_cache_window_ || !row.contains("cache") || !row["cache"].is_object()) {
     return;

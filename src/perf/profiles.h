@@ -291,6 +291,10 @@ class Session {
   std::vector<client::ChatCall> RateCalls(const ProfileOptions& options, std::size_t n);
   // When a rate point's schedule starts: shortly from now, or --start-at for a shard's first.
   std::int64_t PointStart(const RateOptions& ro);
+  // Adds a measured batch to the session's totals (results.json summary; its wall time runs
+  // from the first successful send to the last token) and observes its resources window.
+  void AddToTotals(long long sent, long long failed, long long ok, long long tokens,
+                   std::int64_t ok_first_send, std::int64_t ok_last_token, bool replayed);
   // Adds a finished rate point to the session's totals, says whether the server is gone, and
   // warns about estimated counts and answers of another length than `tokens`.
   void TallyPoint(const PointStats& st, const std::vector<client::ChatResponse>& results,

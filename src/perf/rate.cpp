@@ -478,15 +478,8 @@ std::int64_t Session::PointStart(const RateOptions& ro) {
 
 void Session::TallyPoint(const PointStats& st, const std::vector<client::ChatResponse>& results,
                          bool wrong_length, int tokens) {
-  // Session totals (results.json summary): one batch in flight from first send to last token.
-  requests_ += st.sent;
-  failed_ += st.failed;
-  completion_tokens_ += st.tokens;
-  if (st.ok > 0 && st.ok_last_token > st.ok_first_send) {
-    wall_time_s_ += static_cast<double>(st.ok_last_token - st.ok_first_send) / 1e9;
-  }
-  ObserveWindow(st.ok > 0 ? st.ok_first_send : 0, st.ok_last_token, st.tokens,
-                !results.empty() && results.front().replayed);
+  AddToTotals(st.sent, st.failed, st.ok, st.tokens, st.ok_first_send, st.ok_last_token,
+              !results.empty() && results.front().replayed);
   // As Execute does: a server that answers nothing (refused, frozen) is gone; stop sending. A
   // point where some requests succeeded shows a live server, whatever the others did.
   if (st.ok == 0) {

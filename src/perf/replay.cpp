@@ -409,14 +409,8 @@ json Session::Replay(const ProfileOptions& options) {
 
 void Session::TallyReplay(const ReplayTally& t, const std::vector<client::ChatResponse>& results,
                           double late_ms) {
-  requests_ += t.sent;
-  failed_ += t.failed;
-  completion_tokens_ += t.tokens;
-  if (t.ok > 0 && t.ok_last > t.ok_first) {
-    wall_time_s_ += static_cast<double>(t.ok_last - t.ok_first) / 1e9;
-  }
-  ObserveWindow(t.ok > 0 ? t.ok_first : 0, t.ok_last, t.tokens,
-                !results.empty() && results.front().replayed);
+  AddToTotals(t.sent, t.failed, t.ok, t.tokens, t.ok_first, t.ok_last,
+              !results.empty() && results.front().replayed);
   if (t.ok == 0) {
     for (const auto& r : results) {
       ObserveResponse(r);

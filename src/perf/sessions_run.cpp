@@ -374,13 +374,7 @@ json Session::Sessions(const ProfileOptions& options) {
       }
     }
   }  // joins the slots
-  requests_ += t.sent;
-  failed_ += t.failed;
-  completion_tokens_ += t.tokens;
-  if (t.ok > 0 && t.ok_last > t.ok_first) {
-    wall_time_s_ += static_cast<double>(t.ok_last - t.ok_first) / 1e9;
-  }
-  ObserveWindow(t.ok > 0 ? t.ok_first : 0, t.ok_last, t.tokens, t.replayed);
+  AddToTotals(t.sent, t.failed, t.ok, t.tokens, t.ok_first, t.ok_last, t.replayed);
   json out = SessionsJson(so, n, scripts.empty() ? -1 : scripts.front().system_tokens, t,
                           std::move(records), options.gpus);
   AttachResources(out);
