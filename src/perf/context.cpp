@@ -42,32 +42,42 @@ const char* CountModeName(CountMode m) {
   return "?";
 }
 
-std::optional<int> ChatTokenize(client::Client& c, const std::string& model,
-                                const std::string& content, std::chrono::milliseconds limit) {
-  json body = {{"model", model}, {"messages", {{{"role", "user"}, {"content", content}}}}};
-  auto r = c.Post("/tokenize", body.dump(), limit);
+// POST `body` to `path`; the answer's JSON object, or nullopt on any failure.
+std::optional<json> PostForObject(client::Client& c, const std::string& path, const json& body,
+                                  std::chrono::milliseconds limit) {
+  auto r = c.Post(path, body.dump(), limit);
   if (!r || r->status != 200) {
     return std::nullopt;
   }
   json j = json::parse(r->body, nullptr, false);
-  if (!j.is_object() || !j.contains("count") || !j["count"].is_number_integer()) {
+  if (!j.is_object()) {
     return std::nullopt;
   }
-  return j["count"].get<int>();
+  return j;
+}
+
+// The length of a llama.cpp /tokenize answer's "tokens" list.
+std::optional<int> TokensCount(const std::optional<json>& j) {
+  if (!j || !j->contains("tokens") || !(*j)["tokens"].is_array()) {
+    return std::nullopt;
+  }
+  return static_cast<int>((*j)["tokens"].size());
+}
+
+std::optional<int> ChatTokenize(client::Client& c, const std::string& model,
+                                const std::string& content, std::chrono::milliseconds limit) {
+  const json body = {{"model", model}, {"messages", {{{"role", "user"}, {"content", content}}}}};
+  const auto j = PostForObject(c, "/tokenize", body, limit);
+  if (!j || !j->contains("count") || !(*j)["count"].is_number_integer()) {
+    return std::nullopt;
+  }
+  return (*j)["count"].get<int>();
 }
 
 std::optional<int> ContentTokenize(client::Client& c, const std::string& content,
                                    std::chrono::milliseconds limit) {
-  json body = {{"content", content}, {"add_special", false}};
-  auto r = c.Post("/tokenize", body.dump(), limit);
-  if (!r || r->status != 200) {
-    return std::nullopt;
-  }
-  json j = json::parse(r->body, nullptr, false);
-  if (!j.is_object() || !j.contains("tokens") || !j["tokens"].is_array()) {
-    return std::nullopt;
-  }
-  return static_cast<int>(j["tokens"].size());
+  return TokensCount(
+      PostForObject(c, "/tokenize", {{"content", content}, {"add_special", false}}, limit));
 }
 
 // llama.cpp: the chat template applied by the server (/apply-template), then that prompt's
@@ -77,24 +87,13 @@ std::optional<int> ContentTokenize(client::Client& c, const std::string& content
 std::optional<int> TemplateTokenize(client::Client& c, const std::string& content,
                                     std::chrono::milliseconds limit) {
   const json body = {{"messages", {{{"role", "user"}, {"content", content}}}}};
-  auto r = c.Post("/apply-template", body.dump(), limit);
-  if (!r || r->status != 200) {
+  const auto j = PostForObject(c, "/apply-template", body, limit);
+  if (!j || !j->contains("prompt") || !(*j)["prompt"].is_string()) {
     return std::nullopt;
   }
-  json j = json::parse(r->body, nullptr, false);
-  if (!j.is_object() || !j.contains("prompt") || !j["prompt"].is_string()) {
-    return std::nullopt;
-  }
-  const json tokenize = {{"content", j["prompt"]}, {"add_special", true}, {"parse_special", true}};
-  auto t = c.Post("/tokenize", tokenize.dump(), limit);
-  if (!t || t->status != 200) {
-    return std::nullopt;
-  }
-  json tokens = json::parse(t->body, nullptr, false);
-  if (!tokens.is_object() || !tokens.contains("tokens") || !tokens["tokens"].is_array()) {
-    return std::nullopt;
-  }
-  return static_cast<int>(tokens["tokens"].size());
+  return TokensCount(PostForObject(
+      c, "/tokenize", {{"content", (*j)["prompt"]}, {"add_special", true}, {"parse_special", true}},
+      limit));
 }
 
 // The filler with the question inserted after `depth` of its words.
