@@ -404,6 +404,53 @@ TEST(SharedPrefixCliTest, PrefixesAreExactOnASmallVocabularyBehindAPlainTokenize
   }
 }
 
+// The drawn lengths of the two tests below, and their check: a concurrency level of 8 requests
+// whose --input-tokens are drawn from these lengths (with `profiles`, `extra` arguments); every
+// measured request's prompt is one of them, to the token, with no --input-tokens warning.
+const std::set<long long> kDrawnLengths = {298, 336, 349, 537};
+
+void ExpectDrawnLengthsExact(const TempDir& dir, const std::string& url,
+                             const std::string& profiles, std::vector<std::string> extra = {}) {
+  const fs::path lengths = dir.path() / "lengths.txt";
+  {
+    std::ofstream out(lengths);
+    for (const long long n : kDrawnLengths) {
+      out << n << "\n";
+    }
+  }
+  const fs::path run = dir.path() / "run";
+  std::vector<std::string> args = {kBin,
+                                   "perf",
+                                   "--endpoint",
+                                   url,
+                                   "--profile",
+                                   profiles,
+                                   "--levels",
+                                   "2",
+                                   "--requests",
+                                   "8",
+                                   "--tokens",
+                                   "4",
+                                   "--input-tokens",
+                                   "file:" + lengths.string(),
+                                   "--out",
+                                   run.string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const ProcessResult r = RunProcess(args, std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int measured = 0;
+  for (const json& s : sb::testing::ReadJsonl(run / "samples.jsonl")) {
+    if (s["profile"] == "concurrency" && !s.contains("warmup")) {
+      ++measured;
+      EXPECT_EQ(kDrawnLengths.count(s["input_tokens"].get<long long>()), 1u) << s.dump();
+    }
+  }
+  EXPECT_EQ(measured, 8);
+  for (const json& w : ReadResults(run)["warnings"]) {
+    EXPECT_EQ(w.get<std::string>().find("--input-tokens"), std::string::npos) << w;
+  }
+}
+
 // The same small vocabulary for whole prompts: a drawn --input-tokens length is met to the token.
 // The filler's last gap used to be padded with " and", two tokens there, so each prompt missed
 // by 1-2 tokens (298 asked, 299 sent; 349 asked, 347 sent).
@@ -411,32 +458,7 @@ TEST(DatasetCliTest, DrawnPromptLengthsAreExactOnASmallVocabulary) {
   TempDir dir;
   SimChild sim({"--ttft-ms", "2", "--itl-ms", "0.5", "--chars-per-token", "2"});
   ASSERT_FALSE(sim.url().empty());
-  const std::set<long long> asked = {298, 336, 349, 537};
-  const fs::path lengths = dir.path() / "lengths.txt";
-  {
-    std::ofstream out(lengths);
-    for (const long long n : asked) {
-      out << n << "\n";
-    }
-  }
-  const fs::path run = dir.path() / "run";
-  const ProcessResult r =
-      RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "concurrency", "--levels",
-                  "2", "--requests", "8", "--tokens", "4", "--input-tokens",
-                  "file:" + lengths.string(), "--out", run.string()},
-                 std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  int measured = 0;
-  for (const json& s : sb::testing::ReadJsonl(run / "samples.jsonl")) {
-    if (s["profile"] == "concurrency" && !s.contains("warmup")) {
-      ++measured;
-      EXPECT_EQ(asked.count(s["input_tokens"].get<long long>()), 1u) << s.dump();
-    }
-  }
-  EXPECT_EQ(measured, 8);
-  for (const json& w : ReadResults(run)["warnings"]) {
-    EXPECT_EQ(w.get<std::string>().find("--input-tokens"), std::string::npos) << w;
-  }
+  ExpectDrawnLengthsExact(dir, sim.url(), "concurrency");
 }
 
 // A server with llama.cpp's /apply-template (the simulator's --apply-template) is counted
@@ -449,35 +471,12 @@ TEST(DatasetCliTest, AServerWithApplyTemplateIsCountedThroughIt) {
   SimChild sim({"--ttft-ms", "2", "--itl-ms", "0.5", "--chars-per-token", "2", "--plain-tokenize",
                 "--apply-template"});
   ASSERT_FALSE(sim.url().empty());
-  const std::set<long long> asked = {298, 336, 349, 537};
-  const fs::path lengths = dir.path() / "lengths.txt";
-  {
-    std::ofstream out(lengths);
-    for (const long long n : asked) {
-      out << n << "\n";
-    }
-  }
+  ExpectDrawnLengthsExact(dir, sim.url(), "concurrency,context", {"--sizes", "500"});
   const fs::path run = dir.path() / "run";
-  const ProcessResult r =
-      RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "concurrency,context",
-                  "--levels", "2", "--requests", "8", "--tokens", "4", "--input-tokens",
-                  "file:" + lengths.string(), "--sizes", "500", "--out", run.string()},
-                 std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  int measured = 0;
   for (const json& s : sb::testing::ReadJsonl(run / "samples.jsonl")) {
     EXPECT_NE(s.value("label", ""), "tokenizer calibration") << s.dump();
-    if (s["profile"] == "concurrency" && !s.contains("warmup")) {
-      ++measured;
-      EXPECT_EQ(asked.count(s["input_tokens"].get<long long>()), 1u) << s.dump();
-    }
   }
-  EXPECT_EQ(measured, 8);
-  const json results = ReadResults(run);
-  EXPECT_EQ(results["perf"]["context"]["counted_by"], "apply-template+tokenize");
-  for (const json& w : results["warnings"]) {
-    EXPECT_EQ(w.get<std::string>().find("--input-tokens"), std::string::npos) << w;
-  }
+  EXPECT_EQ(ReadResults(run)["perf"]["context"]["counted_by"], "apply-template+tokenize");
 }
 
 TEST(SharedPrefixCliTest, ABadValueIsAUsageError) {
