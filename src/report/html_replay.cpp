@@ -46,12 +46,7 @@ std::string Summary(const json& r) {
         "reported (the server's answers carry no cached-token field).</p>\n";
   }
   if (const json* cache = Find(r, {"cache"}); cache != nullptr) {
-    if (const std::string m = md::ServerCacheSentence(*cache); !m.empty()) {
-      // The sentence's **bold** is markdown: drop it for HTML.
-      std::string text = m.substr(0, m.find_last_not_of('\n') + 1);
-      for (std::size_t at; (at = text.find("**")) != std::string::npos;) {
-        text.erase(at, 2);
-      }
+    if (const std::string text = md::ServerCacheSentence(*cache, false); !text.empty()) {
       out +=
           fmt::format("<p data-server-cache-share=\"{}\">{}</p>\n",
                       NumberAt(*cache, {"server_metrics", "share"}).value_or(-1), XmlEscape(text));

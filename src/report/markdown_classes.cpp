@@ -154,24 +154,28 @@ std::string ServerCacheCell(const json& cache) {
                      FormatCount(NumberAt(*m, {"prompt_tokens"})));
 }
 
-std::string ServerCacheSentence(const json& cache) {
+std::string ServerCacheSentence(const json& cache, bool markdown) {
   const json* m = Find(cache, {"server_metrics"});
   if (m == nullptr || !m->is_object()) {
     return "";
   }
-  const std::string source = MarkdownCell(StringAt(*m, {"source"}).value_or("?"));
+  const std::string raw = StringAt(*m, {"source"}).value_or("?");
+  const std::string source = markdown ? MarkdownCell(raw) : raw;
+  const char* strong = markdown ? "**" : "";
+  const char* end = markdown ? "\n\n" : "";
   if (const auto g = NumberAt(*m, {"hit_rate_gauge"})) {
     return fmt::format(
         "The server's own prefix-cache gauge ({}, cache_hit_rate, a recent average) read {} "
-        "after the run.\n\n",
-        source, FormatFixed2(g));
+        "after the run.{}",
+        source, FormatFixed2(g), end);
   }
   return fmt::format(
-      "The server's own /metrics ({} prefix-cache counters) counted **{}** of the prompt tokens "
+      "The server's own /metrics ({} prefix-cache counters) counted {}{}{} of the prompt tokens "
       "it looked up during the run as served from its cache ({} of {}; every request it served "
-      "in that time, ours or not).\n\n",
-      source, FormatPercent(NumberAt(*m, {"share"})), FormatCount(NumberAt(*m, {"cached_tokens"})),
-      FormatCount(NumberAt(*m, {"prompt_tokens"})));
+      "in that time, ours or not).{}",
+      source, strong, FormatPercent(NumberAt(*m, {"share"})), strong,
+      FormatCount(NumberAt(*m, {"cached_tokens"})), FormatCount(NumberAt(*m, {"prompt_tokens"})),
+      end);
 }
 
 }  // namespace sb::report::md

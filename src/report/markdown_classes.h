@@ -13,9 +13,9 @@ namespace sb::report::md {
 void RenderWorkload(const nlohmann::json& profile, std::string& out);
 
 // The server's own count of cached prompt tokens over a measurement window (a "cache" object's
-// "server_metrics", from vLLM's or SGLang's /metrics), as one sentence for report.md; "" when
-// there is none.
-std::string ServerCacheSentence(const nlohmann::json& cache);
+// "server_metrics", from vLLM's or SGLang's /metrics), as one sentence: a report.md paragraph,
+// or plain text (not escaped) when `markdown` is false; "" when there is none.
+std::string ServerCacheSentence(const nlohmann::json& cache, bool markdown = true);
 
 // The same figure as a table cell: "61.8% (4,096 / 6,624)", "gauge 0.62", or "—".
 std::string ServerCacheCell(const nlohmann::json& cache);
