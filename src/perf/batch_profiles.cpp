@@ -57,17 +57,22 @@ constexpr const char* kDecodePrompt =
 
 namespace {
 
-// Appends the record of each response to `rows`; returns the number of failed requests. A
-// request a stop (Ctrl-C) cut short is recorded ("cancelled") but is not a failure: the summary
-// counts it as interrupted.
+// Appends the record of each response to `rows` (and to `records`, when given); returns the
+// number of failed requests. A request a stop (Ctrl-C) cut short is recorded ("cancelled") but is
+// not a failure: the summary counts it as interrupted.
 int CollectRows(const std::vector<client::ChatResponse>& rs, json& rows,
-                const std::function<json(const client::ChatResponse&)>& record) {
+                const std::function<RequestRecord(const client::ChatResponse&)>& record,
+                std::vector<RequestRecord>* records = nullptr) {
   int errors = 0;
   for (const auto& r : rs) {
     if (r.outcome == client::Outcome::kCancelled && r.send_ns == 0) {
       continue;
     }
-    rows.push_back(record(r));
+    RequestRecord rec = record(r);
+    rows.push_back(rec.ToJson());
+    if (records != nullptr) {
+      records->push_back(std::move(rec));
+    }
     if (r.outcome != client::Outcome::kOk && r.outcome != client::Outcome::kCancelled) {
       ++errors;
     }
@@ -219,8 +224,10 @@ json Session::Concurrency(const ProfileOptions& options) {
     }
     json rows = json::array();
     std::size_t idx = 0;
+    std::vector<RequestRecord> records;
     int errors = CollectRows(
-        rs, rows, [&](const auto& x) { return Record(x, "concurrency", labels[idx++], false); });
+        rs, rows, [&](const auto& x) { return Record(x, "concurrency", labels[idx++], false); },
+        &records);
     std::vector<double> per_stream, ttft;
     std::int64_t first_send = 0, last_token = 0;
     int ok = 0;
@@ -258,7 +265,12 @@ json Session::Concurrency(const ProfileOptions& options) {
                   {"peak_in_flight", PeakInFlight(rs)},
                   {"requests", rows}};
     tails.WriteTo(level, /*with_ttft=*/false);
-    AddRequestClasses(level);  // per class and cache outcome (request_classes.h)
+    std::vector<RequestFact> facts;  // per class and cache outcome (request_classes.h)
+    for (const RequestRecord& rec : records) {
+      facts.push_back(rec.Fact());
+    }
+    level["classes"] = ClassesJson(facts);
+    level["cache"] = CacheJson(facts);
     AttachCacheWindow(level);
     if (!last_window_.empty()) {
       level["spec_decode"] = SpecJson(last_window_);

@@ -389,7 +389,7 @@ json Session::Context(const ProfileOptions& options) {
              : json()},
         {"decode_tok_s", m.decode_tok_s ? json(*m.decode_tok_s) : json()},
         {"status", std::string(client::OutcomeName(r.outcome))},
-        {"request", Record(r, "context", label, false)}};
+        {"request", Record(r, "context", label, false).ToJson()}};
     AttachResources(row);
     if (r.usage.prompt_tokens > 0 && tokens && *tokens != r.usage.prompt_tokens) {
       Warn(

@@ -28,22 +28,6 @@ std::int64_t NowNs() {
   return ToNanos(std::chrono::steady_clock::now());
 }
 
-json Opt(const std::optional<double>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-json OptInt(int v) {
-  return v >= 0 ? json(v) : json(nullptr);
-}
-
-json ParseOrNull(const std::string& text) {
-  if (text.empty()) {
-    return nullptr;
-  }
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  return j.is_discarded() ? json(nullptr) : j;
-}
-
 }  // namespace
 
 Session::Session(client::Client& client, SessionTarget target, SampleSink on_sample,
@@ -97,94 +81,27 @@ void BoundStream(client::ChatCall& call, int max_tokens) {
   call.keep_text_bytes = static_cast<std::size_t>(asked) * kKeptBytesPerToken + kKeptBytesMargin;
 }
 
-json RequestRecord(const client::ChatResponse& r, const std::string& profile,
-                   const std::string& label, std::int64_t t0_ns, bool warmup) {
-  RequestMetrics m = ComputeMetrics(r);
-  const bool ok = r.outcome == client::Outcome::kOk;
-  if (!ok) {
-    // A request that failed has no speed: its partial stream would make one up.
-    m.decode_tok_s.reset();
-    m.tpot_ms.reset();
-    m.wall_tok_s.reset();
-  }
-  // A server that ignored stream=true sent the whole answer as one body (ComputeMetrics gives
-  // it no speed).
-  const bool unstreamed = ok && CameAsOneBody(r);
-  json rec = {
-      {"id", r.id},
-      {"profile", profile},
-      {"label", label},
-      {"status", std::string(client::OutcomeName(r.outcome))},
-      {"reason", r.reason.empty() ? json(nullptr) : json(r.reason)},
-      {"http_status", r.http_status},
-      {"sent_at_ms",
-       r.send_ns != 0 ? json(static_cast<double>(r.send_ns - t0_ns) / 1e6) : json(nullptr)},
-      {"ttft_ms", Opt(m.ttft_ms)},
-      {"ttfa_ms", Opt(m.ttfa_ms)},
-      {"e2e_ms", Opt(m.e2e_ms)},
-      {"decode_tok_s", Opt(m.decode_tok_s)},
-      {"tpot_ms", Opt(m.tpot_ms)},
-      {"prompt_tokens", OptInt(r.usage.prompt_tokens)},
-      {"completion_tokens", ok || !m.tokens_estimated ? json(m.completion_tokens) : json()},
-      {"reasoning_tokens", OptInt(r.usage.reasoning_tokens)},
-      {"tokens_estimated", ok && m.tokens_estimated},
-      {"chunks", m.chunks},
-      {"finish_reason", r.finish_reason.empty() ? json(nullptr) : json(r.finish_reason)},
-  };
-  if (r.scheduled_ns != 0) {
-    rec["scheduled_at_ms"] = static_cast<double>(r.scheduled_ns - t0_ns) / 1e6;
-  }
-  json server = json::object();
-  if (!r.sim_json.empty()) {
-    server["sim"] = ParseOrNull(r.sim_json);
-  }
-  if (!r.timings_json.empty()) {
-    server["timings"] = ParseOrNull(r.timings_json);
-  }
-  if (!server.empty()) {
-    rec["server"] = std::move(server);
-  }
-  if (warmup) {
-    rec["warmup"] = true;
-  }
-  if (r.replayed) {
-    rec["replayed"] = true;  // from the journal of a resumed run: not sent again
-  }
-  if (unstreamed) {
-    rec["streamed"] = false;
-  }
-  if (r.retries > 0) {
-    rec["retries"] = r.retries;
-    rec["retry_reasons"] = r.retry_reasons;
-  }
-  return rec;
-}
-
-json Session::Record(const client::ChatResponse& r, const std::string& profile,
-                     const std::string& label, bool warmup) const {
-  json rec = RequestRecord(r, profile, label, t0_ns_, warmup);
+RequestRecord Session::Record(const client::ChatResponse& r, const std::string& profile,
+                              const std::string& label, bool warmup) const {
+  RequestRecord rec = MakeRecord(r, profile, label, t0_ns_, warmup);
   if (images_.per_request > 0 && (profile == "decode" || profile == "concurrency" ||
                                   profile == "rate" || profile == "sessions")) {
-    rec["images"] = images_.per_request;  // images.h: what each such request carried
-    rec["image_bytes"] = images_.bytes;
+    rec.images = images_.per_request;  // images.h: what each such request carried
+    rec.image_bytes = images_.bytes;
   }
   if (profile == "concurrency" || profile == "rate") {
-    // The workload fields every load record carries (docs/workloads.md): the server's counts
-    // (null when it sent none), cached prompt tokens as the server reports them (null when it
-    // says nothing), the schedule (a closed loop's request is scheduled when it is sent) and
-    // the request's class.
-    const bool ok = r.outcome == client::Outcome::kOk;
-    const int cached = CachedPromptTokens(r);
-    rec["input_tokens"] = r.usage.prompt_tokens > 0 ? json(r.usage.prompt_tokens) : json(nullptr);
-    rec["output_tokens"] = ok ? rec["completion_tokens"] : json(nullptr);
-    rec["cached_tokens"] = cached >= 0 ? json(cached) : json(nullptr);
-    rec["sent_ms"] = rec["sent_at_ms"];
-    rec["scheduled_ms"] =
-        rec.contains("scheduled_at_ms") ? rec["scheduled_at_ms"] : rec["sent_at_ms"];
-    rec["class"] = dataset_active_ ? "dataset" : prefix_active_ ? "shared-prefix" : "synthetic";
+    // The workload fields every load record carries (docs/workloads.md): the server's counts,
+    // cached prompt tokens as the server reports them, the schedule (a closed loop's request is
+    // scheduled when it is sent) and the request's class.
+    RequestRecord::Workload& w = rec.workload.emplace();
+    w.input_tokens = r.usage.prompt_tokens > 0 ? r.usage.prompt_tokens : -1;
+    w.output_tokens = rec.ok() && rec.completion_tokens ? *rec.completion_tokens : -1;
+    w.cached_tokens = CachedPromptTokens(r);
+    w.sent_ms = rec.sent_at_ms;
+    w.scheduled_ms = rec.scheduled_at_ms ? rec.scheduled_at_ms : rec.sent_at_ms;
+    w.cls = dataset_active_ ? "dataset" : prefix_active_ ? "shared-prefix" : "synthetic";
     if (const auto g = prefix_group_by_id_.find(r.id); g != prefix_group_by_id_.end()) {
-      rec["class"] =
-          fmt::format("{}shared-prefix:{}", dataset_active_ ? "dataset/" : "", g->second);
+      w.cls = fmt::format("{}shared-prefix:{}", dataset_active_ ? "dataset/" : "", g->second);
     }
   }
   return rec;
@@ -222,7 +139,7 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
       return;  // the closed loop's window closed before it was needed: never a request
     }
     if (on_sample_) {
-      on_sample_(Record(r, profile, labels[r.id - first_id], warmup));
+      on_sample_(Record(r, profile, labels[r.id - first_id], warmup).ToJson());
     }
   };
   // Self-check (every profile, as rate does): how long each event waited in the client between

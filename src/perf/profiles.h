@@ -28,6 +28,7 @@
 #include "perf/images.h"
 #include "perf/prometheus.h"
 #include "perf/replay.h"
+#include "perf/request_record.h"
 #include "perf/schedule.h"
 #include "perf/server_watch.h"
 #include "perf/sessions.h"
@@ -278,9 +279,9 @@ class Session {
   std::vector<SessionScript> SessionScripts(const ProfileOptions& options);
   std::pair<std::string, int> FitText(const std::string& head, int tokens, std::uint64_t seed,
                                       int overhead);
-  nlohmann::json SessionsRecord(const client::ChatResponse& r, const std::string& label, int turn,
-                                int tool_round, int user_tokens, double think_ms,
-                                std::size_t session, TurnFact& fact) const;
+  RequestRecord SessionsRecord(const client::ChatResponse& r, const std::string& label, int turn,
+                               int tool_round, int user_tokens, double think_ms,
+                               std::size_t session, TurnFact& fact) const;
   // One finished sessions request: its record (to `records` and the sample sink) and its share
   // of `t`; true when the server is gone (the run halts).
   bool TakeSessionsTurn(const Finished& f, const std::vector<SessionScript>& scripts,
@@ -321,8 +322,10 @@ class Session {
   // Adds a finished replay to the session's totals; notes a send lag p99 above late_ms.
   void TallyReplay(const ReplayTally& t, const std::vector<client::ChatResponse>& results,
                    double late_ms);
-  nlohmann::json Record(const client::ChatResponse& r, const std::string& profile,
-                        const std::string& label, bool warmup) const;
+  // The record of `r` with what the session adds: the images it carried, and a load profile's
+  // workload fields (request_record.h).
+  RequestRecord Record(const client::ChatResponse& r, const std::string& profile,
+                       const std::string& label, bool warmup) const;
   void Warn(const std::string& text);
   // The client-bound self-check of each measured batch, said once per profile by Run().
   void NoteClientBound(const std::string& what, const std::vector<std::string>& reasons);
@@ -424,11 +427,6 @@ inline constexpr std::int64_t kStreamTokensMargin = 16;
 inline constexpr std::size_t kKeptBytesPerToken = 16;
 inline constexpr std::size_t kKeptBytesMargin = 4096;
 void BoundStream(client::ChatCall& call, int max_tokens);
-
-// The request record of docs/results-schema.md (a profile row and a samples.jsonl line): status,
-// reason, times relative to t0_ns, metrics (none for a failed request), tokens, server truth.
-nlohmann::json RequestRecord(const client::ChatResponse& r, const std::string& profile,
-                             const std::string& label, std::int64_t t0_ns, bool warmup = false);
 
 // Serialises a statistics object {"n","min","median","mean","max","p50","p90","p99","stddev",
 // "values"}; an empty series is {"n": 0}.

@@ -356,16 +356,22 @@ json HistogramsJson(const PointStats& st, bool capped) {
 }
 
 // A rate request record's own fields: from the schedule, the slot queue, the SLO verdict.
-void AddRateFields(json& rec, const RateFacts& f, double rate_rps, bool capped, bool with_slo) {
-  rec["rate_rps"] = rate_rps;
-  rec["schedule_lag_ms"] = Ms(f.lag_ns);
-  rec["ttft_from_scheduled_ms"] = f.ttft_sched_ns ? json(Ms(*f.ttft_sched_ns)) : json(nullptr);
-  rec["e2e_from_scheduled_ms"] = f.e2e_sched_ns ? json(Ms(*f.e2e_sched_ns)) : json(nullptr);
+void AddRateFields(RequestRecord& rec, const RateFacts& f, double rate_rps, bool capped,
+                   bool with_slo) {
+  RequestRecord::Schedule& s = rec.schedule.emplace();
+  s.rate_rps = rate_rps;
+  s.lag_ms = Ms(f.lag_ns);
+  if (f.ttft_sched_ns) {
+    s.ttft_ms = Ms(*f.ttft_sched_ns);
+  }
+  if (f.e2e_sched_ns) {
+    s.e2e_ms = Ms(*f.e2e_sched_ns);
+  }
   if (capped) {
-    rec["client_queue_ms"] = Ms(f.queue_ns);
+    s.client_queue_ms = Ms(f.queue_ns);
   }
   if (with_slo) {
-    rec["good"] = f.good;
+    s.good = f.good;
   }
 }
 
@@ -531,7 +537,7 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
         "--max-concurrency was ignored: no way to open the extra connections it needs (a "
         "client factory) was given; the run was uncapped.");
   }
-  std::vector<json> rows(n);
+  std::vector<std::optional<RequestRecord>> rows(n);
   bool wrong_length = false;
   // Called once per finished request, on this thread.
   const FinishFn finish = [&](const client::ChatResponse& r, std::int64_t picked_ns) {
@@ -548,10 +554,10 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
     if (r.id < first_id || i >= n) {
       return;  // not one of this point's calls (never: ids are consecutive above)
     }
-    json rec = Record(r, "rate", fmt::format("{} #{}", label_prefix, i + 1), false);
+    RequestRecord rec = Record(r, "rate", fmt::format("{} #{}", label_prefix, i + 1), false);
     AddRateFields(rec, f, rate_rps, capped, !ro.slo.empty());
     if (on_sample_) {
-      on_sample_(rec);
+      on_sample_(rec.ToJson());
     }
     rows[i] = std::move(rec);
     st.sample_ns += NowNs() - t0;
@@ -601,14 +607,17 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
   NoteClientBound(FixedGrouped(rate_rps, 2) + " req/s", check.reasons);  // said once (Run)
   point["self_check"] = check.check;
   json requests = json::array();
-  for (auto& row : rows) {
-    if (!row.is_null()) {
-      requests.push_back(std::move(row));
+  std::vector<RequestFact> facts;
+  for (const auto& row : rows) {
+    if (row) {
+      requests.push_back(row->ToJson());
+      facts.push_back(row->Fact());
     }
   }
   point["requests"] = std::move(requests);
   point["output_tokens"] = st.tokens;
-  AddRequestClasses(point);  // per class and cache outcome (request_classes.h)
+  point["classes"] = ClassesJson(facts);  // per class and cache outcome (request_classes.h)
+  point["cache"] = CacheJson(facts);
   AttachCacheWindow(point);
   if (!last_window_.empty()) {
     point["spec_decode"] = SpecJson(last_window_);

@@ -365,24 +365,24 @@ json Session::Replay(const ProfileOptions& options) {
     const std::int64_t lag = r.send_ns - r.scheduled_ns;
     tally.lags_ms.push_back(Ms(lag));
     tally.late += lag > late_ns ? 1 : 0;
-    json rec = Record(r, "replay", fmt::format("{} #{}", format, i + 1), false);
-    rec["class"] = f.cls;
-    rec["input_tokens"] = f.input_tokens >= 0 ? json(f.input_tokens) : json(nullptr);
-    rec["output_tokens"] = f.output_tokens >= 0 ? json(f.output_tokens) : json(nullptr);
-    rec["cached_tokens"] = f.cached_tokens >= 0 ? json(f.cached_tokens) : json(nullptr);
-    rec["scheduled_ms"] = Ms(r.scheduled_ns - start_ns);
-    rec["sent_ms"] = Ms(r.send_ns - start_ns);
-    rec["schedule_lag_ms"] = Ms(lag);
-    rec["ttft_from_scheduled_ms"] = f.ttft_ms ? json(*f.ttft_ms) : json(nullptr);
-    rec["e2e_from_scheduled_ms"] = f.e2e_ms ? json(*f.e2e_ms) : json(nullptr);
-    rec["trace"] = {{"line", t.line},
-                    {"input_tokens", t.input_tokens},
-                    {"output_tokens", t.output_tokens},
-                    {"asked_input_tokens", asked_input[i]}};
+    RequestRecord rec = Record(r, "replay", fmt::format("{} #{}", format, i + 1), false);
+    RequestRecord::Workload& w = rec.workload.emplace();
+    w.cls = f.cls;
+    w.input_tokens = f.input_tokens;
+    w.output_tokens = f.output_tokens;
+    w.cached_tokens = f.cached_tokens;
+    w.scheduled_ms = Ms(r.scheduled_ns - start_ns);  // from the schedule's start
+    w.sent_ms = Ms(r.send_ns - start_ns);
+    RequestRecord::Schedule& s = rec.schedule.emplace();
+    s.lag_ms = Ms(lag);
+    s.ttft_ms = f.ttft_ms;
+    s.e2e_ms = f.e2e_ms;
+    rec.trace = RequestRecord::TraceLine{t.line, t.input_tokens, t.output_tokens, asked_input[i]};
+    json written = rec.ToJson();
     if (on_sample_) {
-      on_sample_(rec);
+      on_sample_(written);
     }
-    rows[i] = std::move(rec);
+    rows[i] = std::move(written);
   };
   const std::vector<client::ChatResponse> results = client_.RunChats(calls, hooks, stop_);
   EndWindow(counters_before, calls.size());

@@ -215,9 +215,9 @@ void RunSlot(const SlotContext& ctx, std::unique_ptr<client::Client> cl,
 
 }  // namespace
 
-json Session::SessionsRecord(const client::ChatResponse& r, const std::string& label, int turn,
-                             int tool_round, int user_tokens, double think_ms, std::size_t session,
-                             TurnFact& fact) const {
+RequestRecord Session::SessionsRecord(const client::ChatResponse& r, const std::string& label,
+                                      int turn, int tool_round, int user_tokens, double think_ms,
+                                      std::size_t session, TurnFact& fact) const {
   const RequestMetrics m = ComputeMetrics(r);
   fact.session = session;
   fact.turn = turn;
@@ -236,24 +236,28 @@ json Session::SessionsRecord(const client::ChatResponse& r, const std::string& l
       fact.itl_ms.push_back(Ms(r.events[k].t_ns - r.events[k - 1].t_ns) / static_cast<double>(per));
     }
   }
-  json rec =
+  RequestRecord rec =
       Record(r, "sessions",
              tool_round == 0 ? fmt::format("{} turn {}", label, turn)
                              : fmt::format("{} turn {} tool round {}", label, turn, tool_round),
              false);
-  rec["session"] = session + 1;
-  rec["turn"] = turn;
-  rec["tool_round"] = tool_round;
-  rec["cached_tokens"] = fact.cached_tokens >= 0 ? json(fact.cached_tokens) : json(nullptr);
-  rec["user_tokens"] = user_tokens >= 0 ? json(user_tokens) : json(nullptr);
-  rec["think_ms"] = think_ms;
-  json calls = json::array();
+  RequestRecord::Turn& t = rec.turn.emplace();
+  t.session = session;
+  t.turn = turn;
+  t.tool_round = tool_round;
+  t.cached_tokens = fact.cached_tokens;
+  t.user_tokens = user_tokens;
+  t.think_ms = think_ms;
   for (const client::ToolCall& c : r.tool_calls) {
-    calls.push_back(c.name);
+    t.tool_calls.push_back(c.name);
   }
-  rec["tool_calls"] = std::move(calls);
-  json itl = StatsJson(fact.itl_ms);
-  rec["itl_ms"] = json{{"p50", itl.value("p50", json())}, {"p99", itl.value("p99", json())}};
+  const json itl = StatsJson(fact.itl_ms);  // the percentiles every other row shows
+  if (itl.contains("p50") && itl["p50"].is_number()) {
+    t.itl_p50_ms = itl["p50"].get<double>();
+  }
+  if (itl.contains("p99") && itl["p99"].is_number()) {
+    t.itl_p99_ms = itl["p99"].get<double>();
+  }
   return rec;
 }
 
@@ -265,11 +269,11 @@ bool Session::TakeSessionsTurn(const Finished& f, const std::vector<SessionScrip
   }
   ObserveResponse(r);
   TurnFact fact;
-  json rec = SessionsRecord(r, scripts[f.session].label, f.turn, f.tool_round, f.user_tokens,
-                            f.think_ms, f.session, fact);
+  RequestRecord rec = SessionsRecord(r, scripts[f.session].label, f.turn, f.tool_round,
+                                     f.user_tokens, f.think_ms, f.session, fact);
   if (f.images > 0) {  // what this request carried: every image of its history
-    rec["images"] = f.images;
-    rec["image_bytes"] = f.image_bytes;
+    rec.images = f.images;
+    rec.image_bytes = static_cast<std::size_t>(f.image_bytes);
   }
   ++t.sent;
   t.replayed = t.replayed || r.replayed;
@@ -281,11 +285,12 @@ bool Session::TakeSessionsTurn(const Finished& f, const std::vector<SessionScrip
   } else {
     ++t.failed;
   }
+  json written = rec.ToJson();
   if (on_sample_) {
-    on_sample_(rec);
+    on_sample_(written);
   }
   t.turns.push_back(std::move(fact));
-  records.push_back(std::move(rec));
+  records.push_back(std::move(written));
   return Halted();
 }
 

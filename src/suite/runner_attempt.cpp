@@ -117,7 +117,8 @@ SuiteRunner::Probe SuiteRunner::ProbeOne(const std::string& modality, const std:
   ++requests_;
   session_.ObserveResponse(r);
   if (on_sample_) {
-    json rec = perf::RequestRecord(r, "probe", modality + (how.empty() ? "" : " " + how), t0_ns_);
+    json rec =
+        perf::MakeRecord(r, "probe", modality + (how.empty() ? "" : " " + how), t0_ns_).ToJson();
     rec["probe"] = modality;
     on_sample_(rec);
   }
@@ -578,8 +579,10 @@ void SuiteRunner::Account(const TestSpec& test, Attempt& a, bool looped, bool ov
     }
   }
   if (on_sample_ && r.send_ns != 0) {
-    json rec = perf::RequestRecord(r, "suite",
-                                   fmt::format("{} attempt {}", test.id, attempt_number), t0_ns_);
+    // The perf record, then what a suite attempt adds to it.
+    json rec =
+        perf::MakeRecord(r, "suite", fmt::format("{} attempt {}", test.id, attempt_number), t0_ns_)
+            .ToJson();
     rec["test"] = test.id;
     rec["attempt"] = attempt_number;
     rec["max_tokens"] = a.max_tokens;
