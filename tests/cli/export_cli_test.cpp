@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "support/sim_child.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 #include "support/text.h"
@@ -48,24 +49,9 @@ using ::sb::testing::Count;
 using ::sb::testing::TempDir;
 
 // A `servebench sim` child and its base URL.
-class Sim {
+class Sim : public testing::SimChild {
  public:
-  explicit Sim(std::vector<std::string> extra) {
-    std::vector<std::string> argv = {kBin, "sim", "--port", "0", "--ttft-ms", "10"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    child_ = std::make_unique<Child>(argv);
-    std::string line = child_->ReadLine();
-    const std::string prefix = "listening on ";
-    if (line.rfind(prefix, 0) == 0) {
-      url_ = line.substr(prefix.size());
-    }
-  }
-
-  const std::string& url() const { return url_; }
-
- private:
-  std::unique_ptr<Child> child_;
-  std::string url_;
+  explicit Sim(const std::vector<std::string>& extra) : SimChild({"--ttft-ms", "10"}, extra) {}
 };
 
 // A decode-profile run against `url` into `out` (plus any extra flags).

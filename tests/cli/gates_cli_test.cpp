@@ -12,7 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "support/sim_child.h"
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace sb {
 namespace {
@@ -20,51 +22,16 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using testing::ProcessResult;
+using testing::ReadFile;
 using testing::RunProcess;
+using testing::TempDir;
 
 const std::string kBin = SB_BINARY;
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-class TempDir {
+// A `servebench sim` child (--ttft-ms 10) and its base URL.
+class Sim : public testing::SimChild {
  public:
-  TempDir() {
-    char tmpl[] = "/tmp/servebench-gates-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-
-  ~TempDir() { fs::remove_all(path_); }
-
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-// A `servebench sim` child and its base URL.
-class Sim {
- public:
-  explicit Sim(std::vector<std::string> extra) {
-    std::vector<std::string> argv = {kBin, "sim", "--port", "0", "--ttft-ms", "10"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    child_ = std::make_unique<testing::Child>(argv);
-    const std::string line = child_->ReadLine();
-    const std::string prefix = "listening on ";
-    if (line.rfind(prefix, 0) == 0) {
-      url_ = line.substr(prefix.size());
-    }
-  }
-
-  const std::string& url() const { return url_; }
-
- private:
-  std::unique_ptr<testing::Child> child_;
-  std::string url_;
+  explicit Sim(const std::vector<std::string>& extra) : SimChild({"--ttft-ms", "10"}, extra) {}
 };
 
 // A decode-profile run of 7 requests against `url` into `out`.

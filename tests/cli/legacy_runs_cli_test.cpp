@@ -81,14 +81,13 @@ TEST_P(LegacyRun, CsvExportHasItsFigures) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Saved, LegacyRun, ::testing::ValuesIn(kRuns),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n) {
-                             c = c == '-' ? '_' : c;
-                           }
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Saved, LegacyRun, ::testing::ValuesIn(kRuns), [](const auto& param_info) {
+  std::string n = param_info.param;
+  for (char& c : n) {
+    c = c == '-' ? '_' : c;
+  }
+  return n;
+});
 
 // Every saved run goes into one store; each keeps its headline figure exactly, and history
 // shows them side by side.
@@ -102,8 +101,9 @@ TEST(LegacyRuns, StoreImportKeepsEveryRunsFigures) {
   }
   ProcessResult r = RunProcess(argv);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find(fmt::format("{} added, 0 updated, 0 already stored, 0 failed", kRuns.size())),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find(fmt::format("{} added, 0 updated, 0 already stored, 0 failed", kRuns.size())),
+      std::string::npos)
       << r.out;
 
   for (const std::string& name : kRuns) {

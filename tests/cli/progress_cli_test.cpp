@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace sb {
 namespace {
@@ -16,23 +17,9 @@ namespace {
 namespace fs = std::filesystem;
 using testing::ProcessResult;
 using testing::RunProcess;
+using testing::TempDir;
 
 const std::string kBin = SB_BINARY;
-
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/servebench-progress-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-
-  ~TempDir() { fs::remove_all(path_); }
-
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // "m:ss elapsed" of each line, in seconds.
 std::vector<int> ElapsedOf(const std::vector<std::string>& lines) {

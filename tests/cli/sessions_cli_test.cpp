@@ -18,6 +18,7 @@
 #include <stdlib.h>
 
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -25,27 +26,11 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using sb::testing::Child;
 using sb::testing::ProcessResult;
+using sb::testing::ReadFile;
 using sb::testing::RunProcess;
+using sb::testing::TempDir;
 
 const std::string kBin = SB_BINARY;
-
-struct TempDir {
-  TempDir() {
-    char tmpl[] = "/tmp/servebench-sessions-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-
-  ~TempDir() { fs::remove_all(path); }
-
-  fs::path path;
-};
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 TEST(SessionsCliTest, EightSessionsOfFourTurnsGrowTheirHistoryAndHitThePrefixCache) {
   Child sim({kBin, "sim", "--port", "0", "--ttft-ms", "2", "--itl-ms", "0.5",
@@ -54,7 +39,7 @@ TEST(SessionsCliTest, EightSessionsOfFourTurnsGrowTheirHistoryAndHitThePrefixCac
   ASSERT_EQ(line.rfind("listening on ", 0), 0U) << line;
   const std::string url = line.substr(13);
   TempDir dir;
-  const fs::path run = dir.path / "run";
+  const fs::path run = dir.path() / "run";
   const ProcessResult r = RunProcess({kBin,
                                       "perf",
                                       "--endpoint",
@@ -103,10 +88,10 @@ TEST(SessionsCliTest, EightSessionsOfFourTurnsGrowTheirHistoryAndHitThePrefixCac
           << session << " turn " << k + 1;
     }
   }
-  const json res = json::parse(Slurp(run / "results.json"));
+  const json res = json::parse(ReadFile(run / "results.json"));
   const json& turns = res["perf"]["sessions"]["turns"];
   ASSERT_EQ(turns.size(), 4U);
-  const std::string md = Slurp(run / "report.md");
+  const std::string md = ReadFile(run / "report.md");
   EXPECT_NE(md.find("### Sessions"), std::string::npos);
   EXPECT_NE(md.find("| 4 | 8 | 0 | 0 |"), std::string::npos) << md;  // turn 4: 8 requests
   // The session-concurrency level: 32 requests, its tails and its frontier point.
@@ -115,7 +100,7 @@ TEST(SessionsCliTest, EightSessionsOfFourTurnsGrowTheirHistoryAndHitThePrefixCac
   ASSERT_EQ(res["perf"]["sessions"]["frontier"].size(), 1U);
   EXPECT_EQ(res["perf"]["sessions"]["frontier"][0]["level"], 4.0);
   // report.html: TTFT by turn, each mark the value of results.json.
-  const std::string html = Slurp(run / "report.html");
+  const std::string html = ReadFile(run / "report.html");
   EXPECT_NE(html.find("data-chart=\"sessions-ttft\""), std::string::npos);
   for (const json& t : turns) {
     const std::string mark =
@@ -141,12 +126,12 @@ TEST(SessionsCliTest, EightSessionsOfFourTurnsGrowTheirHistoryAndHitThePrefixCac
 
 TEST(SessionsCliTest, ABadSessionLineIsAUsageErrorNamingFileAndLine) {
   TempDir dir;
-  const fs::path file = dir.path / "bad.jsonl";
+  const fs::path file = dir.path() / "bad.jsonl";
   std::ofstream(file) << "{\"turns\": [\"hello\"]}\n"
                          "{\"turns\": [\"a\", \"b\"], \"think_ms\": [1]}\n";
   const ProcessResult r =
       RunProcess({kBin, "perf", "--endpoint", "http://127.0.0.1:9/v1", "--profile", "sessions",
-                  "--sessions", file.string(), "--out", (dir.path / "run").string()},
+                  "--sessions", file.string(), "--out", (dir.path() / "run").string()},
                  std::chrono::seconds(30), {"SERVEBENCH_STORE=off"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find(file.string() + ":2: think_ms has 1 values but the session has 2 turns"),
@@ -169,7 +154,7 @@ ImageRun RunImages(const std::vector<std::string>& sim_flags,
   const std::string line = sim.ReadLine();
   EXPECT_EQ(line.rfind("listening on ", 0), 0U) << line;
   TempDir dir;
-  const fs::path run = dir.path / "run";
+  const fs::path run = dir.path() / "run";
   std::vector<std::string> cmd = {
       kBin, "perf",         "--endpoint", line.substr(13), "--images-per-request",
       "2",  "--image-size", "64x48",      "--out",         run.string()};
@@ -177,14 +162,14 @@ ImageRun RunImages(const std::vector<std::string>& sim_flags,
   ImageRun out;
   out.r = RunProcess(cmd, std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
   if (fs::exists(run / "results.json")) {
-    out.results = json::parse(Slurp(run / "results.json"));
+    out.results = json::parse(ReadFile(run / "results.json"));
   }
   std::ifstream in(run / "samples.jsonl");
   std::string l;
   while (std::getline(in, l)) {
     out.samples.push_back(json::parse(l));
   }
-  out.md = Slurp(run / "report.md");
+  out.md = ReadFile(run / "report.md");
   return out;
 }
 
@@ -220,8 +205,8 @@ TEST(SessionsCliTest, TwoImagesPerRequestAreLoadForConcurrencyAndSessions) {
 TEST(SessionsCliTest, SessionFileImagesGoWithTheirTurnAndStayInTheHistory) {
   TempDir dir;
   {
-    std::ofstream(dir.path / "dot.png", std::ios::binary) << "\x89PNG\r\n\x1a\nxyz";
-    std::ofstream(dir.path / "s.jsonl")
+    std::ofstream(dir.path() / "dot.png", std::ios::binary) << "\x89PNG\r\n\x1a\nxyz";
+    std::ofstream(dir.path() / "s.jsonl")
         << R"({"turns": ["look at this", "and this one", "thanks"],)"
         << R"( "images": [["dot.png"], ["dot.png", "dot.png"], []], "output_tokens": 4})"
         << "\n";
@@ -229,10 +214,10 @@ TEST(SessionsCliTest, SessionFileImagesGoWithTheirTurnAndStayInTheHistory) {
   Child sim({kBin, "sim", "--port", "0", "--ttft-ms", "2", "--itl-ms", "0.5"});
   const std::string line = sim.ReadLine();
   ASSERT_EQ(line.rfind("listening on ", 0), 0U) << line;
-  const fs::path run = dir.path / "run";
+  const fs::path run = dir.path() / "run";
   ProcessResult r =
       RunProcess({kBin, "perf", "--endpoint", line.substr(13), "--profile", "sessions",
-                  "--sessions", (dir.path / "s.jsonl").string(), "--out", run.string()},
+                  "--sessions", (dir.path() / "s.jsonl").string(), "--out", run.string()},
                  std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::vector<json> turns;

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <signal.h>
 
+#include "support/sim_child.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 
@@ -41,25 +42,10 @@ std::map<std::string, std::string> Statuses(const json& results) {
 }
 
 // `servebench sim` with extra flags; its base URL.
-class Sim {
+class Sim : public testing::SimChild {
  public:
-  explicit Sim(std::vector<std::string> extra) {
-    std::vector<std::string> argv = {kBin,        "sim", "--port",   "0",
-                                     "--ttft-ms", "2",   "--itl-ms", "0.2"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    child_ = std::make_unique<Child>(argv);
-    const std::string line = child_->ReadLine();
-    const std::string prefix = "listening on ";
-    if (line.rfind(prefix, 0) == 0) {
-      url_ = line.substr(prefix.size());
-    }
-  }
-
-  const std::string& url() const { return url_; }
-
- private:
-  std::unique_ptr<Child> child_;
-  std::string url_;
+  explicit Sim(const std::vector<std::string>& extra)
+      : SimChild({"--ttft-ms", "2", "--itl-ms", "0.2"}, extra) {}
 };
 
 TEST(SuiteCli, StandardDemoShowsEveryStatusWithExactCounts) {

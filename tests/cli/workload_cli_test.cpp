@@ -16,7 +16,9 @@
 #include <stdlib.h>
 
 #include "support/mooncake_truth.h"
+#include "support/sim_child.h"
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -24,62 +26,33 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using sb::testing::Child;
 using sb::testing::ProcessResult;
+using sb::testing::ReadJsonl;
 using sb::testing::RunProcess;
+using sb::testing::TempDir;
 
 const std::string kBin = SB_BINARY;
 
-std::vector<json> ReadJsonl(const fs::path& p) {
-  std::vector<json> out;
-  std::ifstream in(p);
-  std::string line;
-  while (std::getline(in, line)) {
-    out.push_back(json::parse(line));
-  }
-  return out;
-}
-
-struct TempDir {
-  TempDir() {
-    char tmpl[] = "/tmp/servebench-workload-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-
-  ~TempDir() { fs::remove_all(path); }
-
-  fs::path path;
-};
-
-struct Sim {
-  explicit Sim(const std::vector<std::string>& extra) {
-    std::vector<std::string> argv = {kBin,        "sim", "--port",   "0",
-                                     "--ttft-ms", "2",   "--itl-ms", "0.5"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    child = std::make_unique<Child>(argv);
-    const std::string line = child->ReadLine();
-    if (line.rfind("listening on ", 0) == 0) {
-      url = line.substr(13);
-    }
-  }
-
-  std::unique_ptr<Child> child;
-  std::string url;
+class Sim : public sb::testing::SimChild {
+ public:
+  explicit Sim(const std::vector<std::string>& extra)
+      : SimChild({"--ttft-ms", "2", "--itl-ms", "0.5"}, extra) {}
 };
 
 TEST(WorkloadCliTest, ReplayOfAMooncakeTraceAgainstTheSimulatorsPrefixCache) {
   Sim sim({"--prefix-cache-tokens", "1000000", "--block-tokens", "16"});
-  ASSERT_FALSE(sim.url.empty());
+  ASSERT_FALSE(sim.url().empty());
   TempDir dir;
   const std::string trace = std::string(SB_FIXTURES_DIR) + "/workloads/mooncake-200.jsonl";
   const ProcessResult r =
-      RunProcess({kBin, "perf", "--endpoint", sim.url, "--profile", "replay", "--trace", trace,
+      RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "replay", "--trace", trace,
                   "--block-tokens", "16", "--time-scale", "0.5", "--max-requests", "60", "--out",
-                  (dir.path / "run").string()},
+                  (dir.path() / "run").string()},
                  std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // What the trace says: leading blocks whose hash-id chain appeared earlier, x 16.
   const auto lines = sb::testing::ReadMooncakeTruth(trace, 16, 60);
   std::vector<json> samples;
-  for (const json& s : ReadJsonl(dir.path / "run" / "samples.jsonl")) {
+  for (const json& s : ReadJsonl(dir.path() / "run" / "samples.jsonl")) {
     if (s["profile"] == "replay") {
       samples.push_back(s);
     }
@@ -94,7 +67,7 @@ TEST(WorkloadCliTest, ReplayOfAMooncakeTraceAgainstTheSimulatorsPrefixCache) {
     EXPECT_EQ(samples[i]["cached_tokens"], lines[i].cached) << i;
     EXPECT_DOUBLE_EQ(samples[i]["scheduled_ms"].get<double>(), lines[i].timestamp_ms * 0.5);
   }
-  std::ifstream results(dir.path / "run" / "results.json");
+  std::ifstream results(dir.path() / "run" / "results.json");
   const json res = json::parse(results);
   EXPECT_EQ(res["perf"]["replay"]["sent"], 60);
   EXPECT_EQ(res["perf"]["replay"]["cache"]["reported"], true);
@@ -110,7 +83,7 @@ TEST(WorkloadCliTest, ReplayOfAMooncakeTraceAgainstTheSimulatorsPrefixCache) {
   EXPECT_EQ(server["prompt_tokens"], prompt);
   // report.html: the replay's section, its arrivals chart marks where results.json puts them,
   // the cached share, and a row per class.
-  std::ifstream html_file(dir.path / "run" / "report.html");
+  std::ifstream html_file(dir.path() / "run" / "report.html");
   const std::string html((std::istreambuf_iterator<char>(html_file)), {});
   const json& replay = res["perf"]["replay"];
   EXPECT_NE(html.find("<h3>Trace replay</h3>"), std::string::npos);
@@ -152,22 +125,22 @@ TEST(WorkloadCliTest, ReplayOfAMooncakeTraceAgainstTheSimulatorsPrefixCache) {
 // free or corruption" at the point's end, seen against llama.cpp). Every prompt is still exact.
 TEST(WorkloadCliTest, ARatePointAgainstAPlainTokenizerKeepsEveryRecordAndExactPrompts) {
   Sim sim({"--plain-tokenize"});
-  ASSERT_FALSE(sim.url.empty());
+  ASSERT_FALSE(sim.url().empty());
   TempDir dir;
   const ProcessResult r = RunProcess(
-      {kBin, "perf", "--endpoint", sim.url, "--profile", "rate", "--rates", "20", "--requests",
-       "12", "--input-tokens", "300", "--rate-tokens", "4", "--out", (dir.path / "run").string()},
+      {kBin, "perf", "--endpoint", sim.url(), "--profile", "rate", "--rates", "20", "--requests",
+       "12", "--input-tokens", "300", "--rate-tokens", "4", "--out", (dir.path() / "run").string()},
       std::chrono::seconds(60), {"SERVEBENCH_STORE=off", "MALLOC_CHECK_=3"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   int records = 0;
-  for (const json& s : ReadJsonl(dir.path / "run" / "samples.jsonl")) {
+  for (const json& s : ReadJsonl(dir.path() / "run" / "samples.jsonl")) {
     if (s["profile"] == "rate") {
       ++records;
       EXPECT_EQ(s["input_tokens"], 300) << s.dump();
     }
   }
   EXPECT_EQ(records, 12);
-  std::ifstream results(dir.path / "run" / "results.json");
+  std::ifstream results(dir.path() / "run" / "results.json");
   const json res = json::parse(results);
   EXPECT_EQ(res["perf"]["rate"]["rates"][0]["requests"].size(), 12u);
 }
@@ -177,16 +150,16 @@ TEST(WorkloadCliTest, ARatePointAgainstAPlainTokenizerKeepsEveryRecordAndExactPr
 // the last answer was dropped (19 records of 20).
 TEST(WorkloadCliTest, AReplayAgainstAPlainTokenizerKeepsEveryRecordOnItsTraceLine) {
   Sim sim({"--plain-tokenize"});
-  ASSERT_FALSE(sim.url.empty());
+  ASSERT_FALSE(sim.url().empty());
   TempDir dir;
   const std::string trace = std::string(SB_FIXTURES_DIR) + "/workloads/replay-1000.jsonl";
   const ProcessResult r =
-      RunProcess({kBin, "perf", "--endpoint", sim.url, "--profile", "replay", "--trace", trace,
-                  "--max-requests", "20", "--out", (dir.path / "run").string()},
+      RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "replay", "--trace", trace,
+                  "--max-requests", "20", "--out", (dir.path() / "run").string()},
                  std::chrono::seconds(60), {"SERVEBENCH_STORE=off", "MALLOC_CHECK_=3"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::set<long long> lines;
-  for (const json& s : ReadJsonl(dir.path / "run" / "samples.jsonl")) {
+  for (const json& s : ReadJsonl(dir.path() / "run" / "samples.jsonl")) {
     if (s["profile"] == "replay") {
       lines.insert(s["trace"]["line"].get<long long>());
       EXPECT_EQ(s["input_tokens"], s["trace"]["input_tokens"]) << s.dump();
@@ -203,17 +176,17 @@ TEST(WorkloadCliTest, AReplayAgainstAPlainTokenizerKeepsEveryRecordOnItsTraceLin
 // token, overshot, and gave up after 4 counts, 4-90 tokens off.
 TEST(WorkloadCliTest, AReplayIsExactOnASmallVocabulary) {
   Sim sim({"--chars-per-token", "2", "--plain-tokenize", "--apply-template"});
-  ASSERT_FALSE(sim.url.empty());
+  ASSERT_FALSE(sim.url().empty());
   TempDir dir;
   const std::string trace = std::string(SB_FIXTURES_DIR) + "/workloads/mooncake-200.jsonl";
   const ProcessResult r = RunProcess(
-      {kBin, "perf", "--endpoint", sim.url, "--profile", "replay", "--trace", trace,
-       "--max-requests", "30", "--time-scale", "0.2", "--out", (dir.path / "run").string()},
+      {kBin, "perf", "--endpoint", sim.url(), "--profile", "replay", "--trace", trace,
+       "--max-requests", "30", "--time-scale", "0.2", "--out", (dir.path() / "run").string()},
       std::chrono::seconds(60), {"SERVEBENCH_STORE=off"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find("could not be fitted"), std::string::npos) << r.err;
   int records = 0;
-  for (const json& s : ReadJsonl(dir.path / "run" / "samples.jsonl")) {
+  for (const json& s : ReadJsonl(dir.path() / "run" / "samples.jsonl")) {
     if (s["profile"] == "replay") {
       ++records;
       EXPECT_EQ(s["input_tokens"], s["trace"]["input_tokens"]) << s.dump();
@@ -224,12 +197,12 @@ TEST(WorkloadCliTest, AReplayIsExactOnASmallVocabulary) {
 
 TEST(WorkloadCliTest, ABadTraceLineIsAUsageErrorNamingFileAndLine) {
   TempDir dir;
-  const fs::path trace = dir.path / "bad.jsonl";
+  const fs::path trace = dir.path() / "bad.jsonl";
   std::ofstream(trace) << "{\"timestamp\": 0, \"input_length\": 50, \"output_length\": 4}\n"
                           "{\"timestamp\": 10, \"input_length\": -1, \"output_length\": 4}\n";
   const ProcessResult r =
       RunProcess({kBin, "perf", "--endpoint", "http://127.0.0.1:9/v1", "--profile", "replay",
-                  "--trace", trace.string(), "--out", (dir.path / "run").string()},
+                  "--trace", trace.string(), "--out", (dir.path() / "run").string()},
                  std::chrono::seconds(30), {"SERVEBENCH_STORE=off"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find(trace.string() + ":2: \"input_length\""), std::string::npos) << r.err;

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/temp_dir.h"
+
 namespace sb::client {
 namespace {
 
@@ -70,12 +72,7 @@ void ExpectSplitIndependent(std::string_view input, int random_rounds = 50,
   }
 }
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using sb::testing::ReadFile;
 
 // The SSE body of a captured response (some captures start with the HTTP head).
 std::string StreamBody(std::string raw) {

@@ -21,6 +21,7 @@
 #include "client/http_client.h"
 #include "launch/launch.h"
 #include "support/script_server.h"
+#include "support/temp_dir.h"
 
 namespace sb::launch {
 namespace {
@@ -33,10 +34,7 @@ double SecondsSince(SteadyClock::time_point t0) {
   return std::chrono::duration<double>(SteadyClock::now() - t0).count();
 }
 
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using sb::testing::ReadFile;
 
 // What the server wrote to its log: every line but servebench's own "# servebench: " lines
 // (which quote the command, and so the test's markers).

@@ -24,11 +24,22 @@ class SimChild {
     }
   }
 
+  // Runs `servebench sim --port 0 DEFAULTS... ARGS...`: a test file's usual settings, then a
+  // test's own (the two name different flags: a flag given twice is refused).
+  SimChild(std::vector<std::string> defaults, const std::vector<std::string>& args)
+      : SimChild(Join(std::move(defaults), args)) {}
+
   const std::string& url() const { return url_; }
 
   Child& child() { return *child_; }
 
  private:
+  static std::vector<std::string> Join(std::vector<std::string> a,
+                                       const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  }
+
   std::unique_ptr<Child> child_;
   std::string url_;
 };
