@@ -1,7 +1,8 @@
-// Internal helpers shared by the report writers: null-safe reads of a results.json document and
-// the number formats the reports use (the seeds' conventions: "47,716" tokens, "198.7" tok/s,
-// "41" ms, "0.82s"/"444.8s"). Every reader returns std::nullopt for a missing, null or mistyped
-// value, so a writer renders "—" for it and never a made-up 0. Nothing here throws.
+// Internal helpers shared by the report writers: the null-safe reads of results.json
+// (core/json_read.h, named here too), a profile's rows, and the number formats the reports use
+// (the seeds' conventions: "47,716" tokens, "198.7" tok/s, "41" ms, "0.82s"/"444.8s"). Every
+// reader returns std::nullopt for a missing, null or mistyped value, so a writer renders "—" for
+// it and never a made-up 0. Nothing here throws.
 // Thread safety: pure functions.
 #pragma once
 
@@ -14,6 +15,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/escape.h"  // XmlEscape, for every page
+#include "core/json_read.h"
 #include "core/profile_table.h"
 
 namespace sb::report {
@@ -21,26 +23,14 @@ namespace sb::report {
 // What every writer prints for a value that was not measured (null in results.json).
 inline constexpr std::string_view kMissing = "—";
 
-// ---- Null-safe reads ------------------------------------------------------------------------
+// ---- Null-safe reads (core/json_read.h) -----------------------------------------------------
 
-// The value at `path` (object keys, outermost first), or nullptr when any step is missing or
-// not an object. A JSON null is returned as a pointer to it.
-const nlohmann::json* Find(const nlohmann::json& j, std::initializer_list<std::string_view> path);
-
-// The number at `path`; nullopt when missing, null or not a number.
-std::optional<double> NumberAt(const nlohmann::json& j,
-                               std::initializer_list<std::string_view> path);
-
-// The string at `path`; nullopt when missing, null or not a string.
-std::optional<std::string> StringAt(const nlohmann::json& j,
-                                    std::initializer_list<std::string_view> path);
-
-// The boolean at `path`; nullopt when missing or not a boolean.
-std::optional<bool> BoolAt(const nlohmann::json& j, std::initializer_list<std::string_view> path);
-
-// The elements of the array at `path`; empty when missing or not an array.
-std::vector<const nlohmann::json*> ArrayAt(const nlohmann::json& j,
-                                           std::initializer_list<std::string_view> path);
+using ::sb::ArrayAt;
+using ::sb::BoolAt;
+using ::sb::Find;
+using ::sb::NumberAt;
+using ::sb::NumbersAt;
+using ::sb::StringAt;
 
 // The rows profile `id` wrote into results.json's "perf" object (perf.<key>.<rows>, the profile
 // table's names), in order; empty when it did not run.
@@ -49,10 +39,6 @@ std::vector<const nlohmann::json*> ProfileRows(const nlohmann::json& perf, Profi
 // Where `row` of profile `id` sits in its sweep: its field named by the table's dim (concurrency,
 // max_tokens, size ...); nullopt when missing or not a number.
 std::optional<double> RowLevel(const nlohmann::json& row, ProfileId id);
-
-// The numbers in the array at `path`, in order; nulls and non-numbers are skipped.
-std::vector<double> NumbersAt(const nlohmann::json& j,
-                              std::initializer_list<std::string_view> path);
 
 // ---- Number formats (all return kMissing for nullopt) ----------------------------------------
 // Fixed-point formats group the integer part in thousands: "1,119.8".

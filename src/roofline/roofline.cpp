@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json_read.h"
+
 namespace sb::roofline {
 
 namespace {
@@ -26,33 +28,9 @@ json Num(double v) {
 
 // ---- Null-safe reads (the renderers never throw on odd input) ---------------------------------
 
-const json* At(const json& j, std::initializer_list<std::string_view> path) {
-  const json* cur = &j;
-  for (std::string_view key : path) {
-    if (!cur->is_object()) {
-      return nullptr;
-    }
-    auto it = cur->find(key);
-    if (it == cur->end()) {
-      return nullptr;
-    }
-    cur = &*it;
-  }
-  return cur;
-}
-
-std::optional<double> NumberAt(const json& j, std::initializer_list<std::string_view> path) {
-  const json* v = At(j, path);
-  if (v == nullptr || !v->is_number()) {
-    return std::nullopt;
-  }
-  double d = v->get<double>();
-  return std::isfinite(d) ? std::optional<double>(d) : std::nullopt;
-}
-
-std::string StringAt(const json& j, std::initializer_list<std::string_view> path) {
-  const json* v = At(j, path);
-  return v != nullptr && v->is_string() ? v->get<std::string>() : std::string();
+// The text at `path`, "" when there is none (core/json_read.h reads the rest).
+std::string Text(const json& j, std::initializer_list<std::string_view> path) {
+  return StringAt(j, path).value_or("");
 }
 
 // ---- Number formats ---------------------------------------------------------------------------
@@ -155,12 +133,12 @@ Derived Derive(const json& roof, const json* results) {
 }
 
 std::string FormatLine(const json& roof) {
-  const json* f = At(roof, {"weight_format"});
+  const json* f = Find(roof, {"weight_format"});
   if (f == nullptr) {
     return "—";
   }
   return fmt::format("{}: {} bits/weight (attention {}, lm_head {}, embeddings {}, router {})",
-                     StringAt(*f, {"name"}), Bits(NumberAt(*f, {"bits_per_weight"}).value_or(0)),
+                     Text(*f, {"name"}), Bits(NumberAt(*f, {"bits_per_weight"}).value_or(0)),
                      Bits(NumberAt(*f, {"attention_bits"}).value_or(0)),
                      Bits(NumberAt(*f, {"lm_head_bits"}).value_or(0)),
                      Bits(NumberAt(*f, {"embedding_bits"}).value_or(0)),
@@ -168,11 +146,11 @@ std::string FormatLine(const json& roof) {
 }
 
 std::string ModelLine(const json& roof) {
-  const json* m = At(roof, {"model"});
+  const json* m = Find(roof, {"model"});
   if (m == nullptr) {
     return "—";
   }
-  std::string type = StringAt(*m, {"model_type"});
+  std::string type = Text(*m, {"model_type"});
   std::string out = fmt::format("{} layers", Thousands(NumberAt(*m, {"layers"}).value_or(0)));
   auto full = NumberAt(*m, {"full_attention_layers"}).value_or(0);
   auto sliding = NumberAt(*m, {"sliding_attention_layers"}).value_or(0);
@@ -339,25 +317,25 @@ json RooflineJson(const ModelShape& shape, const WeightFormat& format, const Har
 std::string RenderRooflineText(const json& roof) {
   Derived d = Derive(roof, nullptr);
   std::string out;
-  out += fmt::format("model     {}: {}\n", StringAt(roof, {"model", "config"}), ModelLine(roof));
+  out += fmt::format("model     {}: {}\n", Text(roof, {"model", "config"}), ModelLine(roof));
   out += fmt::format("params    {} total, {} read per token\n",
                      Thousands(NumberAt(roof, {"model", "params_total"}).value_or(0)),
                      Thousands(NumberAt(roof, {"model", "params_active_per_token"}).value_or(0)));
   out += fmt::format("format    {}\n", FormatLine(roof));
-  out += fmt::format("          bits per weight: {}\n",
-                     StringAt(roof, {"weight_format", "arithmetic"}));
-  out += fmt::format("hardware  {}: {} GB/s ({})\n", StringAt(roof, {"hardware", "name"}),
-                     Bits(d.bandwidth_gb_s), StringAt(roof, {"hardware", "source"}));
+  out +=
+      fmt::format("          bits per weight: {}\n", Text(roof, {"weight_format", "arithmetic"}));
+  out += fmt::format("hardware  {}: {} GB/s ({})\n", Text(roof, {"hardware", "name"}),
+                     Bits(d.bandwidth_gb_s), Text(roof, {"hardware", "source"}));
   out += "\n";
   constexpr std::string_view kRow = "{:<40}{:>16}{:>9}{:>17}\n";
   out += fmt::format(kRow, "read per step", "params", "bits", "bytes");
   double params_read = 0;
-  if (const json* w = At(roof, {"weights"}); w != nullptr && w->is_array()) {
+  if (const json* w = Find(roof, {"weights"}); w != nullptr && w->is_array()) {
     for (const json& p : *w) {
       params_read += NumberAt(p, {"params"}).value_or(0);
-      out += fmt::format(
-          kRow, StringAt(p, {"part"}), Thousands(NumberAt(p, {"params"}).value_or(0)),
-          Bits(NumberAt(p, {"bits"}).value_or(0)), Thousands(NumberAt(p, {"bytes"}).value_or(0)));
+      out += fmt::format(kRow, Text(p, {"part"}), Thousands(NumberAt(p, {"params"}).value_or(0)),
+                         Bits(NumberAt(p, {"bits"}).value_or(0)),
+                         Thousands(NumberAt(p, {"bytes"}).value_or(0)));
     }
   }
   out += fmt::format(kRow, "weights", Thousands(params_read), "",
@@ -390,19 +368,19 @@ std::string RenderRooflineText(const json& roof) {
     out += fmt::format("measured  {:.2f} tok/s = {:.1f}% of the ceiling\n", *d.measured,
                        100 * *d.measured / *d.ceiling);
   }
-  if (std::string note = StringAt(roof, {"weight_format", "note"}); !note.empty()) {
+  if (std::string note = Text(roof, {"weight_format", "note"}); !note.empty()) {
     out += "note: " + note + "\n";
   }
   return out;
 }
 
 std::string RenderRooflineMarkdown(const json& results) {
-  const json* roof = At(results, {"roofline"});
+  const json* roof = Find(results, {"roofline"});
   if (roof == nullptr || !roof->is_object()) {
     return "";
   }
   Derived d = Derive(*roof, &results);
-  std::string hw = StringAt(*roof, {"hardware", "name"});
+  std::string hw = Text(*roof, {"hardware", "name"});
   std::string out = "### Memory-bandwidth roofline\n\n";
   if (d.ceiling) {
     out += fmt::format(
@@ -419,8 +397,7 @@ std::string RenderRooflineMarkdown(const json& results) {
   auto row = [&out](std::string_view k, const std::string& v) {
     out += fmt::format("| {} | {} |\n", k, v);
   };
-  row("Model config",
-      Cell(StringAt(*roof, {"model", "config"})) + " (" + Cell(ModelLine(*roof)) + ")");
+  row("Model config", Cell(Text(*roof, {"model", "config"})) + " (" + Cell(ModelLine(*roof)) + ")");
   row("Parameters: total / read per token",
       Billions(NumberAt(*roof, {"model", "params_total"}).value_or(0)) + " / " +
           Billions(NumberAt(*roof, {"model", "params_active_per_token"}).value_or(0)));
@@ -450,14 +427,14 @@ std::string RenderRooflineMarkdown(const json& results) {
   row("Of ceiling",
       d.measured && d.ceiling ? fmt::format("{:.1f}%", 100 * *d.measured / *d.ceiling) : "—");
   out += "\n";
-  if (std::string note = StringAt(*roof, {"weight_format", "note"}); !note.empty()) {
+  if (std::string note = Text(*roof, {"weight_format", "note"}); !note.empty()) {
     out += "Note: " + Cell(note) + "\n\n";
   }
   return out;
 }
 
 std::string RenderRooflineConsole(const json& results) {
-  const json* roof = At(results, {"roofline"});
+  const json* roof = Find(results, {"roofline"});
   if (roof == nullptr || !roof->is_object()) {
     return "";
   }
@@ -465,10 +442,9 @@ std::string RenderRooflineConsole(const json& results) {
   if (!d.ceiling) {
     return "";
   }
-  std::string out =
-      fmt::format("roofline: ceiling {:.1f} tok/s ({:.2f} GB per token at {} GB/s, {})", *d.ceiling,
-                  d.bytes_per_token / kBytesPerGb, Bits(d.bandwidth_gb_s),
-                  StringAt(*roof, {"hardware", "name"}));
+  std::string out = fmt::format(
+      "roofline: ceiling {:.1f} tok/s ({:.2f} GB per token at {} GB/s, {})", *d.ceiling,
+      d.bytes_per_token / kBytesPerGb, Bits(d.bandwidth_gb_s), Text(*roof, {"hardware", "name"}));
   if (d.measured) {
     out += fmt::format("; measured {:.1f} tok/s = {:.1f}% of it", *d.measured,
                        100 * *d.measured / *d.ceiling);

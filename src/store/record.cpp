@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 
+#include "core/json_read.h"
 #include "core/printable.h"
 #include "core/profile_table.h"
 #include "core/redact.h"
@@ -199,16 +200,6 @@ void ResourceRows(const json& results, std::vector<MetricRow>& out) {
   if (res == results.end() || !res->is_object()) {
     return;
   }
-  auto num = [](const json& j, std::initializer_list<const char*> path) -> std::optional<double> {
-    const json* cur = &j;
-    for (const char* k : path) {
-      if (!cur->is_object() || !cur->contains(k)) {
-        return std::nullopt;
-      }
-      cur = &(*cur)[k];
-    }
-    return cur->is_number() ? std::optional(cur->get<double>()) : std::nullopt;
-  };
   auto add = [&](const std::string& point, const char* metric, const char* unit,
                  std::optional<double> v, std::optional<long long> n) {
     if (v && std::isfinite(*v)) {
@@ -224,15 +215,15 @@ void ResourceRows(const json& results, std::vector<MetricRow>& out) {
     }
   };
   if (const auto run = res->find("run"); run != res->end() && run->is_object()) {
-    const auto n = num(*run, {"samples"});
+    const auto n = NumberAt(*run, {"samples"});
     const std::optional<long long> samples =
         n ? std::optional(static_cast<long long>(*n)) : std::nullopt;
-    add("", "peak_memory_bytes", "bytes", num(*run, {"memory_bytes", "peak"}), samples);
-    add("", "mean_power_w", "W", num(*run, {"power_w", "mean"}), samples);
-    add("", "energy_j", "J", num(*run, {"energy_j"}), samples);
-    add("", "j_per_token", "J/token", num(*run, {"j_per_token"}), samples);
-    add("", "tokens_per_j", "tokens/J", num(*run, {"tokens_per_j"}), samples);
-    add("", "peak_kv_cache_usage", "fraction", num(*run, {"kv_cache_usage", "peak"}), samples);
+    add("", "peak_memory_bytes", "bytes", NumberAt(*run, {"memory_bytes", "peak"}), samples);
+    add("", "mean_power_w", "W", NumberAt(*run, {"power_w", "mean"}), samples);
+    add("", "energy_j", "J", NumberAt(*run, {"energy_j"}), samples);
+    add("", "j_per_token", "J/token", NumberAt(*run, {"j_per_token"}), samples);
+    add("", "tokens_per_j", "tokens/J", NumberAt(*run, {"tokens_per_j"}), samples);
+    add("", "peak_kv_cache_usage", "fraction", NumberAt(*run, {"kv_cache_usage", "peak"}), samples);
   }
   // The decode runs together.
   std::optional<double> peak, peak_kv;
@@ -253,15 +244,15 @@ void ResourceRows(const json& results, std::vector<MetricRow>& out) {
       continue;
     }
     ++runs;
-    if (auto p = num(*f, {"memory_bytes", "peak"})) {
+    if (auto p = NumberAt(*f, {"memory_bytes", "peak"})) {
       peak = std::max(peak.value_or(0), *p);
     }
-    if (auto p = num(*f, {"kv_cache_usage", "peak"})) {
+    if (auto p = NumberAt(*f, {"kv_cache_usage", "peak"})) {
       peak_kv = std::max(peak_kv.value_or(0), *p);
     }
-    auto e = num(*f, {"energy_j"});
-    auto w = num(*f, {"window_s"});
-    auto t = num(*f, {"output_tokens"});
+    auto e = NumberAt(*f, {"energy_j"});
+    auto w = NumberAt(*f, {"window_s"});
+    auto t = NumberAt(*f, {"output_tokens"});
     if (e && w && t) {
       energy += *e;
       window += *w;
