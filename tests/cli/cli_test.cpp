@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <signal.h>
 
+#include "support/sim_child.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
 
@@ -44,30 +45,19 @@ int CountLines(const std::string& s) {
 
 using ::sb::testing::TempDir;
 
-// A `servebench sim` child process and its base URL.
-class SimProcess {
+// A `servebench sim` child process (--ttft-ms 10, --itl-ms 1 unless a test sets it).
+class SimProcess : public testing::SimChild {
  public:
-  explicit SimProcess(std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {kBin, "sim", "--port", "0", "--ttft-ms", "10"};
+  explicit SimProcess(std::vector<std::string> extra = {})
+      : SimChild({"--ttft-ms", "10"}, WithItl(std::move(extra))) {}
+
+ private:
+  static std::vector<std::string> WithItl(std::vector<std::string> extra) {
     if (std::find(extra.begin(), extra.end(), "--itl-ms") == extra.end()) {
       extra.insert(extra.end(), {"--itl-ms", "1"});
     }
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    child_ = std::make_unique<Child>(argv);
-    std::string line = child_->ReadLine();
-    const std::string prefix = "listening on ";
-    if (line.rfind(prefix, 0) == 0) {
-      url_ = line.substr(prefix.size());
-    }
+    return extra;
   }
-
-  const std::string& url() const { return url_; }
-
-  Child& child() { return *child_; }
-
- private:
-  std::unique_ptr<Child> child_;
-  std::string url_;
 };
 
 TEST(CliTest, HelpListsTheCommands) {

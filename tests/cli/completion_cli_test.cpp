@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 namespace sb {
 namespace {
@@ -25,14 +26,10 @@ const std::string kBin = SB_BINARY;
 class CompletionCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/servebench-completion-XXXXXX";
-    dir_ = mkdtemp(tmpl);
     ProcessResult r = RunProcess({kBin, "completion", "bash"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::ofstream(dir_ / "servebench.bash") << r.out;
   }
-
-  void TearDown() override { fs::remove_all(dir_); }
 
   // What bash completes for the words (the last one is the word being completed), with the
   // binary's directory first on PATH (the script asks `servebench` for the store's metrics).
@@ -62,7 +59,8 @@ class CompletionCliTest : public ::testing::Test {
     return out;
   }
 
-  fs::path dir_;
+  testing::TempDir tmp_;
+  const fs::path dir_ = tmp_.path();
 };
 
 using Words = std::vector<std::string>;
