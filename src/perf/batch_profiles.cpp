@@ -110,6 +110,24 @@ std::string FirstFailure(const std::vector<client::ChatResponse>& rs) {
   return "";
 }
 
+// A concurrency level's progress line. Failures first: a figure from the streams that succeeded
+// must not hide the rest. Counts are of the requests sent (a closed loop sends more than its N
+// streams).
+std::string LevelProgressLine(int n, int errors, int ok, long long sent, bool closed_loop,
+                              const std::vector<client::ChatResponse>& rs,
+                              std::optional<double> throughput) {
+  const char* what = closed_loop ? "requests" : "streams";
+  if (errors > 0) {
+    return fmt::format(
+        "concurrency {}: {} of {} {} failed ({:.0f}%; first: {}); {} tok/s combined over the {} "
+        "that finished",
+        n, errors, sent, what, sent > 0 ? 100.0 * errors / sent : 0.0, FirstFailure(rs),
+        throughput ? FixedGrouped(*throughput, 1) : "no figure", ok);
+  }
+  return fmt::format("concurrency {}: {}/{} {} ok, {} tok/s combined", n, ok, sent, what,
+                     throughput ? FixedGrouped(*throughput, 1) : "n/a");
+}
+
 }  // namespace
 
 json Session::Decode(const ProfileOptions& options) {
@@ -265,30 +283,15 @@ json Session::Concurrency(const ProfileOptions& options) {
                   {"peak_in_flight", PeakInFlight(rs)},
                   {"requests", rows}};
     tails.WriteTo(level, /*with_ttft=*/false);
-    std::vector<RequestFact> facts;  // per class and cache outcome (request_classes.h)
-    for (const RequestRecord& rec : records) {
-      facts.push_back(rec.Fact());
-    }
-    level["classes"] = ClassesJson(facts);
-    level["cache"] = CacheJson(facts);
+    AddClassRows(level, FactsOf(records));  // per class and cache outcome (request_classes.h)
     AttachCacheWindow(level);
     if (!last_window_.empty()) {
       level["spec_decode"] = SpecJson(last_window_);
     }
     AttachResources(level);
     if (on_progress_) {
-      // Failures first: a figure from the streams that succeeded must not hide the rest. Counts
-      // are of the requests sent (a closed loop sends more than its N streams).
-      const auto sent = static_cast<long long>(rows.size());
-      const char* what = closed_loop ? "requests" : "streams";
-      on_progress_(errors > 0
-                       ? fmt::format("concurrency {}: {} of {} {} failed ({:.0f}%; first: {}); {} "
-                                     "tok/s combined over the {} that finished",
-                                     n, errors, sent, what, sent > 0 ? 100.0 * errors / sent : 0.0,
-                                     FirstFailure(rs),
-                                     throughput ? FixedGrouped(*throughput, 1) : "no figure", ok)
-                       : fmt::format("concurrency {}: {}/{} {} ok, {} tok/s combined", n, ok, sent,
-                                     what, throughput ? FixedGrouped(*throughput, 1) : "n/a"));
+      on_progress_(LevelProgressLine(n, errors, ok, static_cast<long long>(rows.size()),
+                                     closed_loop, rs, throughput));
     }
     levels.push_back(std::move(level));
   }

@@ -375,6 +375,21 @@ void AddRateFields(RequestRecord& rec, const RateFacts& f, double rate_rps, bool
   }
 }
 
+// A point's request records (those of the requests sent, in schedule order) and the per-class
+// and cache rows of their facts (request_classes.h).
+void AddRecords(json& point, const std::vector<std::optional<RequestRecord>>& rows) {
+  json requests = json::array();
+  std::vector<RequestFact> facts;
+  for (const auto& row : rows) {
+    if (row) {
+      requests.push_back(row->ToJson());
+      facts.push_back(row->Fact());
+    }
+  }
+  point["requests"] = std::move(requests);
+  AddClassRows(point, facts);
+}
+
 // Where one point stands, for the progress line.
 std::string ProgressLine(const PointStats& st, const std::string& phase, double rate_rps,
                          std::size_t n, bool with_slo) {
@@ -606,18 +621,8 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
                   late_ns, ro.late_ms);
   NoteClientBound(FixedGrouped(rate_rps, 2) + " req/s", check.reasons);  // said once (Run)
   point["self_check"] = check.check;
-  json requests = json::array();
-  std::vector<RequestFact> facts;
-  for (const auto& row : rows) {
-    if (row) {
-      requests.push_back(row->ToJson());
-      facts.push_back(row->Fact());
-    }
-  }
-  point["requests"] = std::move(requests);
+  AddRecords(point, rows);
   point["output_tokens"] = st.tokens;
-  point["classes"] = ClassesJson(facts);  // per class and cache outcome (request_classes.h)
-  point["cache"] = CacheJson(facts);
   AttachCacheWindow(point);
   if (!last_window_.empty()) {
     point["spec_decode"] = SpecJson(last_window_);

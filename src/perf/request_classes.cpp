@@ -125,6 +125,10 @@ void AddRequestClasses(json& row) {
       facts.push_back(FactOfRecord(rec));
     }
   }
+  AddClassRows(row, facts);
+}
+
+void AddClassRows(json& row, const std::vector<RequestFact>& facts) {
   row["classes"] = ClassesJson(facts);
   row["cache"] = CacheJson(facts);
 }

@@ -38,7 +38,11 @@ nlohmann::json CacheJson(const std::vector<RequestFact>& facts);
 // ttft_ms and e2e_ms from the send, tpot_ms, input/output/cached_tokens, null when unknown).
 RequestFact FactOfRecord(const nlohmann::json& record);
 
-// Adds "classes" and "cache" to a concurrency level or rate point, from its "requests" records.
+// Adds "classes" and "cache" (ClassesJson, CacheJson) of `facts` to a concurrency level or rate
+// point.
+void AddClassRows(nlohmann::json& row, const std::vector<RequestFact>& facts);
+
+// The same from the row's written "requests" records (servebench merge, which has only those).
 void AddRequestClasses(nlohmann::json& row);
 
 }  // namespace sb::perf

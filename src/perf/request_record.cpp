@@ -190,4 +190,13 @@ RequestFact RequestRecord::Fact() const {
   return f;
 }
 
+std::vector<RequestFact> FactsOf(const std::vector<RequestRecord>& records) {
+  std::vector<RequestFact> facts;
+  facts.reserve(records.size());
+  for (const RequestRecord& r : records) {
+    facts.push_back(r.Fact());
+  }
+  return facts;
+}
+
 }  // namespace sb::perf

@@ -96,6 +96,9 @@ struct RequestRecord {
   RequestFact Fact() const;
 };
 
+// The facts of `records`, in order.
+std::vector<RequestFact> FactsOf(const std::vector<RequestRecord>& records);
+
 // The record of `r` for `profile` and `label`, times relative to t0_ns.
 RequestRecord MakeRecord(const client::ChatResponse& r, const std::string& profile,
                          const std::string& label, std::int64_t t0_ns, bool warmup = false);
