@@ -1,5 +1,5 @@
-// One finished request as perf keeps it (docs/results-schema.md "Request records"): the typed
-// record every profile builds, from which it takes its figures and its per-class rows, and which
+// One finished request as perf keeps it (docs/results-schema.md, "Request record"): the typed
+// record every profile builds, from which it takes its per-class and cache rows, and which
 // becomes a samples.jsonl line and an entry of a row's "requests" only when written (ToJson).
 // Each profile's own fields sit in one optional part: the workload fields of concurrency, rate
 // and replay, the schedule of rate and replay, the trace line of replay, a sessions turn.
