@@ -27,14 +27,6 @@ using nlohmann::json;
 
 namespace {
 
-json Opt(const std::optional<double>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-json OptInt(int v) {
-  return v >= 0 ? json(v) : json(nullptr);
-}
-
 // Prompts for the TTFT profile: the seeds' three prompt kinds, with lengths that differ by an
 // order of magnitude so prefill cost is visible.
 struct TtftPrompt {
@@ -277,7 +269,7 @@ json Session::Concurrency(const ProfileOptions& options) {
                   {"wall_s", last_token > first_send && first_send != 0
                                  ? json(static_cast<double>(last_token - first_send) / 1e9)
                                  : json(nullptr)},
-                  {"throughput_tok_s", Opt(throughput)},
+                  {"throughput_tok_s", NumberOrNull(throughput)},
                   {"per_stream_decode_tok_s", StatsJson(per_stream)},
                   {"ttft_ms", StatsJson(ttft)},
                   {"peak_in_flight", PeakInFlight(rs)},
@@ -442,7 +434,7 @@ json Session::Ttft(const ProfileOptions& options) {
                                MillisecondsText(Median(ttft)), ttft.size()));
     }
     prompts.push_back(json{{"name", tp.name},
-                           {"prompt_tokens", OptInt(prompt_tokens)},
+                           {"prompt_tokens", CountOrNull(prompt_tokens)},
                            {"runs", runs},
                            {"ttft_ms", StatsJson(ttft)},
                            {"errors", errors}});

@@ -47,10 +47,6 @@ double Ms(std::int64_t ns) {
   return static_cast<double>(ns) / 1e6;
 }
 
-json Optional(const std::optional<double>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
 bool WasSent(const client::ChatResponse& r) {
   return !(r.outcome == client::Outcome::kCancelled && r.send_ns == 0);
 }
@@ -434,7 +430,7 @@ json PointJson(const PointStats& st, const RateOptions& ro, const std::string& p
   return {{"phase", phase},
           {"rate_rps", rate_rps},
           {"scheduled", offsets.size()},
-          {"offered_rate_rps", Optional(OfferedRate(offsets))},
+          {"offered_rate_rps", NumberOrNull(OfferedRate(offsets))},
           {"achieved_rate_rps", achieved},
           {"sent", st.sent},
           {"ok", st.ok},
@@ -697,7 +693,7 @@ json Session::Rate(const ProfileOptions& options) {
               {"max_rps", ro.search->second},
               {"steps", ro.search_steps},
               {"result", result},
-              {"best_rps", Optional(best)},
+              {"best_rps", NumberOrNull(best)},
               {"bracket_rps", bisected ? json::array({lo, hi}) : json(nullptr)},
               {"points", probes}};
     if (on_progress_) {

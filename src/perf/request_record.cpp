@@ -11,15 +11,6 @@ using nlohmann::json;
 
 namespace {
 
-json Opt(const std::optional<double>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-// A count the server may not have sent: -1 is none.
-json Count(int v) {
-  return v >= 0 ? json(v) : json(nullptr);
-}
-
 json Text(const std::string& s) {
   return s.empty() ? json(nullptr) : json(s);
 }
@@ -33,6 +24,14 @@ json ParseOrNull(const std::string& text) {
 }
 
 }  // namespace
+
+json NumberOrNull(const std::optional<double>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+json CountOrNull(int v) {
+  return v >= 0 ? json(v) : json(nullptr);
+}
 
 RequestRecord MakeRecord(const client::ChatResponse& r, const std::string& profile,
                          const std::string& label, std::int64_t t0_ns, bool warmup) {
@@ -86,15 +85,15 @@ json RequestRecord::ToJson() const {
       {"status", std::string(client::OutcomeName(outcome))},
       {"reason", Text(reason)},
       {"http_status", http_status},
-      {"sent_at_ms", Opt(sent_at_ms)},
-      {"ttft_ms", Opt(ttft_ms)},
-      {"ttfa_ms", Opt(ttfa_ms)},
-      {"e2e_ms", Opt(e2e_ms)},
-      {"decode_tok_s", Opt(decode_tok_s)},
-      {"tpot_ms", Opt(tpot_ms)},
-      {"prompt_tokens", Count(prompt_tokens)},
+      {"sent_at_ms", NumberOrNull(sent_at_ms)},
+      {"ttft_ms", NumberOrNull(ttft_ms)},
+      {"ttfa_ms", NumberOrNull(ttfa_ms)},
+      {"e2e_ms", NumberOrNull(e2e_ms)},
+      {"decode_tok_s", NumberOrNull(decode_tok_s)},
+      {"tpot_ms", NumberOrNull(tpot_ms)},
+      {"prompt_tokens", CountOrNull(prompt_tokens)},
       {"completion_tokens", completion_tokens ? json(*completion_tokens) : json()},
-      {"reasoning_tokens", Count(reasoning_tokens)},
+      {"reasoning_tokens", CountOrNull(reasoning_tokens)},
       {"tokens_estimated", tokens_estimated},
       {"chunks", chunks},
       {"finish_reason", Text(finish_reason)},
@@ -131,16 +130,16 @@ json RequestRecord::ToJson() const {
   }
   if (workload) {
     rec["class"] = workload->cls;
-    rec["input_tokens"] = Count(workload->input_tokens);
-    rec["output_tokens"] = Count(workload->output_tokens);
-    rec["cached_tokens"] = Count(workload->cached_tokens);
-    rec["sent_ms"] = Opt(workload->sent_ms);
-    rec["scheduled_ms"] = Opt(workload->scheduled_ms);
+    rec["input_tokens"] = CountOrNull(workload->input_tokens);
+    rec["output_tokens"] = CountOrNull(workload->output_tokens);
+    rec["cached_tokens"] = CountOrNull(workload->cached_tokens);
+    rec["sent_ms"] = NumberOrNull(workload->sent_ms);
+    rec["scheduled_ms"] = NumberOrNull(workload->scheduled_ms);
   }
   if (schedule) {
     rec["schedule_lag_ms"] = schedule->lag_ms;
-    rec["ttft_from_scheduled_ms"] = Opt(schedule->ttft_ms);
-    rec["e2e_from_scheduled_ms"] = Opt(schedule->e2e_ms);
+    rec["ttft_from_scheduled_ms"] = NumberOrNull(schedule->ttft_ms);
+    rec["e2e_from_scheduled_ms"] = NumberOrNull(schedule->e2e_ms);
     if (schedule->rate_rps) {
       rec["rate_rps"] = *schedule->rate_rps;
     }
@@ -161,11 +160,12 @@ json RequestRecord::ToJson() const {
     rec["session"] = turn->session + 1;
     rec["turn"] = turn->turn;
     rec["tool_round"] = turn->tool_round;
-    rec["cached_tokens"] = Count(turn->cached_tokens);
-    rec["user_tokens"] = Count(turn->user_tokens);
+    rec["cached_tokens"] = CountOrNull(turn->cached_tokens);
+    rec["user_tokens"] = CountOrNull(turn->user_tokens);
     rec["think_ms"] = turn->think_ms;
     rec["tool_calls"] = turn->tool_calls;
-    rec["itl_ms"] = {{"p50", Opt(turn->itl_p50_ms)}, {"p99", Opt(turn->itl_p99_ms)}};
+    rec["itl_ms"] = {{"p50", NumberOrNull(turn->itl_p50_ms)},
+                     {"p99", NumberOrNull(turn->itl_p99_ms)}};
   }
   return rec;
 }

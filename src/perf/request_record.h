@@ -99,6 +99,12 @@ struct RequestRecord {
 // The facts of `records`, in order.
 std::vector<RequestFact> FactsOf(const std::vector<RequestRecord>& records);
 
+// How a record or a profile row writes a figure that may be missing: the number, or null.
+nlohmann::json NumberOrNull(const std::optional<double>& v);
+
+// How it writes a count the server may not have sent (-1, or any negative, is none).
+nlohmann::json CountOrNull(int v);
+
 // The record of `r` for `profile` and `label`, times relative to t0_ns.
 RequestRecord MakeRecord(const client::ChatResponse& r, const std::string& profile,
                          const std::string& label, std::int64_t t0_ns, bool warmup = false);

@@ -11,6 +11,7 @@
 #include "core/profile_table.h"
 #include "core/stats.h"
 #include "perf/metrics.h"
+#include "perf/request_record.h"
 #include "suite/checkers.h"
 #include "suite/loop.h"
 #include "suite/profile_tests.h"
@@ -25,14 +26,6 @@ using nlohmann::json;
 using namespace detail;  // NOLINT: the runner's own helpers (runner_internal.h)
 
 constexpr std::size_t kAnswerCap = 16 * 1024;  // answer text kept in results.json (code points)
-
-json Opt(const std::optional<double>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-json OptInt(int v) {
-  return v >= 0 ? json(v) : json(nullptr);
-}
 
 // Wilson score interval (95%) for k successes out of n.
 std::pair<double, double> Wilson(double k, double n) {
@@ -295,10 +288,11 @@ json SuiteRunner::RunTest(const TestSpec& test, int repeat) {
         // samples), so report.html can place the attempt's tokens in time.
         {"sent_at_ms",
          r.send_ns != 0 ? json(static_cast<double>(r.send_ns - t0_ns_) / 1e6) : json(nullptr)},
-        {"ttft_ms", Opt(last.metrics.ttft_ms)},
-        {"e2e_ms", Opt(last.metrics.e2e_ms)},
+        {"ttft_ms", perf::NumberOrNull(last.metrics.ttft_ms)},
+        {"e2e_ms", perf::NumberOrNull(last.metrics.e2e_ms)},
         {"completion_tokens", tokens_of(last)},
-        {"reasoning_tokens", last.counted ? OptInt(last.reasoning_tokens) : json(nullptr)}};
+        {"reasoning_tokens",
+         last.counted ? perf::CountOrNull(last.reasoning_tokens) : json(nullptr)}};
     if (last.retries) {
       entry["retries"] = *last.retries;
     }
@@ -315,20 +309,20 @@ json SuiteRunner::RunTest(const TestSpec& test, int repeat) {
   const bool ok = r.outcome == client::Outcome::kOk;
   t["status"] = std::string(StatusName(last.status));
   t["reason"] = last.reason.empty() ? json(nullptr) : json(last.reason);
-  t["ttft_ms"] = Opt(last.metrics.ttft_ms);
-  t["ttfa_ms"] = Opt(last.metrics.ttfa_ms);
-  t["e2e_ms"] = Opt(last.metrics.e2e_ms);
+  t["ttft_ms"] = perf::NumberOrNull(last.metrics.ttft_ms);
+  t["ttfa_ms"] = perf::NumberOrNull(last.metrics.ttfa_ms);
+  t["e2e_ms"] = perf::NumberOrNull(last.metrics.e2e_ms);
   // The test's wall time: send to the end of the response (a TIMEOUT's time is the time waited).
   t["time_ms"] = last.time_s > 0 ? json(last.time_s * 1000) : json(nullptr);
-  t["decode_tok_s"] = ok ? Opt(last.metrics.decode_tok_s) : json(nullptr);
-  t["prompt_tokens"] = OptInt(r.usage.prompt_tokens);
+  t["decode_tok_s"] = ok ? perf::NumberOrNull(last.metrics.decode_tok_s) : json(nullptr);
+  t["prompt_tokens"] = perf::CountOrNull(r.usage.prompt_tokens);
   // A failed request (ERROR, TIMEOUT) has no token counts: what it streamed before failing is
   // not an answer, and an estimate from it would only mislead.
   t["completion_tokens"] = tokens_of(last);
   t["tokens_estimated"] = last.counted && r.usage.completion_tokens < 0;
-  t["reasoning_tokens"] = last.counted ? OptInt(last.reasoning_tokens) : json(nullptr);
+  t["reasoning_tokens"] = last.counted ? perf::CountOrNull(last.reasoning_tokens) : json(nullptr);
   t["reasoning_tokens_estimated"] = last.counted && last.reasoning_estimated;
-  t["reasoning_ms"] = Opt(last.reasoning_ms);
+  t["reasoning_ms"] = perf::NumberOrNull(last.reasoning_ms);
   t["finish_reason"] = r.finish_reason.empty() ? json(nullptr) : json(r.finish_reason);
   t["max_tokens"] = last.max_tokens;
   t["attempts"] = attempts;
