@@ -1,6 +1,8 @@
 // The speed profiles' figures against the simulator's ground truth, to within milliseconds or a
 // few percent. Timing-sensitive: ctest runs this executable alone (SERIAL), so other tests' CPU
 // cannot shift what it measures.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -14,6 +16,14 @@ using fixture::Fixture;
 using fixture::Quiet;
 using nlohmann::json;
 
+// What the client may add to the simulator's TTFT (its clock starts before the request is sent
+// and stops when the first token is read). A clock started at the wrong place (before a queue, a
+// second round trip) adds the same to every request, so it shows in the quickest one: that one
+// must be within kLeastAddedMs. A busy CI host can delay any single request's scheduling by a few
+// milliseconds (one run of 6 took 3.6 ms there), so each request is held only to kAnyAddedMs.
+constexpr double kLeastAddedMs = 3.0;
+constexpr double kAnyAddedMs = 25.0;
+
 TEST(ProfilesTest, DecodeMatchesSimulatorGroundTruth) {
   Fixture f(Quiet());
   Session s = f.MakeSession();
@@ -22,6 +32,7 @@ TEST(ProfilesTest, DecodeMatchesSimulatorGroundTruth) {
   o.runs = 3;
   json d = s.Decode(o);
   ASSERT_EQ(d["runs"].size(), 3u);
+  double least_added_ms = 1e9;
   EXPECT_EQ(d["errors"], 0);
   EXPECT_EQ(d["decode_tok_s"]["n"], 3);
   for (const auto& run : d["runs"]) {
@@ -30,10 +41,11 @@ TEST(ProfilesTest, DecodeMatchesSimulatorGroundTruth) {
     EXPECT_EQ(run["finish_reason"], "length");
     const json& truth = run["server"]["sim"];
     // TTFT: the client's clock starts before the sim receives the request, so it can only be
-    // longer, and on loopback by far less than a millisecond or two.
+    // longer, and on loopback by far less than a millisecond or two (see kLeastAddedMs above).
     double ttft = run["ttft_ms"], sim_ttft = truth["ttft_ms"];
     EXPECT_GE(ttft, sim_ttft - 0.05);
-    EXPECT_LT(ttft - sim_ttft, 3.0);
+    EXPECT_LT(ttft - sim_ttft, kAnyAddedMs);
+    least_added_ms = std::min(least_added_ms, ttft - sim_ttft);
     // Decode speed: same definition on both sides, client read times vs sim write times.
     double tok_s = run["decode_tok_s"], sim_tok_s = truth["decode_tok_s"];
     EXPECT_NEAR(tok_s / sim_tok_s, 1.0, 0.02);
@@ -41,6 +53,7 @@ TEST(ProfilesTest, DecodeMatchesSimulatorGroundTruth) {
     // figures, which would be 64 / 0.146 s = 438 tok/s).
     EXPECT_NEAR(tok_s, 500.0, 25.0);
   }
+  EXPECT_LT(least_added_ms, kLeastAddedMs);
   // Warm-up plus three runs reached the sample sink, the warm-up marked as such.
   ASSERT_EQ(f.samples.size(), 4u);
   EXPECT_TRUE(f.samples[0].value("warmup", false));
@@ -79,14 +92,20 @@ TEST(ProfilesTest, TtftGrowsWithPromptLengthByThePrefillCost) {
   o.runs = 2;
   json t = s.Ttft(o);
   ASSERT_EQ(t["prompts"].size(), 3u);
+  double least_added_ms = 1e9;
+  size_t runs = 0;
   for (const auto& p : t["prompts"]) {
     // Against the simulator's own record of each request: the client adds little.
     for (const auto& run : p["runs"]) {
       double client_ttft = run["ttft_ms"], sim_ttft = run["server"]["sim"]["ttft_ms"];
       EXPECT_GE(client_ttft, sim_ttft - 0.05) << p["name"];
-      EXPECT_LT(client_ttft - sim_ttft, 3.0) << p["name"];
+      EXPECT_LT(client_ttft - sim_ttft, kAnyAddedMs) << p["name"];
+      least_added_ms = std::min(least_added_ms, client_ttft - sim_ttft);
+      ++runs;
     }
   }
+  EXPECT_EQ(runs, 6u);
+  EXPECT_LT(least_added_ms, kLeastAddedMs);
   // The prefill cost shows as the TTFT difference between the long and the short prompt:
   // 0.1 ms per extra prompt token (robust to a few ms of scheduling delay under CPU load).
   const json& shortp = t["prompts"][0];
