@@ -28,6 +28,7 @@
 #include "client/http_client.h"
 #include "core/clock.h"
 #include "perf/profiles.h"
+#include "perf/sample_writer.h"
 
 extern char** environ;
 
@@ -174,23 +175,28 @@ int main(int argc, char** argv) {
   sb::client::ClientOptions co;
   co.endpoint = sim.url;
   sb::client::Client client(co);
-  // Samples go where a run directory's would, minus the disk: dumped, written and flushed.
+  // Samples go where a run directory's would, minus the disk: through the run's writer thread
+  // (its CPU counts: the figures are the whole process's), dumped, written and flushed.
   std::FILE* sink = std::fopen("/dev/null", "w");
   if (sink == nullptr) {
     return 3;
   }
   long long tokens_seen = 0;
-  std::stop_source stop;
-  sb::perf::Session session(
-      client, {"sim-model", sb::client::ServerKind::kSim},
-      [&](const json& rec) {
-        if (const auto it = rec.find("completion_tokens"); it != rec.end() && it->is_number()) {
-          tokens_seen += it->get<long long>();
-        }
-        std::string line = rec.dump();
+  sb::perf::SampleWriter writer(
+      [sink](const sb::perf::Sample& s) -> sb::Result<void> {
+        std::string line = s.ToJson().dump();
         line.push_back('\n');
         std::fwrite(line.data(), 1, line.size(), sink);
         std::fflush(sink);
+        return {};
+      },
+      [](const std::string&) {});
+  std::stop_source stop;
+  sb::perf::Session session(
+      client, {"sim-model", sb::client::ServerKind::kSim},
+      [&](sb::perf::Sample s) {
+        tokens_seen += s.record.completion_tokens.value_or(0);
+        writer.Post(std::move(s));
       },
       nullptr, stop.get_token(), sb::ToNanos(std::chrono::steady_clock::now()));
 

@@ -23,6 +23,7 @@
 #include "client/http_client.h"
 #include "core/clock.h"
 #include "perf/profiles.h"
+#include "perf/sample_writer.h"
 #include "perf/schedule.h"
 #include "sim/sim_server.h"
 
@@ -89,21 +90,26 @@ int main(int argc, char** argv) {
   sb::client::ClientOptions co;
   co.endpoint = sim.value()->base_url();
   sb::client::Client client(co);
-  // Samples go where a run directory's would, minus the disk: dumped, written and flushed.
+  // Samples go where a run directory's would, minus the disk: through the run's writer thread,
+  // dumped, written and flushed.
   std::FILE* sink = std::fopen("/dev/null", "w");
   if (sink == nullptr) {
     return 3;
   }
-  std::stop_source stop;
-  sb::perf::Session session(
-      client, {so.model, sb::client::ServerKind::kSim},
-      [sink](const json& rec) {
-        std::string line = rec.dump();
+  sb::perf::SampleWriter writer(
+      [sink](const sb::perf::Sample& s) -> sb::Result<void> {
+        std::string line = s.ToJson().dump();
         line.push_back('\n');
         std::fwrite(line.data(), 1, line.size(), sink);
         std::fflush(sink);
+        return {};
       },
-      nullptr, stop.get_token(), sb::ToNanos(std::chrono::steady_clock::now()));
+      [](const std::string&) {});
+  std::stop_source stop;
+  sb::perf::Session session(
+      client, {so.model, sb::client::ServerKind::kSim},
+      [&writer](sb::perf::Sample s) { writer.Post(std::move(s)); }, nullptr, stop.get_token(),
+      sb::ToNanos(std::chrono::steady_clock::now()));
 
   std::printf(
       "| Rate (req/s) | Arrival | Sent | OK | Achieved (req/s) | Late sends (> 1 ms) | "

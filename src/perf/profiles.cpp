@@ -139,7 +139,7 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
       return;  // the closed loop's window closed before it was needed: never a request
     }
     if (on_sample_) {
-      on_sample_(Record(r, profile, labels[r.id - first_id], warmup).ToJson());
+      on_sample_(Sample{Record(r, profile, labels[r.id - first_id], warmup), nullptr});
     }
   };
   // Self-check (every profile, as rate does): how long each event waited in the client between

@@ -150,8 +150,10 @@ struct SessionTarget {
   std::int64_t max_model_len = 0;  // 0 = unknown; caps the context profile
 };
 
-// Receives each finished request's record (samples.jsonl line) as soon as it finishes.
-using SampleSink = std::function<void(const nlohmann::json&)>;
+// Receives each finished request's record (samples.jsonl line) as soon as it finishes; by value,
+// so a sink that keeps it (the run's sample writer) takes it without a copy, and typed, so the
+// measuring thread never builds its JSON.
+using SampleSink = std::function<void(Sample)>;
 // Receives short human progress lines ("decode run 2/3: 199.1 tok/s").
 using ProgressSink = std::function<void(const std::string&)>;
 // Called after every measured batch (a decode run, a concurrency level, a rate point ...) with

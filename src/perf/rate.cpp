@@ -568,7 +568,7 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
     RequestRecord rec = Record(r, "rate", fmt::format("{} #{}", label_prefix, i + 1), false);
     AddRateFields(rec, f, rate_rps, capped, !ro.slo.empty());
     if (on_sample_) {
-      on_sample_(rec.ToJson());
+      on_sample_(Sample{rec, nullptr});  // its JSON is built by the sink (the run's writer)
     }
     rows[i] = std::move(rec);
     st.sample_ns += NowNs() - t0;

@@ -334,7 +334,7 @@ json Session::Replay(const ProfileOptions& options) {
   }
   const std::int64_t late_ns = std::llround(options.rate.late_ms * 1e6);
   std::vector<Fact> facts(n);
-  std::vector<json> rows(n);
+  std::vector<std::optional<RequestRecord>> rows(n);
   ReplayTally tally;
   client::RunHooks hooks;
   hooks.on_event = [&](const client::ChatResponse& r) {
@@ -378,11 +378,10 @@ json Session::Replay(const ProfileOptions& options) {
     s.ttft_ms = f.ttft_ms;
     s.e2e_ms = f.e2e_ms;
     rec.trace = RequestRecord::TraceLine{t.line, t.input_tokens, t.output_tokens, asked_input[i]};
-    json written = rec.ToJson();
     if (on_sample_) {
-      on_sample_(written);
+      on_sample_(Sample{rec, nullptr});
     }
-    rows[i] = std::move(written);
+    rows[i] = std::move(rec);
   };
   const std::vector<client::ChatResponse> results = client_.RunChats(calls, hooks, stop_);
   EndWindow(counters_before, calls.size());
@@ -391,9 +390,9 @@ json Session::Replay(const ProfileOptions& options) {
   std::vector<Fact> done;
   json requests = json::array();
   for (std::size_t i = 0; i < n; ++i) {
-    if (!rows[i].is_null()) {
+    if (rows[i]) {
       done.push_back(facts[i]);
-      requests.push_back(std::move(rows[i]));
+      requests.push_back(rows[i]->ToJson());  // after the window, off the measuring path
     }
   }
   json out =

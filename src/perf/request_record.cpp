@@ -199,4 +199,18 @@ std::vector<RequestFact> FactsOf(const std::vector<RequestRecord>& records) {
   return facts;
 }
 
+json Sample::ToJson() const {
+  json rec = record.ToJson();
+  if (extra != nullptr && extra->is_object()) {
+    for (const auto& [k, v] : extra->items()) {
+      rec[k] = v;
+    }
+  }
+  return rec;
+}
+
+Sample::operator json() const {
+  return ToJson();
+}
+
 }  // namespace sb::perf

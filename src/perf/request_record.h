@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -98,6 +99,19 @@ struct RequestRecord {
 
 // The facts of `records`, in order.
 std::vector<RequestFact> FactsOf(const std::vector<RequestRecord>& records);
+
+// A samples.jsonl line before it is written: the record, and the fields a caller adds to its
+// object (the suite's test, attempt, answer ...; null for none). The run's sample writer turns
+// it into JSON on its own thread, off the thread that measures (perf/sample_writer.h).
+struct Sample {
+  RequestRecord record;
+  std::shared_ptr<const nlohmann::json> extra;
+
+  // record.ToJson() with extra's fields.
+  nlohmann::json ToJson() const;
+  // So a sink that wants the line as JSON can take `const json&`.
+  operator nlohmann::json() const;  // NOLINT(google-explicit-constructor)
+};
 
 // How a record or a profile row writes a figure that may be missing: the number, or null.
 nlohmann::json NumberOrNull(const std::optional<double>& v);

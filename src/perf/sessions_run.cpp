@@ -287,7 +287,7 @@ bool Session::TakeSessionsTurn(const Finished& f, const std::vector<SessionScrip
   }
   json written = rec.ToJson();
   if (on_sample_) {
-    on_sample_(written);
+    on_sample_(Sample{std::move(rec), nullptr});
   }
   t.turns.push_back(std::move(fact));
   records.push_back(std::move(written));

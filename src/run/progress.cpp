@@ -66,15 +66,7 @@ RunProgress::~RunProgress() {
   Stop();
 }
 
-void RunProgress::OnSample(const json& rec) {
-  if (!rec.is_object() || rec.value("warmup", false)) {
-    return;
-  }
-  const bool ok = rec.value("status", "") == "ok";
-  long long tokens = 0;
-  if (auto it = rec.find("completion_tokens"); it != rec.end() && it->is_number()) {
-    tokens = it->get<long long>();
-  }
+void RunProgress::OnFinished(bool ok, long long tokens) {
   state_.Finished(ok, tokens, "", ToNanos(clock_.Now()));
 }
 

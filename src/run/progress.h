@@ -30,8 +30,8 @@ class RunProgress {
   RunProgress(const Plan& plan, std::size_t tests, Clock& clock);
   ~RunProgress();
 
-  // A finished request's record (samples.jsonl line): ok or not, its tokens.
-  void OnSample(const nlohmann::json& rec);
+  // A finished request (not a warm-up): ok or not, its output tokens.
+  void OnFinished(bool ok, long long tokens);
   // The journal's unit that began ("concurrency c8 stream 1", "rate sweep 4", "test id 1"):
   // the line's current item, and what it is waiting for when nothing finishes.
   void SetCurrent(std::string_view unit);

@@ -24,6 +24,7 @@
 #include "export/export.h"
 #include "launch/launch.h"
 #include "perf/profiles.h"
+#include "perf/sample_writer.h"
 #include "report/compare.h"
 #include "report/format.h"
 #include "report/html.h"
@@ -80,7 +81,7 @@ class RunState {
   Result<int> Finish();
 
  private:
-  void OnSample(const json& rec);
+  void OnSample(perf::Sample sample);
   // A file of the run directory could not be written (disk full): the run stops and ends
   // `failed`, the first such error being its reason; each different error is printed once.
   void NoteIoError(const std::string& why, const char* doing);
@@ -135,6 +136,8 @@ class RunState {
   std::int64_t t0_ns_ = 0;
   std::unique_ptr<resources::Sampler> sampler_;
   std::unique_ptr<RunProgress> progress_;  // the live status line on stderr (--progress)
+  // samples.jsonl's writer: after dir_ and stop_mu_, so it is drained and gone before them.
+  std::unique_ptr<perf::SampleWriter> samples_;
 };
 
 Result<void> RunState::Prepare() {
@@ -255,7 +258,15 @@ Result<void> RunState::Open() {
   results_ = InitialResults(c, t, run_options_, started_at_, command_line_);
   // Every request and auxiliary answer of the run goes through the journal.
   target_.client->SetJournal(journal_.get());
-  journal_->SetSamplesSize([this] { return dir_->samples_bytes(); });
+  // samples.jsonl is written by its own thread; a unit's end counts its lines once they are in.
+  samples_ = std::make_unique<perf::SampleWriter>(
+      [this](const perf::Sample& s) { return dir_->AppendSample(s.ToJson()); },
+      // Measuring on without a journal would lose what follows: stop now.
+      [this](const std::string& why) { NoteIoError(why, "stopping the run"); });
+  journal_->SetSamplesSize([this] {
+    samples_->Drain();
+    return dir_->samples_bytes();
+  });
   journal_->SetOnFatal([this](const std::string& why) {
     std::lock_guard<std::mutex> lock(stop_mu_);
     if (journal_error_.empty()) {
@@ -364,15 +375,15 @@ Result<void> RunState::OpenResumed(const std::filesystem::path& out) {
   return {};
 }
 
-void RunState::OnSample(const json& rec) {
-  if (rec.value("replayed", false) && (journal_ == nullptr || !journal_->replaying_parts())) {
+void RunState::OnSample(perf::Sample sample) {
+  const perf::RequestRecord& rec = sample.record;
+  if (rec.replayed && (journal_ == nullptr || !journal_->replaying_parts())) {
     return;  // replayed from the journal: its line is in samples.jsonl already
   }
-  progress_->OnSample(rec);
-  if (auto ok = dir_->AppendSample(rec); !ok) {
-    // Measuring on without a journal would lose what follows: stop now.
-    NoteIoError(ok.error().message, "stopping the run");
+  if (!rec.warmup) {
+    progress_->OnFinished(rec.ok(), rec.completion_tokens.value_or(0));
   }
+  samples_->Post(std::move(sample));
 }
 
 void RunState::NoteIoError(const std::string& why, const char* doing) {
@@ -406,7 +417,7 @@ void RunState::WatchDeadline() {
 }
 
 Result<void> RunState::Start() {
-  auto on_sample = [this](const json& rec) { OnSample(rec); };
+  auto on_sample = [this](perf::Sample s) { OnSample(std::move(s)); };
   std::size_t tests = 0;
   for (const suite::Suite& s : suites_) {
     tests += s.tests.size();
@@ -675,6 +686,9 @@ void RunState::PrintSummary() {
 
 Result<int> RunState::Finish() {
   deadline_watch_ = std::jthread();  // joined: no stop from it after this point
+  if (samples_) {
+    samples_->Drain();  // every record in samples.jsonl, and a failed write in the outcome
+  }
   if (progress_) {
     progress_->Stop();  // the status line is erased before anything else is printed
   }

@@ -2,7 +2,9 @@
 // (a request, its stream watched for loops and runaway length, the answer checked) (runner.h).
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -117,10 +119,9 @@ SuiteRunner::Probe SuiteRunner::ProbeOne(const std::string& modality, const std:
   ++requests_;
   session_.ObserveResponse(r);
   if (on_sample_) {
-    json rec =
-        perf::MakeRecord(r, "probe", modality + (how.empty() ? "" : " " + how), t0_ns_).ToJson();
-    rec["probe"] = modality;
-    on_sample_(rec);
+    on_sample_(perf::Sample{
+        perf::MakeRecord(r, "probe", modality + (how.empty() ? "" : " " + how), t0_ns_),
+        std::make_shared<const json>(json{{"probe", modality}})});
   }
   p.http_status = r.http_status;
   p.ms = r.done_ns > r.send_ns && r.send_ns != 0 ? static_cast<double>(r.done_ns - r.send_ns) / 1e6
@@ -580,9 +581,8 @@ void SuiteRunner::Account(const TestSpec& test, Attempt& a, bool looped, bool ov
   }
   if (on_sample_ && r.send_ns != 0) {
     // The perf record, then what a suite attempt adds to it.
-    json rec =
-        perf::MakeRecord(r, "suite", fmt::format("{} attempt {}", test.id, attempt_number), t0_ns_)
-            .ToJson();
+    auto extra = std::make_shared<json>();
+    json& rec = *extra;
     rec["test"] = test.id;
     rec["attempt"] = attempt_number;
     rec["max_tokens"] = a.max_tokens;
@@ -592,7 +592,9 @@ void SuiteRunner::Account(const TestSpec& test, Attempt& a, bool looped, bool ov
     if (!r.tool_calls.empty()) {
       rec["tool_calls"] = ToolCallsJson(r.tool_calls);
     }
-    on_sample_(rec);
+    on_sample_(perf::Sample{
+        perf::MakeRecord(r, "suite", fmt::format("{} attempt {}", test.id, attempt_number), t0_ns_),
+        std::move(extra)});
   }
 }
 

@@ -3,6 +3,7 @@
 // the written record (servebench merge, over samples.jsonl) gets back.
 #include "perf/request_record.h"
 
+#include <memory>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -77,6 +78,20 @@ TEST(RequestRecordTest, AFailedRequestHasNoSpeedAndNoEstimatedCount) {
   EXPECT_TRUE(j["completion_tokens"].is_null());
   EXPECT_FALSE(j["tokens_estimated"].get<bool>());
   EXPECT_DOUBLE_EQ(j["ttft_ms"].get<double>(), 40.0);  // what was seen is kept
+}
+
+TEST(RequestRecordTest, ASampleIsItsRecordWithTheCallersFieldsAdded) {
+  const RequestRecord rec = MakeRecord(Streamed(5), "suite", "t1 attempt 1", kT0);
+  const Sample plain{rec, nullptr};
+  EXPECT_EQ(plain.ToJson(), rec.ToJson());
+  const Sample suite{rec, std::make_shared<const json>(json{{"test", "t1"}, {"attempt", 1}})};
+  const json j = suite;  // the conversion a sink taking `const json&` uses
+  EXPECT_EQ(j["test"], "t1");
+  EXPECT_EQ(j["attempt"], 1);
+  json without = j;
+  without.erase("test");
+  without.erase("attempt");
+  EXPECT_EQ(without, rec.ToJson());  // and nothing of the record's own changed
 }
 
 TEST(RequestRecordTest, EachProfilesPartWritesItsFields) {
