@@ -141,6 +141,7 @@ int main(int argc, char** argv) {
   for (const auto& w : session.warnings()) {
     std::printf("warning: %s\n", w.c_str());
   }
+  writer.Drain();  // nothing left to write to the file closed next
   std::fclose(sink);
   return 0;
 }
