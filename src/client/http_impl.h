@@ -149,7 +149,7 @@ struct CurlLoop {
   std::vector<Transfer*> active;  // added to the multi handle
   // Transfers waiting to be sent again: (when, transfer), a min-heap on when.
   std::vector<std::pair<std::int64_t, Transfer*>> retry_queue;
-  std::vector<SseEvent> scratch;    // events of the chunk being parsed
+  std::vector<SseEvent> scratch;    // the events of a stream's end (Finish)
   const RunHooks* hooks = nullptr;  // during RunChats: this worker's (io_workers.h)
   std::size_t max_connects = 64;    // idle connections the multi handle keeps
   // Preconnect's GETs pause at their first body byte while this is set; `held` of the active

@@ -194,16 +194,17 @@ bool CurlLoop::WithinAnswerCap(Transfer& t) {
 }
 
 bool CurlLoop::OnSseBytes(Transfer& t, std::string_view bytes, std::int64_t t_ns) {
-  scratch.clear();
-  const bool fed = t.parser.Feed(bytes, scratch);
-  for (const SseEvent& ev : scratch) {
-    if (!HandleEvent(t, ev.data, t_ns)) {
-      scratch.clear();
-      t.aborted = true;
-      return false;
-    }
+  // Each event is handled as the parser completes it, from the parser's own reused buffer: no
+  // allocation per token.
+  bool handled = true;
+  const bool fed = t.parser.FeedEach(bytes, [&](const SseEvent& ev) {
+    handled = HandleEvent(t, ev.data, t_ns);
+    return handled;
+  });
+  if (!handled) {
+    t.aborted = true;
+    return false;
   }
-  scratch.clear();
   if (!fed) {  // a line or event over the cap: stop before buffering any more of it
     t.resp->outcome = Outcome::kProtocol;
     t.resp->reason = t.parser.error();

@@ -55,6 +55,14 @@ bool SseParser::AppendCapped(std::string& s, std::string_view piece, bool newlin
 }
 
 bool SseParser::Feed(std::string_view bytes, std::vector<SseEvent>& out) {
+  auto append = [&out](const SseEvent& e) {
+    out.push_back(e);
+    return true;
+  };
+  return FeedTo(bytes, Sink(append));
+}
+
+bool SseParser::FeedTo(std::string_view bytes, Sink sink) {
   if (!error_.empty()) {
     return false;
   }
@@ -94,14 +102,15 @@ bool SseParser::Feed(std::string_view bytes, std::vector<SseEvent>& out) {
       if (static_cast<std::size_t>(eol - p) > max_line_) {
         return Overflow("line");
       }
-      if (!ProcessLine(std::string_view(p, static_cast<size_t>(eol - p)), out)) {
+      if (!ProcessLine(std::string_view(p, static_cast<size_t>(eol - p)), sink)) {
         return false;
       }
     } else {
       if (!AppendCapped(line_, std::string_view(p, static_cast<size_t>(eol - p)))) {
         return Overflow("line");
       }
-      if (!ProcessLine(line_, out)) {
+      if (!ProcessLine(line_, sink)) {
+        line_.clear();
         return false;
       }
       line_.clear();
@@ -119,6 +128,10 @@ bool SseParser::Feed(std::string_view bytes, std::vector<SseEvent>& out) {
 }
 
 bool SseParser::Finish(std::vector<SseEvent>& out) {
+  auto append = [&out](const SseEvent& e) {
+    out.push_back(e);
+    return true;
+  };
   if (!error_.empty()) {
     error_.clear();
     bom_checked_ = false;
@@ -129,7 +142,7 @@ bool SseParser::Finish(std::vector<SseEvent>& out) {
   if (partial_line) {
     std::string line = std::move(line_);
     line_.clear();
-    if (!ProcessLine(line, out)) {
+    if (!ProcessLine(line, Sink(append))) {
       error_.clear();
       bom_checked_ = false;
       return false;
@@ -137,7 +150,7 @@ bool SseParser::Finish(std::vector<SseEvent>& out) {
   }
   const bool pending_event = has_data_ || !pending_.event.empty();
   if (has_data_) {
-    Dispatch(out);
+    Dispatch(Sink(append));
   }
   // Ready for another stream.
   pending_ = SseEvent{};
@@ -147,7 +160,7 @@ bool SseParser::Finish(std::vector<SseEvent>& out) {
   return !partial_line && !pending_event;
 }
 
-bool SseParser::ProcessLine(std::string_view line, std::vector<SseEvent>& out) {
+bool SseParser::ProcessLine(std::string_view line, Sink sink) {
   if (!bom_checked_) {
     // A BOM can only start the first line (its bytes contain no CR/LF), so checking the first
     // complete line is independent of how the bytes were split.
@@ -157,8 +170,7 @@ bool SseParser::ProcessLine(std::string_view line, std::vector<SseEvent>& out) {
     }
   }
   if (line.empty()) {
-    Dispatch(out);
-    return true;
+    return Dispatch(sink);
   }
   if (line.front() == ':') {
     return true;  // comment / keep-alive ping
@@ -188,18 +200,18 @@ bool SseParser::ProcessLine(std::string_view line, std::vector<SseEvent>& out) {
   return true;
 }
 
-void SseParser::Dispatch(std::vector<SseEvent>& out) {
+bool SseParser::Dispatch(Sink sink) {
   if (!has_data_) {
     pending_.event.clear();  // an event with no data lines is not dispatched
-    return;
+    return true;
   }
-  SseEvent& ev = out.emplace_back();
-  ev.event = std::move(pending_.event);
-  ev.data = std::move(pending_.data);
-  ev.id = pending_.id;
+  const bool go_on = sink(pending_);
+  // Cleared, not freed: the next event's data lands in the same buffer. The last event ID
+  // persists across events (WHATWG).
   pending_.event.clear();
   pending_.data.clear();
   has_data_ = false;
+  return go_on;
 }
 
 }  // namespace sb::client

@@ -36,6 +36,17 @@ class SseParser {
   // rest of the input (this call's and later calls') is ignored, and error() is set.
   bool Feed(std::string_view bytes, std::vector<SseEvent>& out);
 
+  // The same parse without a vector: calls on_event(const SseEvent&) for each event as it
+  // completes. The event is the parser's own, valid during the call only; its strings keep their
+  // capacity for the next event, so a stream allocates nothing per event once its longest event
+  // has been seen (the client's per-token path). Stops at the first event on_event returns false
+  // for. Returns false after such a stop (error() stays "") or an overflow (error() says why);
+  // either way the rest of the stream is not parsed until Finish.
+  template <class OnEvent>
+  bool FeedEach(std::string_view bytes, OnEvent&& on_event) {
+    return FeedTo(bytes, Sink(on_event));
+  }
+
   // End of stream. A final event not terminated by a blank line is dispatched into out (servers
   // that close without the last "\n\n" still delivered the data). Returns true iff the stream
   // ended cleanly (no partial line or partial event was pending).
@@ -53,8 +64,24 @@ class SseParser {
   std::size_t max_line_bytes() const { return max_line_; }
 
  private:
-  bool ProcessLine(std::string_view line, std::vector<SseEvent>& out);
-  void Dispatch(std::vector<SseEvent>& out);
+  // Where complete events go: a callable by reference (no copy, no allocation), false = stop.
+  class Sink {
+   public:
+    template <class F>
+    explicit Sink(F& f)
+        : obj_(&f),
+          call_([](void* o, const SseEvent& e) -> bool { return (*static_cast<F*>(o))(e); }) {}
+
+    bool operator()(const SseEvent& e) const { return call_(obj_, e); }
+
+   private:
+    void* obj_;
+    bool (*call_)(void*, const SseEvent&);
+  };
+
+  bool FeedTo(std::string_view bytes, Sink sink);
+  bool ProcessLine(std::string_view line, Sink sink);
+  bool Dispatch(Sink sink);
   bool Overflow(std::string_view what);
   // Appends piece (after a '\n' if newline_first) to s unless s would go over the cap; grows
   // s's capacity no further than the cap.
