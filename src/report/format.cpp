@@ -170,6 +170,25 @@ std::string ServerKindName(std::string_view kind) {
   return std::string(kind);  // llama.cpp and anything newer
 }
 
+RunLabels LabelsOf(const json& results) {
+  RunLabels out;
+  const json* labels = Find(results, {"labels"});
+  if (labels == nullptr || !labels->is_object()) {
+    return out;
+  }
+  if (auto label = StringAt(*labels, {"label"}); label && !label->empty()) {
+    out.label = *label;
+  }
+  if (const json* tags = Find(*labels, {"tags"}); tags != nullptr && tags->is_object()) {
+    for (const auto& [k, v] : tags->items()) {
+      if (v.is_string()) {
+        out.tags.push_back(k + "=" + v.get<std::string>());
+      }
+    }
+  }
+  return out;
+}
+
 std::string DescribeTarget(const json& results) {
   // What the server named (model id, kind, version) as one printable line: no ESC, CR or LF
   // reaches a terminal or a report.

@@ -84,6 +84,17 @@ std::string ServerKindName(std::string_view kind);
 // every writer; says plainly when the target was the built-in simulator.
 std::string DescribeTarget(const nlohmann::json& results);
 
+// What results["labels"] gives the header's "Label:" line: --label (nullopt when none or empty)
+// and each --tag as "k=v", in results.json's order; raw text, each writer escapes its own way.
+struct RunLabels {
+  std::optional<std::string> label;
+  std::vector<std::string> tags;
+
+  bool empty() const { return !label && tags.empty(); }
+};
+
+RunLabels LabelsOf(const nlohmann::json& results);
+
 // "tool_calling" -> "Tool calling": '_' becomes a space ('-' stays: "multi-image"), the first
 // letter is upper-cased; "ttft" -> "TTFT", "latency_throughput" -> "Latency & throughput".
 std::string CategoryName(std::string_view category);

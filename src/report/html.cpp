@@ -46,21 +46,15 @@ std::string Header(const json& r) {
   if (auto cmd = StringAt(r, {"command"})) {
     out += "<p class=\"meta\">Command: <code>" + XmlEscape(*cmd) + "</code></p>\n";
   }
-  if (const json* labels = Find(r, {"labels"}); labels != nullptr && labels->is_object()) {
+  if (const RunLabels labels = LabelsOf(r); !labels.empty()) {
     std::vector<std::string> parts;
-    if (auto label = StringAt(*labels, {"label"}); label && !label->empty()) {
-      parts.push_back("<strong>" + XmlEscape(*label) + "</strong>");
+    if (labels.label) {
+      parts.push_back("<strong>" + XmlEscape(*labels.label) + "</strong>");
     }
-    if (const json* tags = Find(*labels, {"tags"}); tags != nullptr && tags->is_object()) {
-      for (const auto& [k, v] : tags->items()) {
-        if (v.is_string()) {
-          parts.push_back("<code>" + XmlEscape(k + "=" + v.get<std::string>()) + "</code>");
-        }
-      }
+    for (const std::string& tag : labels.tags) {
+      parts.push_back("<code>" + XmlEscape(tag) + "</code>");
     }
-    if (!parts.empty()) {
-      out += fmt::format("<p class=\"meta labels\">Label: {}</p>\n", fmt::join(parts, " · "));
-    }
+    out += fmt::format("<p class=\"meta labels\">Label: {}</p>\n", fmt::join(parts, " · "));
   }
   const std::string status = StringAt(r, {"status"}).value_or("running");
   if (status != "complete") {

@@ -281,21 +281,15 @@ void RenderHeader(const json& r, std::string& out) {
   if (!run.empty()) {
     out += fmt::format("Run: {}\n\n", fmt::join(run, " · "));
   }
-  if (const json* labels = Find(r, {"labels"}); labels != nullptr && labels->is_object()) {
+  if (const RunLabels labels = LabelsOf(r); !labels.empty()) {
     std::vector<std::string> parts;
-    if (auto label = StringAt(*labels, {"label"}); label && !label->empty()) {
-      parts.push_back("**" + Text(*label) + "**");
+    if (labels.label) {
+      parts.push_back("**" + Text(*labels.label) + "**");
     }
-    if (const json* tags = Find(*labels, {"tags"}); tags != nullptr && tags->is_object()) {
-      for (const auto& [k, v] : tags->items()) {
-        if (v.is_string()) {
-          parts.push_back("`" + Text(k + "=" + v.get<std::string>()) + "`");
-        }
-      }
+    for (const std::string& tag : labels.tags) {
+      parts.push_back("`" + Text(tag) + "`");
     }
-    if (!parts.empty()) {
-      out += fmt::format("Label: {}\n\n", fmt::join(parts, " · "));
-    }
+    out += fmt::format("Label: {}\n\n", fmt::join(parts, " · "));
   }
   RenderShardsAndServer(r, out);
   RenderStatus(r, out);

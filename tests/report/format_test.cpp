@@ -1,7 +1,13 @@
 #include "report/format.h"
 
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include "report/html.h"
+#include "report/markdown.h"
 
 namespace sb::report {
 namespace {
@@ -109,6 +115,32 @@ TEST(FormatTest, CategoryName) {
   EXPECT_EQ(CategoryName("ttft"), "TTFT");
   EXPECT_EQ(CategoryName("latency_throughput"), "Latency & throughput");
   EXPECT_EQ(CategoryName(""), "");
+}
+
+TEST(FormatTest, LabelsOfGivesTheLabelAndTheTagsAsRawText) {
+  json j = json::parse(R"({"labels": {"label": "mtp <3>", "tags": {"hw": "spark", "n": 3,
+                                                                   "spec": "a=b"}}})");
+  RunLabels l = LabelsOf(j);
+  ASSERT_TRUE(l.label.has_value());
+  EXPECT_EQ(*l.label, "mtp <3>");                                         // unescaped
+  EXPECT_EQ(l.tags, (std::vector<std::string>{"hw=spark", "spec=a=b"}));  // a number is no tag
+  EXPECT_FALSE(l.empty());
+  j["labels"]["label"] = "";
+  l = LabelsOf(j);
+  EXPECT_FALSE(l.label.has_value());
+  EXPECT_EQ(l.tags.size(), 2u);
+  EXPECT_TRUE(LabelsOf(json::parse(R"({"labels": null})")).empty());
+  EXPECT_TRUE(LabelsOf(json::object()).empty());
+}
+
+// The same labels in both reports' header, each in its own markup.
+TEST(FormatTest, ReportMdAndHtmlShowTheSameLabels) {
+  const json doc = json::parse(R"({"target": {"model": "m"}, "status": "complete",
+      "labels": {"label": "mtp 3", "tags": {"hw": "spark"}}})");
+  const std::string md = RenderMarkdown(doc);
+  EXPECT_NE(md.find("Label: **mtp 3** · `hw=spark`\n"), std::string::npos) << md;
+  EXPECT_NE(RenderHtml(doc).find("Label: <strong>mtp 3</strong> · <code>hw=spark</code></p>"),
+            std::string::npos);
 }
 
 }  // namespace
