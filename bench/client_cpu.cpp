@@ -1,8 +1,9 @@
 // What does the client cost per streamed token? Starts `servebench sim` as a separate process,
 // then runs the concurrency profile (perf::Session::Concurrency: the same path as
-// `servebench perf --profile concurrency`, every sample record built and written) against it,
-// and prints the CPU time of this process (user + system, getrusage(RUSAGE_SELF)) per streamed
-// token. The simulator's CPU is its own process's, so it is not in the figure.
+// `servebench perf --profile concurrency`, every sample record built and written through the
+// run's writer thread) against it, and prints the CPU time of this process (user + system,
+// getrusage(RUSAGE_SELF), the writer's thread included) per streamed token. The simulator's CPU
+// is its own process's, so it is not in the figure.
 //
 //   build/bench/client_cpu [--levels 16,64,1000] [--tokens 4000] [--itl-ms 0.5] [--repeats 3]
 //                          [--servebench PATH]
@@ -142,7 +143,17 @@ int main(int argc, char** argv) {
   double itl_ms = 0.5;
   int repeats = 3;
   std::string exe = SB_SERVEBENCH_PATH;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::printf(
+          "usage: client_cpu [--levels 16,64,1000] [--tokens 4000] [--itl-ms 0.5] "
+          "[--repeats 3] [--servebench PATH]\n");
+      return 0;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "%s needs a value\n", argv[i]);
+      return 2;
+    }
     if (std::strcmp(argv[i], "--levels") == 0) {
       levels = ParseList(argv[i + 1]);
     } else if (std::strcmp(argv[i], "--tokens") == 0) {

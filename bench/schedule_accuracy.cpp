@@ -1,5 +1,5 @@
 // How exactly does the open-loop scheduler send on time? Runs the rate profile (the product's
-// own code path: Session::Rate, samples written and flushed per request) against the in-process
+// own code path: Session::Rate, samples through the run's writer thread) against the in-process
 // simulator at high arrival rates with 1-token outputs, and reports how late each request left
 // relative to its scheduled time.
 //
@@ -56,13 +56,25 @@ int main(int argc, char** argv) {
   std::vector<double> rates = {100, 1000, 5000};
   double seconds = 2;
   std::string arrival = "poisson";
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::printf(
+          "usage: schedule_accuracy [--rates 100,1000,5000] [--seconds 2] [--arrival poisson]\n");
+      return 0;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "%s needs a value\n", argv[i]);
+      return 2;
+    }
     if (std::strcmp(argv[i], "--rates") == 0) {
       rates = ParseList(argv[i + 1]);
     } else if (std::strcmp(argv[i], "--seconds") == 0) {
       seconds = std::atof(argv[i + 1]);
     } else if (std::strcmp(argv[i], "--arrival") == 0) {
       arrival = argv[i + 1];
+    } else {
+      std::fprintf(stderr, "unknown option %s\n", argv[i]);
+      return 2;
     }
   }
   auto process = sb::perf::ParseArrival(arrival);
