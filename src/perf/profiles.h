@@ -287,7 +287,7 @@ class Session {
   // One finished sessions request: its record (to `records` and the sample sink) and its share
   // of `t`; true when the server is gone (the run halts).
   bool TakeSessionsTurn(const Finished& f, const std::vector<SessionScript>& scripts,
-                        SessionsTally& t, nlohmann::json& records);
+                        SessionsTally& t, std::vector<RequestRecord>& records);
   nlohmann::json RatePoint(const ProfileOptions& options, double rate_rps,
                            const std::string& phase);
   // A rate point's calls, bodies built and ids consecutive (rate.cpp).

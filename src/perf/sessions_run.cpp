@@ -262,7 +262,7 @@ RequestRecord Session::SessionsRecord(const client::ChatResponse& r, const std::
 }
 
 bool Session::TakeSessionsTurn(const Finished& f, const std::vector<SessionScript>& scripts,
-                               SessionsTally& t, json& records) {
+                               SessionsTally& t, std::vector<RequestRecord>& records) {
   const client::ChatResponse& r = f.r;
   if (r.send_ns == 0 && r.outcome == client::Outcome::kCancelled) {
     return false;  // never sent
@@ -285,12 +285,11 @@ bool Session::TakeSessionsTurn(const Finished& f, const std::vector<SessionScrip
   } else {
     ++t.failed;
   }
-  json written = rec.ToJson();
   if (on_sample_) {
-    on_sample_(Sample{std::move(rec), nullptr});
+    on_sample_(Sample{rec, nullptr});  // its JSON is built by the sink (the run's writer)
   }
   t.turns.push_back(std::move(fact));
-  records.push_back(std::move(written));
+  records.push_back(std::move(rec));
   return Halted();
 }
 
@@ -352,7 +351,7 @@ json Session::Sessions(const ProfileOptions& options) {
   const std::size_t slots = std::min<std::size_t>(static_cast<std::size_t>(so.concurrency), n);
   box.running = slots;
   SessionsTally t;
-  json records = json::array();
+  std::vector<RequestRecord> records;
   {
     std::vector<std::jthread> pool;
     for (std::size_t w = 0; w < slots; ++w) {
@@ -380,8 +379,12 @@ json Session::Sessions(const ProfileOptions& options) {
     }
   }  // joins the slots
   AddToTotals(t.sent, t.failed, t.ok, t.tokens, t.ok_first, t.ok_last, t.replayed);
+  json written = json::array();  // after the run, off the measuring path
+  for (const RequestRecord& rec : records) {
+    written.push_back(rec.ToJson());
+  }
   json out = SessionsJson(so, n, scripts.empty() ? -1 : scripts.front().system_tokens, t,
-                          std::move(records), options.gpus);
+                          std::move(written), options.gpus);
   AttachResources(out);
   if (on_progress_) {
     on_progress_(fmt::format("sessions: {} of {} finished, {} requests, {} failed",
