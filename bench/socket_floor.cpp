@@ -18,8 +18,14 @@
 // the way there (t0 → the simulator has read the request) and the way back (first token
 // written → read here). The floor under bench/client_accuracy's burst figures.
 //
+// It also prints how late the simulator read the requests, its own TTFT and its largest emission
+// lateness (p50/p99 over the streams, from the same "sim" objects): above zero, the configured
+// TTFT and zero, the simulator is behind its schedule. --sim-threads N serves with `servebench sim
+// --threads N`.
+//
 //   build/bench/socket_floor [--streams 16] [--tokens 4000] [--itl-ms 0.5] [--ttft-ms 1]
 //                            [--repeats 3] [--io-uring] [--burst] [--servebench PATH]
+//                            [--sim-threads 1]
 //   build/bench/socket_floor --burst --streams 1000 --tokens 8 --itl-ms 200 --ttft-ms 50
 #include <algorithm>
 #include <cerrno>
@@ -78,6 +84,8 @@ struct Stream {
   std::int64_t last_ns = 0;   // when the last read returned
   std::int64_t first_ns = 0;  // when the read holding the first content token returned
   std::int64_t sim_recv_ns = 0, sim_first_ns = 0;  // the simulator's "sim" object
+  double sim_lag_us = -1;                          // its max_emit_lag_us
+  double sim_read_lag_us = -1;                     // its read_lag_us
 };
 
 // Consumes complete SSE "data: ..." lines from the (chunked) body in s.buf. Chunk-size lines
@@ -122,6 +130,8 @@ void Consume(Stream& s) {
           if (j.is_object() && j.contains("sim") && j["sim"].is_object()) {
             s.sim_recv_ns = j["sim"].value("recv_ns", std::int64_t{0});
             s.sim_first_ns = j["sim"].value("first_token_ns", std::int64_t{0});
+            s.sim_lag_us = j["sim"].value("max_emit_lag_us", -1.0);
+            s.sim_read_lag_us = j["sim"].value("read_lag_us", -1.0);
           }
         }
       }
@@ -154,6 +164,9 @@ struct PassResult {
   // simulator's "sim" object or a content token are left out and counted in `missing`.
   double added_p50 = 0, added_p99 = 0, there_p50 = 0, there_p99 = 0, back_p50 = 0, back_p99 = 0;
   double send_loop_ms = 0;  // t0 → the last request written
+  // The simulator's own TTFT (request read → first token written) and max emission lateness.
+  double sim_ttft_p50 = 0, sim_ttft_p99 = 0, sim_lag_p50 = 0, sim_lag_p99 = 0;
+  double sim_read_p50 = 0, sim_read_p99 = 0;  // how late it read the requests
   int missing = 0;
 };
 
@@ -196,7 +209,7 @@ PassResult Pass(int port, int streams, int tokens, bool uring) {
   const double cpu = CpuSeconds() - cpu0;
   long long total = 0;
   PassResult r;
-  std::vector<double> added, there, back;
+  std::vector<double> added, there, back, sim_ttft, sim_lag, sim_read;
   for (Stream& s : ss) {
     total += s.tokens;
     close(s.fd);
@@ -207,6 +220,13 @@ PassResult Pass(int port, int streams, int tokens, bool uring) {
     there.push_back(static_cast<double>(s.sim_recv_ns - t0) / 1e6);
     back.push_back(static_cast<double>(s.first_ns - s.sim_first_ns) / 1e6);
     added.push_back(there.back() + back.back());
+    sim_ttft.push_back(static_cast<double>(s.sim_first_ns - s.sim_recv_ns) / 1e6);
+    if (s.sim_lag_us >= 0) {
+      sim_lag.push_back(s.sim_lag_us / 1e3);
+    }
+    if (s.sim_read_lag_us >= 0) {
+      sim_read.push_back(s.sim_read_lag_us / 1e3);
+    }
   }
   close(ep);
   r.us_per_token = cpu / static_cast<double>(total) * 1e6;
@@ -218,6 +238,14 @@ PassResult Pass(int port, int streams, int tokens, bool uring) {
   r.back_p50 = b.p50;
   r.back_p99 = b.p99;
   r.send_loop_ms = static_cast<double>(sent - t0) / 1e6;
+  const sb::Summary st = sb::Summarize(sim_ttft), sl = sb::Summarize(sim_lag);
+  r.sim_ttft_p50 = st.p50;
+  r.sim_ttft_p99 = st.p99;
+  r.sim_lag_p50 = sl.p50;
+  r.sim_lag_p99 = sl.p99;
+  const sb::Summary sr = sb::Summarize(sim_read);
+  r.sim_read_p50 = sr.p50;
+  r.sim_read_p99 = sr.p99;
   return r;
 }
 
@@ -354,6 +382,7 @@ int main(int argc, char** argv) {
   std::string ttft = "1";
   std::string itl = "0.5";
   std::string bin = SB_SERVEBENCH_PATH;
+  std::string sim_threads = "1";
   for (int i = 1; i < argc; i += 2) {
     const std::string k = argv[i];
     if (k == "--io-uring" || k == "--burst") {
@@ -377,6 +406,8 @@ int main(int argc, char** argv) {
       repeats = std::atoi(argv[i + 1]);
     } else if (k == "--servebench") {
       bin = argv[i + 1];
+    } else if (k == "--sim-threads") {
+      sim_threads = argv[i + 1];
     } else {
       std::fprintf(stderr, "unknown flag %s\n", argv[i]);
       return 2;
@@ -396,8 +427,9 @@ int main(int argc, char** argv) {
   posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
   posix_spawn_file_actions_addclose(&fa, pipefd[0]);
   const std::string batch = std::to_string(std::max(64, streams));
-  std::vector<std::string> args = {bin,         "sim", "--port",     "0", "--itl-ms",    itl,
-                                   "--ttft-ms", ttft,  "--slowdown", "0", "--max-batch", batch};
+  std::vector<std::string> args = {bin,         "sim",      "--port",     "0", "--itl-ms",    itl,
+                                   "--ttft-ms", ttft,       "--slowdown", "0", "--max-batch", batch,
+                                   "--threads", sim_threads};
   std::vector<char*> av;
   for (auto& a : args) {
     av.push_back(a.data());
@@ -436,6 +468,11 @@ int main(int argc, char** argv) {
           p.send_loop_ms,
           p.missing > 0 ? (", " + std::to_string(p.missing) + " streams without figures").c_str()
                         : "");
+      std::printf(
+          "  simulator (%s loop%s): read lag p50 %.3f / p99 %.3f ms, TTFT p50 %.3f / p99 %.3f ms "
+          "(configured %s), max emit lag p50 %.3f / p99 %.3f ms\n",
+          sim_threads.c_str(), sim_threads == "1" ? "" : "s", p.sim_read_p50, p.sim_read_p99,
+          p.sim_ttft_p50, p.sim_ttft_p99, ttft.c_str(), p.sim_lag_p50, p.sim_lag_p99);
     }
   }
   std::sort(us.begin(), us.end());

@@ -78,6 +78,10 @@ void AddSimOptions(CLI::App* cmd, SimCommand& c) {
   cmd->add_option("--host", o.host, "Address to bind")->capture_default_str();
   cmd->add_option("--port", o.port, "Port (0 = any free port)")->capture_default_str();
   cmd->add_option("--model", o.model, "Model id it serves")->capture_default_str();
+  cmd->add_option("--threads", o.threads,
+                  "Event loops, one thread each, sharing the port (SO_REUSEPORT): for more "
+                  "streams than one core can serve; the batch and the counters stay one engine's")
+      ->capture_default_str();
   cmd->add_option("--ttft-ms", o.ttft_ms, "Time to first token at an empty prompt")
       ->capture_default_str();
   cmd->add_option("--prefill-us-per-token", o.prefill_us_per_token,

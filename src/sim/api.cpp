@@ -725,6 +725,9 @@ std::string TruthJson(const Truth& t) {
              {"draft_tokens", t.draft_tokens},
              {"accepted_tokens", t.accepted_tokens},
              {"max_emit_lag_us", static_cast<double>(t.max_emit_lag_ns) / 1e3}};
+  if (t.read_lag_ns >= 0) {
+    j["read_lag_us"] = static_cast<double>(t.read_lag_ns) / 1e3;
+  }
   if (t.cached_tokens >= 0) {
     j["cached_tokens"] = t.cached_tokens;
   }

@@ -130,6 +130,12 @@ std::string RenderPrometheus(const Counters& c, const SimOptions& options) {
   w.Sample("sim_disconnects_total", D(c.disconnects));
   w.Family("sim_compressed_responses", "counter", "Responses sent gzip-compressed.");
   w.Sample("sim_compressed_responses_total", D(c.compressed_responses));
+  w.Family("sim_loop_connections", "counter",
+           "TCP connections accepted, by event loop (--threads).");
+  for (std::size_t i = 0; i < c.loop_connections.size(); ++i) {
+    w.Sample("sim_loop_connections_total", D(c.loop_connections[i]),
+             "loop=\"" + std::to_string(i) + "\"");
+  }
   return w.Take();
 }
 

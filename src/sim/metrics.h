@@ -1,5 +1,5 @@
-// The simulator's counters: one struct guarded by a mutex, updated by the event-loop thread and
-// read by /metrics (same thread) and SimServer::stats() (any thread). Rendered in Prometheus
+// The simulator's counters: one struct guarded by a mutex, updated by the event-loop threads and
+// read by /metrics (a loop thread) and SimServer::stats() (any thread). Rendered in Prometheus
 // text format with vLLM v1 names (label model_name) plus sim_* series of the simulator's own.
 #pragma once
 
@@ -37,13 +37,17 @@ struct Counters {
   std::int64_t emit_lag_max_ns = 0;
   std::uint64_t faults[kFaultKinds] = {};
   std::uint64_t disconnects = 0;
-  std::uint64_t compressed_responses = 0;  // responses sent gzip-compressed (SimOptions::gzip)
-  std::uint64_t connections = 0;           // TCP connections accepted
+  std::uint64_t compressed_responses = 0;       // responses sent gzip-compressed (SimOptions::gzip)
+  std::uint64_t connections = 0;                // TCP connections accepted
+  std::vector<std::uint64_t> loop_connections;  // by event loop; size SimOptions::threads
 };
 
 class Metrics {
  public:
-  explicit Metrics(int spec_tokens) { c_.accepted_per_pos.assign(spec_tokens, 0); }
+  Metrics(int spec_tokens, int threads) {
+    c_.accepted_per_pos.assign(spec_tokens, 0);
+    c_.loop_connections.assign(threads, 0);
+  }
 
   // Runs fn(Counters&) under the lock.
   template <typename Fn>

@@ -39,6 +39,9 @@ Result<void> Validate(const SimOptions& o) {
   if (o.port < 0 || o.port > 65535) {
     return Bad("port must be in [0, 65535], got " + std::to_string(o.port));
   }
+  if (o.threads < 1 || o.threads > 256) {
+    return Bad("threads must be in [1, 256], got " + std::to_string(o.threads));
+  }
   if (o.model.empty()) {
     return Bad("model must not be empty");
   }

@@ -1,6 +1,9 @@
-// Private to the simulator: the state of its event loop (SimServer::Impl) and what it holds
-// (connections, streams, timers, the body-parsing helper thread), shared by sim_server.cpp (set-up,
-// the loop, connections, the public API) and sim_streams.cpp (requests, admission, decode steps).
+// Private to the simulator: the state of one event loop (Loop) and what it holds (connections,
+// streams, timers, the body-parsing helper thread), and what every loop shares (Shared: the
+// options, the counters, the prefix cache and the batch). Used by sim_server.cpp (set-up, the
+// loop, connections, the public API) and sim_streams.cpp (requests, admission, decode steps).
+// SimOptions::threads loops each accept on their own SO_REUSEPORT socket; a stream lives on the
+// loop that accepted its connection, and only the batch and the counters are shared.
 #pragma once
 
 #include <algorithm>
@@ -16,8 +19,10 @@
 #include <mutex>
 #include <optional>
 #include <queue>
+#include <span>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <variant>
 #include <vector>
 
@@ -49,6 +54,17 @@ namespace detail {
 
 inline std::int64_t NowNs() {
   return ToNanos(std::chrono::steady_clock::now());
+}
+
+// CLOCK_MONOTONIC ns of a CLOCK_REALTIME time (a kernel receive timestamp) a moment ago.
+inline std::int64_t MonotonicOf(const timespec& realtime) {
+  timespec real_now{};
+  ::clock_gettime(CLOCK_REALTIME, &real_now);
+  const std::int64_t mono_now = NowNs();
+  const std::int64_t age =
+      (static_cast<std::int64_t>(real_now.tv_sec) - realtime.tv_sec) * 1'000'000'000 +
+      (real_now.tv_nsec - realtime.tv_nsec);
+  return mono_now - age;
 }
 
 inline void CpuRelax() {
@@ -206,6 +222,10 @@ struct Conn {
   bool held_open = false;  // done_open: the answer was sent, the body is never ended
   bool in_try_process = false;
   std::int64_t recv_ns = 0;  // when the request being answered was complete
+  // The kernel's receive time (CLOCK_MONOTONIC ns) of the data of the latest read, and how long
+  // the request being answered waited before the loop read it (Truth::read_lag_ns).
+  std::int64_t last_rx_ns = 0;
+  std::int64_t read_lag_ns = -1;
 
   bool OutputPending() const { return out_off < out.size(); }
 };
@@ -253,6 +273,76 @@ struct TimerEntry {
   }
 };
 
+struct Loop;
+
+// The engine's batch, shared by every loop: at most max_batch streams run (prefill or decode),
+// the others wait in one FIFO in arrival order, whichever loop they arrived on. A stream is named
+// by its loop and its id there. Thread safety: every member may be called from any loop.
+class Batch {
+ public:
+  struct Waiter {
+    Loop* loop = nullptr;
+    std::uint64_t id = 0;
+  };
+
+  explicit Batch(int max_batch) : max_batch_(max_batch) {}
+
+  // A new stream: true when it runs now (a slot is free and nobody waits before it); else it
+  // waits, and a later Leave hands it a slot.
+  bool Arrive(Loop* loop, std::uint64_t id);
+  // A running stream ended: its slot goes to the streams that waited longest; those are appended
+  // to `admitted` (each now counted as running) for their loops to start.
+  void Leave(std::vector<Waiter>& admitted);
+  // A stream that had not started went away: true when it was still waiting (it is forgotten);
+  // false when a Leave had already handed it a slot, which the caller must now give back (Leave).
+  bool Withdraw(Loop* loop, std::uint64_t id);
+
+  int running() const { return running_.load(std::memory_order_relaxed); }
+
+  int waiting() const { return waiting_.load(std::memory_order_relaxed); }
+
+ private:
+  struct KeyHash {
+    std::size_t operator()(const std::pair<Loop*, std::uint64_t>& k) const {
+      return std::hash<std::uint64_t>()(k.second) ^ (std::hash<Loop*>()(k.first) << 1);
+    }
+  };
+
+  const int max_batch_;
+  std::mutex mu_;
+  std::deque<Waiter> queue_;  // guarded by mu_; entries no longer in queued_ are skipped
+  std::unordered_set<std::pair<Loop*, std::uint64_t>, KeyHash> queued_;  // guarded by mu_
+  std::atomic<int> running_{0};                                          // written under mu_
+  std::atomic<int> waiting_{0};                                          // written under mu_
+};
+
+// What the loops share. The options are read-only once the loops run.
+struct Shared {
+  explicit Shared(const SimOptions& o)
+      : options(o),
+        metrics(o.spec_tokens, o.threads),
+        batch(o.max_batch),
+        prefix_cache(
+            static_cast<std::size_t>(o.prefix_cache_tokens / std::max(1, o.block_tokens))) {}
+
+  ~Shared() {
+    if (request_log_fd >= 0) {
+      ::close(request_log_fd);
+    }
+  }
+
+  const SimOptions options;
+  Metrics metrics;
+  Batch batch;
+  std::mutex prefix_mu;
+  PrefixCache prefix_cache;  // guarded by prefix_mu
+  int request_log_fd = -1;   // SimOptions::request_log, opened for appending (O_APPEND writes)
+  std::atomic<std::uint64_t> chat_count{0};  // numbers chat requests: their seed and id
+  std::int64_t created_at = 0;
+  int port = 0;
+  std::string base_url;
+};
+
 }  // namespace detail
 
 using detail::Conn;
@@ -261,20 +351,29 @@ using detail::StepShape;
 using detail::Stream;
 using detail::TimerEntry;
 
-struct SimServer::Impl {
-  explicit Impl(const SimOptions& o)
-      : options(o), metrics(o.spec_tokens), spin_ns(static_cast<std::int64_t>(o.spin_us * 1e3)) {}
+namespace detail {
 
-  ~Impl() {
-    Shutdown();
-    if (request_log_fd >= 0) {
-      ::close(request_log_fd);
-    }
-  }
+// One event loop: its thread, its listening socket, the connections it accepted and their
+// streams. Everything here is touched only by its thread, except `inbox` (mutex) and `stop`.
+struct Loop {
+  Loop(Shared& s, int loop_index)
+      : shared(s),
+        options(s.options),
+        metrics(s.metrics),
+        index(loop_index),
+        spin_ns(static_cast<std::int64_t>(s.options.spin_us * 1e3)) {}
 
-  Result<void> Open();
-  void Shutdown();
-  void Loop();
+  ~Loop() { Close(); }
+
+  // Takes the listening socket, sets up epoll, the timer and the wake-up, starts the thread.
+  Result<void> Open(int listening_fd);
+  void RequestStop();  // any thread; the thread ends at its next wake-up
+  void Join();         // joins the thread and the parse worker
+  void Close();        // after Join (of every loop): closes every descriptor
+  // Another loop's Leave handed these waiting streams of this loop a slot at `start_ns`.
+  void Post(std::span<const std::uint64_t> ids, std::int64_t start_ns);
+
+  void Run();
 
   // I/O
   void AcceptAll();
@@ -311,7 +410,10 @@ struct SimServer::Impl {
 
   // Streams
   void Admit(Stream& s, std::int64_t start_ns);
-  void AdmitFromQueue();
+  // A running stream left the batch: starts the streams given its slot (here, or posts them to
+  // their loops).
+  void LeaveBatch();
+  void OnInbox();
   void RunDueTimers();
   void OnStep(Stream& s);
   void BuildStepText(Stream& s, int begin, int end);
@@ -329,43 +431,39 @@ struct SimServer::Impl {
   }
 
   void PublishGauges() {
-    metrics.Update([this](Counters& c) {
+    const int running = shared.batch.running();
+    const int waiting = shared.batch.waiting();
+    metrics.Update([running, waiting](Counters& c) {
       c.running = running;
       c.waiting = waiting;
       c.max_running = std::max(c.max_running, running);
     });
   }
 
-  SimOptions options;
-  int request_log_fd = -1;  // SimOptions::request_log, opened for appending
-  Metrics metrics;
-  PrefixCache prefix_cache{
-      static_cast<std::size_t>(options.prefix_cache_tokens / std::max(1, options.block_tokens))};
+  Shared& shared;
+  const SimOptions& options;  // shared.options
+  Metrics& metrics;           // shared.metrics
+  const int index;            // 0 .. threads-1
   int listen_fd = -1;
   int epoll_fd = -1;
   int timer_fd = -1;
   int wake_fd = -1;
   int spare_fd = -1;           // released to accept-and-close when out of file descriptors
   bool listen_paused = false;  // out of descriptors: the listener is not polled for a while
-  int port = 0;
-  std::string base_url;
-  std::int64_t created_at = 0;
   std::atomic<bool> stop{false};
   std::unique_ptr<ParseWorker> worker;
-  std::thread loop;
-  std::mutex stop_mu;
+  std::thread thread;
+  std::mutex inbox_mu;
+  std::vector<std::pair<std::uint64_t, std::int64_t>> inbox;  // guarded by inbox_mu
+  std::vector<Batch::Waiter> admitted;                        // scratch of LeaveBatch
 
   std::unordered_map<std::uint64_t, std::unique_ptr<Conn>> conns;
   std::unordered_map<std::uint64_t, std::unique_ptr<Stream>> streams;
-  std::deque<std::uint64_t> wait_queue;
   std::priority_queue<TimerEntry, std::vector<TimerEntry>, std::greater<>> timers;
   std::int64_t armed_deadline = -1;
   std::int64_t spin_ns = 0;  // options.spin_us
   std::uint64_t next_conn_id = detail::kFirstConnId;
   std::uint64_t next_stream_id = 1;
-  std::uint64_t chat_count = 0;
-  int running = 0;
-  int waiting = 0;
   std::string frame;   // scratch: the bytes of one write
   std::string events;  // scratch: SSE events before chunk framing
   std::string reasoning_scratch;
@@ -373,6 +471,25 @@ struct SimServer::Impl {
   std::string escaped_scratch;  // scripted answers: content_scratch JSON-escaped
   std::string tool_scratch;     // scripted tool-call deltas of one step (JSON array items)
   std::string gzip_scratch;     // compressed bytes of one write
+};
+
+}  // namespace detail
+
+using detail::Loop;
+using detail::Shared;
+
+// The server: what the loops share, and the loops.
+struct SimServer::Impl {
+  explicit Impl(const SimOptions& o) : shared(o) {}
+
+  ~Impl() { Shutdown(); }
+
+  Result<void> Open();  // binds threads sockets (SO_REUSEPORT when more than one), starts loops
+  void Shutdown();      // idempotent
+
+  Shared shared;
+  std::vector<std::unique_ptr<Loop>> loops;
+  std::mutex stop_mu;
 };
 
 }  // namespace sb::sim

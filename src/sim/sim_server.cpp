@@ -1,8 +1,10 @@
-// The simulator's event loop: one thread, epoll over non-blocking sockets, and one timerfd armed
-// at the earliest absolute CLOCK_MONOTONIC deadline of all streams (timer slack 1 ns), so each
-// decode step is written within microseconds of its schedule. POST bodies are parsed by a
-// helper thread (a 50 MB image body takes tens of milliseconds to parse, which would otherwise
-// delay every other stream); everything else runs on the loop thread.
+// The simulator's event loops: each one thread, epoll over non-blocking sockets, and one timerfd
+// armed at the earliest absolute CLOCK_MONOTONIC deadline of its streams (timer slack 1 ns), so
+// each decode step is written within microseconds of its schedule. POST bodies are parsed by a
+// helper thread per loop (a 50 MB image body takes tens of milliseconds to parse, which would
+// otherwise delay every other stream); everything else runs on the loop thread. With
+// SimOptions::threads > 1 every loop listens on its own SO_REUSEPORT socket of the same port, and
+// the kernel spreads the connections over them.
 #include "sim/sim_impl.h"
 
 namespace sb::sim {
@@ -12,7 +14,40 @@ using namespace detail;  // NOLINT(build/namespaces): the loop's private helpers
 // ---------------------------------------------------------------------------------------------
 // Setup and teardown
 
+namespace {
+
+// A listening socket bound to `addr`: SO_REUSEPORT when several loops share the port.
+int Listen(const sockaddr* addr, socklen_t addr_len, int family, bool reuse_port,
+           const std::string& where, std::string& error) {
+  const int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    error = SysError("socket");
+    return -1;
+  }
+  const int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  // Each read says when its data arrived (SCM_TIMESTAMPNS): how late the loop read a request.
+  // Set here, the accepted sockets inherit it, and the kernel stamps a request's bytes that
+  // arrive before accept() returns.
+  ::setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
+  if (reuse_port && ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) {
+    error = SysError("SO_REUSEPORT");
+    ::close(fd);
+    return -1;
+  }
+  if (::bind(fd, addr, addr_len) != 0 || ::listen(fd, 4096) != 0) {
+    error = SysError("bind " + where);
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
 Result<void> SimServer::Impl::Open() {
+  const SimOptions& options = shared.options;
+  const bool reuse_port = options.threads > 1;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -25,33 +60,46 @@ Result<void> SimServer::Impl::Open() {
                      "sim: cannot resolve host '" + options.host + "': " + ::gai_strerror(rc));
   }
   std::string last_error;
-  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
-    const int fd =
-        ::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+  std::vector<int> fds;
+  sockaddr_storage addr{};
+  socklen_t addr_len = 0;
+  // The first socket never has SO_REUSEPORT: a port in use is an error with any number of loops
+  // (two simulators with --threads on one port would otherwise split its connections).
+  for (addrinfo* ai = res; ai != nullptr && fds.empty(); ai = ai->ai_next) {
+    const int fd = Listen(ai->ai_addr, ai->ai_addrlen, ai->ai_family, false,
+                          options.host + ":" + port_str, last_error);
     if (fd < 0) {
-      last_error = SysError("socket");
       continue;
     }
-    const int one = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd, 4096) != 0) {
-      last_error = SysError("bind " + options.host + ":" + port_str);
-      ::close(fd);
-      continue;
-    }
-    listen_fd = fd;
-    break;
+    fds.push_back(fd);
+    // The bound address with its port (an ephemeral one when --port 0): the other loops bind
+    // the same.
+    addr_len = sizeof addr;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &addr_len);
   }
   ::freeaddrinfo(res);
-  if (listen_fd < 0) {
+  if (fds.empty()) {
     return MakeError(ErrorCode::kSetup, "sim: " + last_error);
   }
-  sockaddr_storage addr{};
-  socklen_t len = sizeof addr;
-  ::getsockname(listen_fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  if (reuse_port) {
+    CloseFd(fds[0]);  // it checked the port (and chose it when --port 0); the loops bind it now
+    fds.clear();
+  }
+  while (static_cast<int>(fds.size()) < options.threads) {
+    const int fd =
+        Listen(reinterpret_cast<const sockaddr*>(&addr), addr_len, addr.ss_family, reuse_port,
+               options.host + " (loop " + std::to_string(fds.size()) + ")", last_error);
+    if (fd < 0) {
+      for (int& f : fds) {
+        CloseFd(f);
+      }
+      return MakeError(ErrorCode::kSetup, "sim: " + last_error);
+    }
+    fds.push_back(fd);
+  }
   const bool v6 = addr.ss_family == AF_INET6;
-  port = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port
-                  : reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+  shared.port = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port
+                         : reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
   std::string host = options.host;
   if (host == "0.0.0.0") {
     host = "127.0.0.1";
@@ -61,8 +109,39 @@ Result<void> SimServer::Impl::Open() {
   if (host.find(':') != std::string::npos) {
     host = "[" + host + "]";
   }
-  base_url = "http://" + host + ":" + std::to_string(port) + "/v1";
+  shared.base_url = "http://" + host + ":" + std::to_string(shared.port) + "/v1";
+  shared.created_at = static_cast<std::int64_t>(std::time(nullptr));
 
+  for (std::size_t i = 0; i < fds.size(); ++i) {
+    loops.push_back(std::make_unique<Loop>(shared, static_cast<int>(i)));
+  }
+  for (std::size_t i = 0; i < fds.size(); ++i) {
+    if (auto opened = loops[i]->Open(fds[i]); !opened) {
+      for (std::size_t j = i + 1; j < fds.size(); ++j) {
+        CloseFd(fds[j]);
+      }
+      return opened.error();
+    }
+  }
+  return {};
+}
+
+void SimServer::Impl::Shutdown() {
+  std::lock_guard<std::mutex> lock(stop_mu);
+  for (auto& loop : loops) {
+    loop->RequestStop();
+  }
+  for (auto& loop : loops) {
+    loop->Join();
+  }
+  // Only now: a loop may post to another's wake-up descriptor until it has stopped.
+  for (auto& loop : loops) {
+    loop->Close();
+  }
+}
+
+Result<void> Loop::Open(int listening_fd) {
+  listen_fd = listening_fd;
   epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
   timer_fd = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
   wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -79,26 +158,30 @@ Result<void> SimServer::Impl::Open() {
       return MakeError(ErrorCode::kSetup, SysError("sim: epoll_ctl"));
     }
   }
-  created_at = static_cast<std::int64_t>(std::time(nullptr));
   worker = std::make_unique<ParseWorker>(options, wake_fd);
-  loop = std::thread([this] { Loop(); });
+  thread = std::thread([this] { Run(); });
   return {};
 }
 
-void SimServer::Impl::Shutdown() {
-  std::lock_guard<std::mutex> lock(stop_mu);
+void Loop::RequestStop() {
   stop.store(true);
   if (wake_fd >= 0) {
     const std::uint64_t one = 1;
     [[maybe_unused]] const ssize_t n = ::write(wake_fd, &one, sizeof one);
   }
-  if (loop.joinable()) {
-    loop.join();
+}
+
+void Loop::Join() {
+  if (thread.joinable()) {
+    thread.join();
   }
   if (worker) {
     worker->Stop();
     worker.reset();
   }
+}
+
+void Loop::Close() {
   for (auto& [id, c] : conns) {
     CloseFd(c->fd);
   }
@@ -111,7 +194,18 @@ void SimServer::Impl::Shutdown() {
   CloseFd(epoll_fd);
 }
 
-void SimServer::Impl::Loop() {
+void Loop::Post(std::span<const std::uint64_t> ids, std::int64_t start_ns) {
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu);
+    for (const std::uint64_t id : ids) {
+      inbox.emplace_back(id, start_ns);
+    }
+  }
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = ::write(wake_fd, &one, sizeof one);
+}
+
+void Loop::Run() {
   ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);  // wake within ~µs of each deadline
   std::vector<epoll_event> evs(256);
   while (!stop.load(std::memory_order_relaxed)) {
@@ -139,6 +233,7 @@ void SimServer::Impl::Loop() {
           return;
         }
         OnWorkerDone();
+        OnInbox();
       } else {
         OnConnEvent(tag, evs[i].events);
       }
@@ -150,7 +245,7 @@ void SimServer::Impl::Loop() {
 // ---------------------------------------------------------------------------------------------
 // Connections
 
-void SimServer::Impl::AcceptAll() {
+void Loop::AcceptAll() {
   // A bounded batch: the other connections' events (a peer that closed, a request) are served
   // between batches, and Stop is heard.
   for (int budget = 256; budget > 0; --budget) {
@@ -183,11 +278,14 @@ void SimServer::Impl::AcceptAll() {
       continue;
     }
     conns.emplace(c->id, std::move(c));
-    metrics.Update([](Counters& k) { ++k.connections; });
+    metrics.Update([this](Counters& k) {
+      ++k.connections;
+      ++k.loop_connections[static_cast<std::size_t>(index)];
+    });
   }
 }
 
-bool SimServer::Impl::ShedOne() {
+bool Loop::ShedOne() {
   if (spare_fd < 0) {
     spare_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   }
@@ -209,7 +307,7 @@ bool SimServer::Impl::ShedOne() {
   return victim >= 0;
 }
 
-void SimServer::Impl::PauseListening() {
+void Loop::PauseListening() {
   if (listen_paused) {
     return;
   }
@@ -221,7 +319,7 @@ void SimServer::Impl::PauseListening() {
   Push(NowNs() + kListenPauseNs, kListenTag, true);
 }
 
-void SimServer::Impl::ResumeListening() {
+void Loop::ResumeListening() {
   if (!listen_paused) {
     return;
   }
@@ -232,7 +330,7 @@ void SimServer::Impl::ResumeListening() {
   listen_paused = false;
 }
 
-void SimServer::Impl::UpdateInterest(Conn& c) {
+void Loop::UpdateInterest(Conn& c) {
   std::uint32_t want = 0;
   if (!c.peer_closed && !c.read_paused) {
     want |= EPOLLIN | EPOLLRDHUP;
@@ -250,7 +348,7 @@ void SimServer::Impl::UpdateInterest(Conn& c) {
   ::epoll_ctl(epoll_fd, EPOLL_CTL_MOD, c.fd, &ev);
 }
 
-void SimServer::Impl::OnConnEvent(std::uint64_t id, std::uint32_t ready) {
+void Loop::OnConnEvent(std::uint64_t id, std::uint32_t ready) {
   Conn* c = FindConn(id);
   if (c == nullptr) {
     return;  // closed earlier in this batch
@@ -271,13 +369,27 @@ void SimServer::Impl::OnConnEvent(std::uint64_t id, std::uint32_t ready) {
   }
 }
 
-void SimServer::Impl::OnReadable(Conn& c) {
+void Loop::OnReadable(Conn& c) {
   const std::uint64_t id = c.id;
   char buf[kReadChunk];
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
   bool eof = false;
   for (;;) {
-    const ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
+    iovec io{buf, sizeof buf};
+    msghdr msg{};
+    msg.msg_iov = &io;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    const ssize_t n = ::recvmsg(c.fd, &msg, 0);
     if (n > 0) {
+      for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+          timespec ts{};
+          std::memcpy(&ts, CMSG_DATA(cm), sizeof ts);
+          c.last_rx_ns = MonotonicOf(ts);
+        }
+      }
       if (!c.draining) {
         c.in.append(buf, static_cast<std::size_t>(n));
       }
@@ -331,7 +443,7 @@ void SimServer::Impl::OnReadable(Conn& c) {
   }
 }
 
-bool SimServer::Impl::Send(Conn& c, std::string_view data) {
+bool Loop::Send(Conn& c, std::string_view data) {
   if (c.draining || data.empty()) {
     return true;
   }
@@ -364,7 +476,7 @@ bool SimServer::Impl::Send(Conn& c, std::string_view data) {
   return true;
 }
 
-void SimServer::Impl::Flush(Conn& c) {
+void Loop::Flush(Conn& c) {
   while (c.OutputPending()) {
     const ssize_t n =
         ::send(c.fd, c.out.data() + c.out_off, c.out.size() - c.out_off, MSG_NOSIGNAL);
@@ -397,7 +509,7 @@ void SimServer::Impl::Flush(Conn& c) {
   }
 }
 
-void SimServer::Impl::StartDrain(Conn& c) {
+void Loop::StartDrain(Conn& c) {
   // A lingering close: shut our side, read (and discard) until the client closes, so unread
   // request bytes cannot turn our FIN into an RST that destroys the response in flight.
   if (c.peer_closed) {
@@ -412,7 +524,7 @@ void SimServer::Impl::StartDrain(Conn& c) {
   Push(NowNs() + kDrainTimeoutNs, c.id, true);
 }
 
-void SimServer::Impl::CloseConn(std::uint64_t id, bool reset, bool client_gone) {
+void Loop::CloseConn(std::uint64_t id, bool reset, bool client_gone) {
   const auto it = conns.find(id);
   if (it == conns.end()) {
     return;
@@ -446,9 +558,9 @@ Result<std::unique_ptr<SimServer>> SimServer::Start(const SimOptions& options) {
   std::unique_ptr<SimServer> server(new SimServer());
   server->impl_ = std::make_unique<Impl>(options);
   if (!options.request_log.empty()) {
-    server->impl_->request_log_fd =
-        ::open(options.request_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (server->impl_->request_log_fd < 0) {
+    int& log_fd = server->impl_->shared.request_log_fd;
+    log_fd = ::open(options.request_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (log_fd < 0) {
       return MakeError(ErrorCode::kIo, "cannot open --request-log " + options.request_log + ": " +
                                            std::strerror(errno));
     }
@@ -461,15 +573,15 @@ Result<std::unique_ptr<SimServer>> SimServer::Start(const SimOptions& options) {
 }
 
 int SimServer::port() const {
-  return impl_->port;
+  return impl_->shared.port;
 }
 
 std::string SimServer::base_url() const {
-  return impl_->base_url;
+  return impl_->shared.base_url;
 }
 
 SimServer::Stats SimServer::stats() const {
-  const Counters c = impl_->metrics.Snapshot();
+  const Counters c = impl_->shared.metrics.Snapshot();
   Stats s;
   s.requests = c.requests;
   s.chat_requests = c.chat_requests;
@@ -488,6 +600,7 @@ SimServer::Stats SimServer::stats() const {
   s.disconnects = c.disconnects;
   s.compressed_responses = c.compressed_responses;
   s.connections = c.connections;
+  s.loop_connections = c.loop_connections;
   return s;
 }
 

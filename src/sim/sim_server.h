@@ -1,4 +1,5 @@
-// servebench's built-in simulator: a real HTTP/1.1 server (epoll, one event-loop thread) that
+// servebench's built-in simulator: a real HTTP/1.1 server (epoll, one event-loop thread, or
+// SimOptions::threads of them sharing the port through SO_REUSEPORT) that
 // speaks the OpenAI chat-completions dialect closely enough to rehearse every feature, with
 // known ground truth. It shares no wire code with src/client, so it can catch the client's bugs.
 // Times: CLOCK_MONOTONIC nanoseconds (std::chrono::steady_clock), comparable with the client's.
@@ -35,6 +36,11 @@ struct SimAnswer {
 struct SimOptions {
   std::string host = "127.0.0.1";
   int port = 0;  // 0 = an ephemeral port
+  // Event loops, each a thread with its own SO_REUSEPORT listening socket on the port; the kernel
+  // spreads connections over them. One engine still: the batch (max_batch, its FIFO queue, the
+  // slowdown by running streams), the prefix cache and the counters are shared. With more than
+  // one, which stream a seed's numbers go to depends on arrival order across the loops.
+  int threads = 1;
   std::string model = "sim-model";
   double ttft_ms = 40.0;               // request received -> first token (at 0 prompt tokens)
   double prefill_us_per_token = 20.0;  // added to TTFT per prompt token
@@ -128,6 +134,7 @@ class SimServer {
     std::uint64_t disconnects = 0;           // chat requests dropped because the client went away
     std::uint64_t compressed_responses = 0;  // sent gzip-compressed (SimOptions::gzip)
     std::uint64_t connections = 0;           // TCP connections accepted
+    std::vector<std::uint64_t> loop_connections;  // of those, by event loop (SimOptions::threads)
   };
 
   // Validates the options, binds, listens and starts the event-loop thread.

@@ -7,9 +7,52 @@ namespace sb::sim {
 using namespace detail;  // NOLINT(build/namespaces): the loop's private helpers
 
 // ---------------------------------------------------------------------------------------------
+// The batch (shared by the loops)
+
+bool Batch::Arrive(Loop* loop, std::uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (running_.load(std::memory_order_relaxed) < max_batch_ && queued_.empty()) {
+    running_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  queue_.push_back(Waiter{loop, id});
+  queued_.insert({loop, id});
+  waiting_.fetch_add(1, std::memory_order_relaxed);
+  return false;
+}
+
+void Batch::Leave(std::vector<Waiter>& admitted) {
+  std::lock_guard<std::mutex> lock(mu_);
+  running_.fetch_sub(1, std::memory_order_relaxed);
+  while (running_.load(std::memory_order_relaxed) < max_batch_ && !queue_.empty()) {
+    const Waiter w = queue_.front();
+    queue_.pop_front();
+    if (queued_.erase({w.loop, w.id}) == 0) {
+      continue;  // withdrawn
+    }
+    waiting_.fetch_sub(1, std::memory_order_relaxed);
+    running_.fetch_add(1, std::memory_order_relaxed);
+    admitted.push_back(w);
+  }
+}
+
+bool Batch::Withdraw(Loop* loop, std::uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (queued_.erase({loop, id}) == 0) {
+    return false;
+  }
+  waiting_.fetch_sub(1, std::memory_order_relaxed);
+  // Its queue_ entry is skipped when reached; drop the stale entries at the front now.
+  while (!queue_.empty() && queued_.count({queue_.front().loop, queue_.front().id}) == 0) {
+    queue_.pop_front();
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Requests
 
-void SimServer::Impl::TryProcess(std::uint64_t conn_id) {
+void Loop::TryProcess(std::uint64_t conn_id) {
   Conn* c = FindConn(conn_id);
   if (c == nullptr || c->in_try_process) {
     return;
@@ -48,6 +91,7 @@ void SimServer::Impl::TryProcess(std::uint64_t conn_id) {
     c->http10 = r.request.http10;
     c->accepts_gzip = r.request.accepts_gzip;
     c->recv_ns = NowNs();
+    c->read_lag_ns = c->last_rx_ns > 0 ? std::max<std::int64_t>(0, c->recv_ns - c->last_rx_ns) : -1;
     Dispatch(*c, r.request);
     c = FindConn(conn_id);
   }
@@ -60,7 +104,7 @@ void SimServer::Impl::TryProcess(std::uint64_t conn_id) {
   }
 }
 
-void SimServer::Impl::Dispatch(Conn& c, HttpRequest& req) {
+void Loop::Dispatch(Conn& c, HttpRequest& req) {
   std::string_view path = req.path;
   if (path == "/v1") {
     path = "/";
@@ -77,7 +121,7 @@ void SimServer::Impl::Dispatch(Conn& c, HttpRequest& req) {
       reply = JsonReply(405, R"({"detail":"Method Not Allowed"})");
     }
   } else if (path == "/models") {
-    reply = get ? JsonReply(200, ModelsBody(options, created_at))
+    reply = get ? JsonReply(200, ModelsBody(options, shared.created_at))
                 : JsonReply(405, R"({"detail":"Method Not Allowed"})");
   } else if (path == "/version") {
     reply = get ? JsonReply(200, std::string(R"({"version":")") + std::string(kServerName) + "\"}")
@@ -110,8 +154,8 @@ void SimServer::Impl::Dispatch(Conn& c, HttpRequest& req) {
   WriteReply(c, reply);
 }
 
-std::string SimServer::Impl::BodyResponse(const Conn& c, int status, std::string_view content_type,
-                                          std::string_view body, std::string extra_headers) {
+std::string Loop::BodyResponse(const Conn& c, int status, std::string_view content_type,
+                               std::string_view body, std::string extra_headers) {
   if (!options.gzip || !c.accepts_gzip || body.empty()) {
     return Response(status, content_type, body, c.keep_alive, extra_headers);
   }
@@ -120,7 +164,7 @@ std::string SimServer::Impl::BodyResponse(const Conn& c, int status, std::string
   return Response(status, content_type, Gzip(body), c.keep_alive, extra_headers);
 }
 
-std::string SimServer::Impl::RetryAfterHeader() const {
+std::string Loop::RetryAfterHeader() const {
   // Whole seconds as RFC 9110 says; a fraction (for fast tests) as a short decimal.
   const double s = options.retry_after_s;
   std::string value;
@@ -137,7 +181,7 @@ std::string SimServer::Impl::RetryAfterHeader() const {
   return "Retry-After: " + value + "\r\n";
 }
 
-void SimServer::Impl::WriteReply(Conn& c, const Reply& reply) {
+void Loop::WriteReply(Conn& c, const Reply& reply) {
   const std::uint64_t id = c.id;
   if (!Send(c,
             BodyResponse(c, reply.status, reply.content_type, reply.body, reply.extra_headers))) {
@@ -148,7 +192,7 @@ void SimServer::Impl::WriteReply(Conn& c, const Reply& reply) {
   }
 }
 
-void SimServer::Impl::FinishResponse(Conn& c) {
+void Loop::FinishResponse(Conn& c) {
   if (c.held_open) {
     c.stream_id = 0;
     return;  // busy until the client closes
@@ -167,7 +211,7 @@ void SimServer::Impl::FinishResponse(Conn& c) {
   }
 }
 
-void SimServer::Impl::OnWorkerDone() {
+void Loop::OnWorkerDone() {
   for (auto& done : worker->TakeDone()) {
     Conn* c = FindConn(done.conn_id);
     if (c == nullptr) {
@@ -181,13 +225,13 @@ void SimServer::Impl::OnWorkerDone() {
   }
 }
 
-void SimServer::Impl::StartChat(Conn& c, const ChatRequest& req) {
-  const std::uint64_t number = ++chat_count;
-  if (request_log_fd >= 0) {
+void Loop::StartChat(Conn& c, const ChatRequest& req) {
+  const std::uint64_t number = shared.chat_count.fetch_add(1) + 1;
+  if (shared.request_log_fd >= 0) {
     char hash[24];
     std::snprintf(hash, sizeof hash, "%016llx\t", static_cast<unsigned long long>(req.text_hash));
     const std::string line = hash + req.log_text + "\n";
-    [[maybe_unused]] ssize_t n = ::write(request_log_fd, line.data(), line.size());
+    [[maybe_unused]] ssize_t n = ::write(shared.request_log_fd, line.data(), line.size());
   }
   Rng rng(Mix64(options.seed ^ Mix64(number)));
   const Plan plan = PlanChat(req, options, rng);
@@ -228,6 +272,7 @@ void SimServer::Impl::StartChat(Conn& c, const ChatRequest& req) {
   s->created = static_cast<std::int64_t>(std::time(nullptr));
   s->chunked = !c.http10;
   s->truth.recv_ns = c.recv_ns;
+  s->truth.read_lag_ns = c.read_lag_ns;
   s->truth.prompt_tokens = req.prompt_tokens;
   const bool stream = req.stream;
   std::string stream_headers = "Cache-Control: no-cache\r\n";
@@ -247,11 +292,8 @@ void SimServer::Impl::StartChat(Conn& c, const ChatRequest& req) {
   c.stream_id = s->id;
   Stream& ref = *s;
   streams.emplace(s->id, std::move(s));
-  if (running < options.max_batch && wait_queue.empty()) {
+  if (shared.batch.Arrive(this, ref.id)) {
     Admit(ref, ref.truth.recv_ns);
-  } else {
-    wait_queue.push_back(ref.id);
-    ++waiting;
   }
   PublishGauges();
   if (stream) {
@@ -265,14 +307,17 @@ void SimServer::Impl::StartChat(Conn& c, const ChatRequest& req) {
 // ---------------------------------------------------------------------------------------------
 // Streams
 
-void SimServer::Impl::Admit(Stream& s, std::int64_t start_ns) {
-  s.running = true;
-  ++running;
+void Loop::Admit(Stream& s, std::int64_t start_ns) {
+  s.running = true;  // counted by shared.batch already
   s.truth.start_ns = start_ns;
   int cached = 0;
   if (options.prefix_cache_tokens > 0) {
-    cached =
-        static_cast<int>(prefix_cache.LookupAndInsert(s.request.block_keys)) * options.block_tokens;
+    std::size_t blocks = 0;
+    {
+      std::lock_guard<std::mutex> lock(shared.prefix_mu);
+      blocks = shared.prefix_cache.LookupAndInsert(s.request.block_keys);
+    }
+    cached = static_cast<int>(blocks) * options.block_tokens;
     s.truth.cached_tokens = cached;
     if (s.chunks) {
       s.chunks->set_cached_tokens(cached);
@@ -290,22 +335,47 @@ void SimServer::Impl::Admit(Stream& s, std::int64_t start_ns) {
   Push(s.deadline, s.id, false);
 }
 
-void SimServer::Impl::AdmitFromQueue() {
+void Loop::LeaveBatch() {
   const std::int64_t now = NowNs();
-  while (running < options.max_batch && !wait_queue.empty()) {
-    const std::uint64_t id = wait_queue.front();
-    wait_queue.pop_front();
-    const auto it = streams.find(id);
-    if (it == streams.end() || it->second->running) {
-      continue;  // dropped while waiting (already uncounted)
+  admitted.clear();
+  shared.batch.Leave(admitted);
+  // Grows when a slot comes back (a stream admitted here was gone: it cannot be, but a slot
+  // must never be lost).
+  for (std::size_t i = 0; i < admitted.size(); ++i) {
+    const Batch::Waiter w = admitted[i];
+    if (w.loop != this) {
+      w.loop->Post({&w.id, 1}, now);
+      continue;
     }
-    --waiting;
+    const auto it = streams.find(w.id);
+    if (it == streams.end() || it->second->running) {
+      shared.batch.Leave(admitted);
+      continue;
+    }
     Admit(*it->second, now);
   }
   PublishGauges();
 }
 
-void SimServer::Impl::ArmTimer() {
+void Loop::OnInbox() {
+  std::vector<std::pair<std::uint64_t, std::int64_t>> items;
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu);
+    items.swap(inbox);
+  }
+  for (const auto& [id, start_ns] : items) {
+    const auto it = streams.find(id);
+    if (it == streams.end() || it->second->running) {
+      continue;  // dropped since: DropStream gave its slot back (Withdraw said it had one)
+    }
+    Admit(*it->second, start_ns);
+  }
+  if (!items.empty()) {
+    PublishGauges();
+  }
+}
+
+void Loop::ArmTimer() {
   while (!timers.empty()) {
     const TimerEntry& top = timers.top();
     // Drop stale entries so the timer is not armed for nothing.
@@ -335,7 +405,7 @@ void SimServer::Impl::ArmTimer() {
   armed_deadline = want == 0 ? -1 : want;
 }
 
-void SimServer::Impl::RunDueTimers() {
+void Loop::RunDueTimers() {
   // A bounded batch, so streams with itl_ms 0 cannot starve the sockets: what is left is due
   // already and fires again right after the next epoll_wait.
   int budget = 4096;
@@ -371,7 +441,7 @@ void SimServer::Impl::RunDueTimers() {
   }
 }
 
-void SimServer::Impl::OnStep(Stream& s) {
+void Loop::OnStep(Stream& s) {
   Conn* c = FindConn(s.conn_id);
   if (c == nullptr) {
     DropStream(s.id, true);
@@ -432,14 +502,14 @@ void SimServer::Impl::OnStep(Stream& s) {
   if (s.truth.steps == 1) {
     s.deadline = std::max(s.deadline, write_ns);
   }
-  s.deadline += StepNs(options, running, s.rng);
+  s.deadline += StepNs(options, shared.batch.running(), s.rng);
   Push(s.deadline, stream_id, false);
 }
 
 // The text of tokens [begin, end), split at the reasoning/answer boundary into
 // reasoning_scratch and content_scratch; scripted tool calls (after the answer words) as
 // tool-call deltas into tool_scratch.
-void SimServer::Impl::BuildStepText(Stream& s, int begin, int end) {
+void Loop::BuildStepText(Stream& s, int begin, int end) {
   reasoning_scratch.clear();
   content_scratch.clear();
   tool_scratch.clear();
@@ -485,7 +555,7 @@ void SimServer::Impl::BuildStepText(Stream& s, int begin, int end) {
 }
 
 // The step's truth (first/last token time, lateness) and the /metrics counters.
-void SimServer::Impl::CountStep(Stream& s, int tokens, int accepted, std::int64_t write_ns) {
+void Loop::CountStep(Stream& s, int tokens, int accepted, std::int64_t write_ns) {
   const std::int64_t lag = std::max<std::int64_t>(0, write_ns - s.deadline);
   if (s.truth.steps == 1) {
     s.truth.first_token_ns = write_ns;
@@ -516,7 +586,7 @@ void SimServer::Impl::CountStep(Stream& s, int tokens, int accepted, std::int64_
 
 // A streamed step: its SSE events (role first, a fault's extra event, the delta, usage,
 // [DONE]), gzipped and chunked as the stream is. False when the stream must not go on.
-bool SimServer::Impl::SendStreamedStep(Stream& s, Conn& c, StepShape& step) {
+bool Loop::SendStreamedStep(Stream& s, Conn& c, StepShape& step) {
   events.clear();
   if (s.truth.steps == 1) {
     s.chunks->AppendRole(events);
@@ -578,7 +648,7 @@ bool SimServer::Impl::SendStreamedStep(Stream& s, Conn& c, StepShape& step) {
 
 // A non-streamed request: the text accumulates; the whole body goes out at the end (or cut
 // short by a malformed fault). False when the client went away.
-bool SimServer::Impl::SendWholeStep(Stream& s, Conn& c, StepShape& step) {
+bool Loop::SendWholeStep(Stream& s, Conn& c, StepShape& step) {
   s.reasoning_text += reasoning_scratch;
   // The JSON serialiser would repair invalid UTF-8: badutf8 goes in as a placeholder that is
   // swapped for the raw bytes afterwards.
@@ -605,7 +675,7 @@ bool SimServer::Impl::SendWholeStep(Stream& s, Conn& c, StepShape& step) {
 
 // The fault of this step, once: a reset or a malformed stream ends it (false); a stall delays
 // the next step.
-bool SimServer::Impl::ApplyFault(Stream& s, bool last) {
+bool Loop::ApplyFault(Stream& s, bool last) {
   s.fault_done = true;
   switch (s.plan.fault) {
     case Fault::kReset:
@@ -625,7 +695,7 @@ bool SimServer::Impl::ApplyFault(Stream& s, bool last) {
   }
 }
 
-void SimServer::Impl::EndStream(Stream& s, std::string_view finish_reason) {
+void Loop::EndStream(Stream& s, std::string_view finish_reason) {
   metrics.Update([finish_reason](Counters& k) {
     if (finish_reason == "stop") {
       ++k.success_stop;
@@ -638,32 +708,26 @@ void SimServer::Impl::EndStream(Stream& s, std::string_view finish_reason) {
   const std::uint64_t conn_id = s.conn_id;
   const std::uint64_t stream_id = s.id;
   s.running = false;
-  --running;
   streams.erase(stream_id);  // s is gone from here on
-  AdmitFromQueue();
+  LeaveBatch();
   if (Conn* c = FindConn(conn_id)) {
     FinishResponse(*c);
   }
 }
 
-void SimServer::Impl::HoldOpen(Stream& s) {
+void Loop::HoldOpen(Stream& s) {
   if (Conn* c = FindConn(s.conn_id)) {
     c->held_open = true;
   }
   EndStream(s, s.plan.finish_reason);
 }
 
-void SimServer::Impl::DropStream(std::uint64_t stream_id, bool client_gone) {
+void Loop::DropStream(std::uint64_t stream_id, bool client_gone) {
   const auto it = streams.find(stream_id);
   if (it == streams.end()) {
     return;
   }
   const bool was_running = it->second->running;
-  if (was_running) {
-    --running;
-  } else {
-    --waiting;
-  }
   streams.erase(it);
   metrics.Update([client_gone](Counters& k) {
     if (client_gone) {
@@ -671,7 +735,13 @@ void SimServer::Impl::DropStream(std::uint64_t stream_id, bool client_gone) {
       ++k.success_abort;
     }
   });
-  AdmitFromQueue();
+  // A waiting stream that a Leave had already given a slot (posted, not yet started) gives it
+  // back; one still waiting is forgotten.
+  if (was_running || !shared.batch.Withdraw(this, stream_id)) {
+    LeaveBatch();
+  } else {
+    PublishGauges();
+  }
 }
 
 }  // namespace sb::sim

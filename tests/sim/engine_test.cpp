@@ -316,6 +316,11 @@ TEST(SimOptionsTest, RejectsBadValuesWithClearMessages) {
   o.max_batch = 0;
   EXPECT_EQ(message(o), "max_batch must be >= 1, got 0");
   o = SimOptions{};
+  o.threads = 0;
+  EXPECT_EQ(message(o), "threads must be in [1, 256], got 0");
+  o.threads = 257;
+  EXPECT_EQ(message(o), "threads must be in [1, 256], got 257");
+  o = SimOptions{};
   o.reject = {"image", "smell"};
   EXPECT_NE(message(o).find("'smell'"), std::string::npos);
   o = SimOptions{};

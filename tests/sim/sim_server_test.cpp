@@ -1044,6 +1044,41 @@ TEST(SimServerTest, PipelinedRequestsSentByteByByte) {
   EXPECT_EQ(json::parse(third.body)["usage"]["completion_tokens"], 2);
 }
 
+TEST(SimServerTest, ReadLagIsHowLongARequestWaitedInTheSocket) {
+  SimOptions o = Fast();
+  o.ttft_ms = 5;
+  o.itl_ms = 2;
+  auto sim = StartSim(o);
+  ASSERT_TRUE(sim);
+  // A request read at once: the kernel's receive time is microseconds before the loop's. The
+  // kernel turns receive timestamps on a moment after the listening socket asks (a deferred
+  // static-key switch), so the first requests of a fresh process may have none.
+  ChatResult alone;
+  for (int i = 0; i < 100 && !alone.sim.contains("read_lag_us"); ++i) {
+    alone = StreamChat(sim->port(), Streamed("[[sim:tokens=3]]"));
+    ASSERT_TRUE(alone.done);
+  }
+  ASSERT_TRUE(alone.sim.contains("read_lag_us")) << alone.sim.dump();
+  EXPECT_GE(alone.sim["read_lag_us"].get<double>(), 0.0);
+  EXPECT_LT(alone.sim["read_lag_us"].get<double>(), 50'000.0);
+  // Two requests in one write: the second waits in the simulator for the first's answer
+  // (5 ms + 19 steps of 2 ms), and its read lag says so.
+  Connection c(sim->port());
+  const std::string both =
+      PostRequest("/v1/chat/completions",
+                  Streamed("first", {{"ignore_eos", true}, {"max_tokens", 20}}).dump()) +
+      PostRequest("/v1/chat/completions", Streamed("[[sim:tokens=2]]").dump());
+  ASSERT_TRUE(c.Send(both));
+  const ChatResult first = Decode(c.Read());
+  const ChatResult second = Decode(c.Read());
+  ASSERT_TRUE(first.done && second.done);
+  const double first_ms = static_cast<double>(first.sim["last_token_ns"].get<std::int64_t>() -
+                                              first.sim["recv_ns"].get<std::int64_t>()) /
+                          1e6;
+  EXPECT_GE(first_ms, 5.0 + 19 * 2.0 - 1e-3);
+  EXPECT_GE(second.sim["read_lag_us"].get<double>() / 1e3, first_ms);
+}
+
 TEST(SimServerTest, GarbageGets400AndOversizedBodies413) {
   auto sim = StartSim(Fast());
   ASSERT_TRUE(sim);
@@ -1161,6 +1196,147 @@ TEST(SimServerTest, ManyConcurrentStreamsAllComplete) {
   EXPECT_EQ(s.emits, static_cast<std::uint64_t>(kStreams) * 10);
   std::printf("[ sim ] %d streams in %.2f s; emit lag mean %.1f us, max %.1f us\n", kStreams,
               seconds, s.emit_lag_mean_us, s.emit_lag_max_us);
+}
+
+// ------------------------------------------------------------------------------ event loops
+
+std::uint64_t Sum(const std::vector<std::uint64_t>& v) {
+  std::uint64_t sum = 0;
+  for (const std::uint64_t x : v) {
+    sum += x;
+  }
+  return sum;
+}
+
+// Polls stats() until `done` holds or 5 s pass.
+template <typename Pred>
+bool WaitForStats(const SimServer& sim, Pred done) {
+  const std::int64_t deadline = NowNs() + 5'000'000'000;
+  while (!done(sim.stats())) {
+    if (NowNs() > deadline) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+TEST(SimServerTest, LoopsShareThePortAndTheKernelSpreadsConnections) {
+  SimOptions o = Fast();
+  o.threads = 4;
+  o.ttft_ms = 50;  // every connection is made before the first answer
+  auto sim = StartSim(o);
+  ASSERT_TRUE(sim);
+  constexpr int kStreams = 64;
+  const json body = Streamed("spread", {{"ignore_eos", true}, {"max_tokens", 5}});
+  const auto results = RunConcurrently(sim->port(), std::vector<json>(kStreams, body));
+  int ok = 0;
+  for (const auto& r : results) {
+    ok += r.done && r.usage["completion_tokens"] == 5 && r.problem.empty();
+  }
+  EXPECT_EQ(ok, kStreams);
+  const SimServer::Stats s = sim->stats();
+  EXPECT_EQ(s.connections, static_cast<std::uint64_t>(kStreams));
+  ASSERT_EQ(s.loop_connections.size(), 4U);
+  EXPECT_EQ(Sum(s.loop_connections), s.connections);
+  // SO_REUSEPORT hashes each connection's addresses: all 64 on one loop of 4 has odds 4^-63.
+  EXPECT_GE(std::count_if(s.loop_connections.begin(), s.loop_connections.end(),
+                          [](std::uint64_t n) { return n > 0; }),
+            2);
+  EXPECT_EQ(s.emits, static_cast<std::uint64_t>(kStreams) * 5);
+  EXPECT_EQ(s.streams_active, 0);
+  const std::string metrics = Roundtrip(sim->port(), GetRequest("/metrics")).body;
+  double series = 0;
+  for (int i = 0; i < 4; ++i) {
+    const double v = Series(
+        metrics, "sim_loop_connections_total" + Labels("loop=\"" + std::to_string(i) + "\""));
+    ASSERT_GE(v, 0) << "loop " << i;
+    series += v;
+  }
+  EXPECT_EQ(series, kStreams + 1);  // and the /metrics request's own
+}
+
+TEST(SimServerTest, LoopsShareOneBatchAndItsQueue) {
+  SimOptions o = Fast();
+  o.threads = 4;
+  o.max_batch = 2;
+  o.ttft_ms = 5;
+  o.itl_ms = 2;
+  auto sim = StartSim(o);
+  ASSERT_TRUE(sim);
+  const json body = Streamed("q", {{"ignore_eos", true}, {"max_tokens", 10}});
+  const auto results = RunConcurrently(sim->port(), std::vector<json>(8, body));
+  std::vector<std::int64_t> starts;
+  std::vector<std::int64_t> ends;
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.done) << r.http.error;
+    starts.push_back(r.sim["start_ns"].get<std::int64_t>());
+    ends.push_back(r.sim["last_token_ns"].get<std::int64_t>());
+  }
+  std::sort(starts.begin(), starts.end());
+  std::sort(ends.begin(), ends.end());
+  // Two slots for all the loops: the k-th stream to start waited for the (k-1)-th to finish,
+  // whichever loop either was on.
+  for (std::size_t k = 2; k < starts.size(); ++k) {
+    EXPECT_GE(starts[k], ends[k - 2]) << "stream " << k << " started before a slot was free";
+  }
+  const SimServer::Stats s = sim->stats();
+  EXPECT_EQ(s.max_concurrent, 2);
+  EXPECT_EQ(s.streams_active, 0);
+  EXPECT_EQ(s.waiting, 0);
+  EXPECT_GE(std::count_if(s.loop_connections.begin(), s.loop_connections.end(),
+                          [](std::uint64_t n) { return n > 0; }),
+            2);
+}
+
+TEST(SimServerTest, LoopsGiveBackTheSlotOfWaitingClientsThatLeft) {
+  SimOptions o = Fast();
+  o.threads = 2;
+  o.max_batch = 1;
+  o.itl_ms = 5;
+  auto sim = StartSim(o);
+  ASSERT_TRUE(sim);
+  auto holder = std::make_unique<Connection>(sim->port());
+  ASSERT_TRUE(holder->Send(
+      PostRequest("/v1/chat/completions",
+                  Streamed("long", {{"ignore_eos", true}, {"max_tokens", 5000}}).dump())));
+  ASSERT_TRUE(WaitForStats(*sim, [](const SimServer::Stats& s) { return s.running == 1; }));
+  {
+    std::vector<std::unique_ptr<Connection>> waiters;
+    for (int i = 0; i < 8; ++i) {
+      waiters.push_back(std::make_unique<Connection>(sim->port()));
+      ASSERT_TRUE(
+          waiters.back()->Send(PostRequest("/v1/chat/completions", Streamed("wait").dump())));
+    }
+    ASSERT_TRUE(WaitForStats(*sim, [](const SimServer::Stats& s) { return s.waiting == 8; }));
+  }  // the waiters leave
+  ASSERT_TRUE(WaitForStats(*sim, [](const SimServer::Stats& s) { return s.waiting == 0; }));
+  EXPECT_EQ(sim->stats().running, 1);
+  holder.reset();  // and the holder
+  ASSERT_TRUE(WaitForStats(*sim, [](const SimServer::Stats& s) { return s.streams_active == 0; }));
+  EXPECT_EQ(sim->stats().disconnects, 9U);
+  // The slot is free, on whichever loop the next connection lands.
+  for (int i = 0; i < 4; ++i) {
+    const ChatResult next = StreamChat(sim->port(), Streamed("[[sim:tokens=2]]"));
+    ASSERT_TRUE(next.done);
+    EXPECT_LT(next.sim["queue_ms"].get<double>(), 0.5);
+  }
+  EXPECT_EQ(sim->stats().max_concurrent, 1);
+}
+
+TEST(SimServerTest, LoopsRefuseAPortAlreadyInUse) {
+  SimOptions o = Fast();
+  o.threads = 2;
+  auto sim = StartSim(o);
+  ASSERT_TRUE(sim);
+  SimOptions same = o;
+  same.port = sim->port();
+  // SO_REUSEPORT would let a second simulator share the port and take half its connections.
+  const auto second = SimServer::Start(same);
+  ASSERT_FALSE(second.has_value());
+  EXPECT_EQ(second.error().code, ErrorCode::kSetup);
+  EXPECT_NE(second.error().message.find("bind"), std::string::npos) << second.error().message;
+  EXPECT_EQ(Roundtrip(sim->port(), GetRequest("/health")).status, 200);
 }
 
 }  // namespace
