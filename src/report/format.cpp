@@ -151,6 +151,43 @@ std::string MarkdownCell(std::string_view text, std::size_t max_chars) {
   return out;
 }
 
+std::string MarkdownInline(std::string_view text) {
+  const std::string cell = MarkdownCell(text, std::string::npos);
+  std::string out;
+  out.reserve(cell.size());
+  for (std::size_t i = 0; i < cell.size(); ++i) {
+    const char c = cell[i];
+    if (c == '\\' && i + 1 < cell.size() && (cell[i + 1] == '|' || cell[i + 1] == '<')) {
+      out.append(cell, i, 2);  // MarkdownCell's own escape
+      ++i;
+      continue;
+    }
+    if (c == '\\' || c == '*' || c == '_' || c == '`' || c == '[' || c == ']') {
+      out.push_back('\\');
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::string MarkdownCode(std::string_view text) {
+  const std::string cell = MarkdownCell(text, std::string::npos);
+  if (cell.find('`') == std::string::npos) {
+    return "`" + cell + "`";
+  }
+  std::size_t longest = 0;
+  for (std::size_t i = 0; i < cell.size();) {
+    std::size_t run = 0;
+    while (i + run < cell.size() && cell[i + run] == '`') {
+      ++run;
+    }
+    longest = std::max(longest, run);
+    i += run == 0 ? 1 : run;
+  }
+  const std::string fence(longest + 1, '`');
+  return fence + " " + cell + " " + fence;
+}
+
 std::string ServerKindName(std::string_view kind) {
   if (kind == "vllm") {
     return "vLLM";

@@ -76,6 +76,14 @@ std::string FormatRatio(double ratio);
 // (UTF-8 aware) is cut with "…".
 std::string MarkdownCell(std::string_view text, std::size_t max_chars = 200);
 
+// MarkdownCell (uncut), and the characters that would start or end emphasis, code or a link
+// ('\\', '*', '_', '`', '[', ']') backslash-escaped: a user's text inside **bold** stays text.
+std::string MarkdownInline(std::string_view text);
+
+// A user's text as a Markdown code span: MarkdownCell (uncut) between backticks, with longer
+// fences when the text holds backticks ("a`b" -> "`` a`b ``").
+std::string MarkdownCode(std::string_view text);
+
 // "vllm" -> "vLLM", "sglang" -> "SGLang", "sim" -> "servebench simulator", ...; unknown kinds
 // are returned as given.
 std::string ServerKindName(std::string_view kind);

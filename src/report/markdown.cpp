@@ -284,10 +284,10 @@ void RenderHeader(const json& r, std::string& out) {
   if (const RunLabels labels = LabelsOf(r); !labels.empty()) {
     std::vector<std::string> parts;
     if (labels.label) {
-      parts.push_back("**" + Text(*labels.label) + "**");
+      parts.push_back("**" + MarkdownInline(*labels.label) + "**");
     }
     for (const std::string& tag : labels.tags) {
-      parts.push_back("`" + Text(tag) + "`");
+      parts.push_back(MarkdownCode(tag));
     }
     out += fmt::format("Label: {}\n\n", fmt::join(parts, " · "));
   }

@@ -79,6 +79,16 @@ TEST(FormatTest, MarkdownCellEscapesAndCuts) {
   EXPECT_EQ(MarkdownCell("abc", 3), "abc");
 }
 
+TEST(FormatTest, MarkdownInlineKeepsEmphasisAndCodeOut) {
+  EXPECT_EQ(MarkdownInline("q4_k_m *fast*"), "q4\\_k\\_m \\*fast\\*");
+  EXPECT_EQ(MarkdownInline("[link](x) `c` a\\b"), "\\[link\\](x) \\`c\\` a\\\\b");
+  EXPECT_EQ(MarkdownInline("a|b <i>"), "a\\|b \\<i>");  // MarkdownCell's escapes, not doubled
+  EXPECT_EQ(MarkdownInline("plain"), "plain");
+  EXPECT_EQ(MarkdownCode("tp=2"), "`tp=2`");
+  EXPECT_EQ(MarkdownCode("a`b"), "`` a`b ``");
+  EXPECT_EQ(MarkdownCode("x``y"), "``` x``y ```");
+}
+
 TEST(FormatTest, HtmlEscape) {
   EXPECT_EQ(XmlEscape("<b>\"x\" & 'y'</b>"), "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;");
 }
