@@ -169,7 +169,7 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
     if (labels.size() > 1) {
       what = what.substr(0, what.find(' '));
     }
-    NoteClientBound(what, check.reasons);
+    NoteClientBound(what, check.reasons, check.sim_reasons);
     last_self_check_ = std::make_shared<const json>(check.json);
   }
   EndWindow(before, calls.size());  // a warm-up only clears the last window
@@ -380,7 +380,8 @@ void Session::WarmUp(const ProfileOptions& options) {
   }
 }
 
-void Session::NoteClientBound(const std::string& what, const std::vector<std::string>& reasons) {
+void Session::NoteClientBound(const std::string& what, const std::vector<std::string>& reasons,
+                              const std::vector<std::string>& sim_reasons) {
   ++client_bound_.checked;
   if (!reasons.empty()) {
     client_bound_.flagged.push_back(what);
@@ -388,19 +389,44 @@ void Session::NoteClientBound(const std::string& what, const std::vector<std::st
       client_bound_.first_reasons = reasons;
     }
   }
+  if (!sim_reasons.empty()) {
+    client_bound_.sim_behind.push_back(what);
+    if (client_bound_.first_sim_reasons.empty()) {
+      client_bound_.first_sim_reasons = sim_reasons;
+    }
+  }
 }
+
+namespace {
+
+// At most 8 labels, then "+N more".
+std::vector<std::string> FirstLabels(const std::vector<std::string>& labels) {
+  std::vector<std::string> shown(
+      labels.begin(), labels.begin() + static_cast<long>(std::min<std::size_t>(labels.size(), 8)));
+  if (labels.size() > shown.size()) {
+    shown.push_back(fmt::format("+{} more", labels.size() - shown.size()));
+  }
+  return shown;
+}
+
+}  // namespace
 
 void Session::WarnClientBound(const std::string& profile) {
   ClientBoundNotes notes = std::exchange(client_bound_, ClientBoundNotes{});
+  if (!notes.sim_behind.empty()) {
+    Warn(fmt::format(
+        "{}: the simulator was itself behind its schedule in {} of {} measured batch{} ({}; "
+        "{}: {}): those figures include the simulator's own lateness, not only the client's and "
+        "the modelled server's. Give `servebench sim` more event loops (--threads) on cores of "
+        "its own, or lower the load.",
+        profile, notes.sim_behind.size(), notes.checked, notes.checked == 1 ? "" : "es",
+        fmt::join(FirstLabels(notes.sim_behind), ", "), notes.sim_behind.front(),
+        fmt::join(notes.first_sim_reasons, "; ")));
+  }
   if (notes.flagged.empty()) {
     return;
   }
-  std::vector<std::string> shown(
-      notes.flagged.begin(),
-      notes.flagged.begin() + static_cast<long>(std::min<std::size_t>(notes.flagged.size(), 8)));
-  if (notes.flagged.size() > shown.size()) {
-    shown.push_back(fmt::format("+{} more", notes.flagged.size() - shown.size()));
-  }
+  const std::vector<std::string> shown = FirstLabels(notes.flagged);
   Warn(fmt::format(
       "{}: the client, not the server, may be the bottleneck in {} of {} measured batch{} ({}; "
       "{}: {}): the client's own delays are a material share of the measured figures. Run the "

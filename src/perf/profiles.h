@@ -329,8 +329,10 @@ class Session {
   RequestRecord Record(const client::ChatResponse& r, const std::string& profile,
                        const std::string& label, bool warmup) const;
   void Warn(const std::string& text);
-  // The client-bound self-check of each measured batch, said once per profile by Run().
-  void NoteClientBound(const std::string& what, const std::vector<std::string>& reasons);
+  // The client-bound self-check of each measured batch, said once per profile by Run();
+  // `sim_reasons`: the simulator measured was itself behind (ClientCheck::sim_reasons).
+  void NoteClientBound(const std::string& what, const std::vector<std::string>& reasons,
+                       const std::vector<std::string>& sim_reasons = {});
   void WarnClientBound(const std::string& profile);
   // An auxiliary request's limit: `usual`, or --request-timeout-s when that is shorter.
   std::chrono::milliseconds AuxLimit(std::chrono::milliseconds usual) const;
@@ -390,6 +392,8 @@ class Session {
     int checked = 0;                         // measured batches checked in this profile
     std::vector<std::string> flagged;        // their labels ("c64", "rate 4 req/s")
     std::vector<std::string> first_reasons;  // the first flagged batch's reasons
+    std::vector<std::string> sim_behind;     // labels of batches whose simulator was behind
+    std::vector<std::string> first_sim_reasons;
   };
 
   ClientBoundNotes client_bound_;

@@ -87,12 +87,47 @@ ClientCheck CheckClient(std::span<const client::ChatResponse> batch, const Histo
         "the socket buffer): ITL and decode speed are the client's, not the server's",
         fraction * 100));
   }
+  // The simulator's own lateness, request by request (responses without a "sim" object have
+  // none: any other server).
+  Histogram sim_behind;
+  for (const client::ChatResponse& r : batch) {
+    if (r.outcome != client::Outcome::kOk || r.sim_json.empty()) {
+      continue;
+    }
+    const auto sim = nlohmann::json::parse(r.sim_json, nullptr, false);
+    if (!sim.is_object()) {
+      continue;
+    }
+    double behind_us = 0;
+    for (const char* key : {"read_lag_us", "max_emit_lag_us"}) {
+      if (const auto it = sim.find(key); it != sim.end() && it->is_number()) {
+        behind_us += std::max(0.0, it->get<double>());
+      }
+    }
+    sim_behind.Record(static_cast<std::int64_t>(behind_us * 1e3));
+  }
+  const double sim_p99 = sim_behind.empty() ? 0.0 : sim_behind.ValueAtPercentile(99);
+  if (!sim_behind.empty() && sim_p99 > static_cast<double>(bound_ns) &&
+      share(sim_p99, ttft) > kMaterialShare) {
+    out.sim_reasons.push_back(fmt::format(
+        "the simulator read requests late or wrote tokens late by {:.3f} ms (p99; its read_lag_us "
+        "+ max_emit_lag_us; bound {:g} ms), {:.1f}% of the median TTFT",
+        sim_p99 / 1e6, bound_ms, share(sim_p99, ttft) * 100));
+  }
   out.json = {{"event_delay_us", HistogramUs(event_delay)},
               {"send_wait_us", send_wait.empty() ? nlohmann::json() : HistogramUs(send_wait)},
               {"coalesced_token_events", {{"n", coalesced}, {"of", pairs}, {"fraction", fraction}}},
               {"median_ttft_ms", ttfts.empty() ? nlohmann::json() : nlohmann::json(ttft / 1e6)},
               {"client_bound", !out.reasons.empty()},
               {"reasons", out.reasons}};
+  if (!sim_behind.empty()) {
+    out.json["simulator_behind_ms"] = {
+        {"n", sim_behind.count()},
+        {"p50", static_cast<double>(sim_behind.ValueAtPercentile(50)) / 1e6},
+        {"p99", sim_p99 / 1e6},
+        {"max", static_cast<double>(sim_behind.Max()) / 1e6}};
+    out.json["simulator_behind"] = !out.sim_reasons.empty();
+  }
   return out;
 }
 

@@ -8,6 +8,10 @@
 //   - token events read together with the one before (< 20 µs apart on one stream): they had
 //     queued in the socket buffer because the client was late (more than 10% of them, 20 at
 //     least), so ITL and decode speed are the client's.
+// And one about the server, where it is servebench's simulator (its "sim" object in each
+// response): how far the simulator itself was behind its schedule, per request its read lag
+// (the request waited in its socket) plus its largest emission lateness; over the bound at p99,
+// and a material share of the median TTFT, it is named in sim_reasons (not client-bound).
 // Thread safety: pure function.
 #pragma once
 
@@ -25,8 +29,10 @@ namespace sb::perf {
 struct ClientCheck {
   // {"event_delay_us": {n, p50, p99, max}, "send_wait_us": {...} | null,
   //  "coalesced_token_events": {"n", "of", "fraction"}, "client_bound": bool, "reasons": [...]}
+  // ..., "simulator_behind_ms": {n, p50, p99, max} | absent, "simulator_behind": bool}
   nlohmann::json json;
-  std::vector<std::string> reasons;  // one sentence per check that failed
+  std::vector<std::string> reasons;      // one sentence per check that failed
+  std::vector<std::string> sim_reasons;  // the simulator's own lateness, when material
 };
 
 // Events closer than this on one stream were read from the socket together.

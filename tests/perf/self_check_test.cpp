@@ -122,6 +122,40 @@ TEST(SelfCheck, ADelayOverTheBoundButSmallBesideTheFiguresIsNotNamed) {
   EXPECT_TRUE(Mentions(c, "6.0% of the median TTFT")) << c.reasons[1];
 }
 
+TEST(SelfCheck, ASimulatorBehindItsScheduleIsNamedApartFromTheClient) {
+  // TTFT 50 ms (Stream's); the simulator read each request 4 ms late and wrote 2 ms late.
+  std::vector<client::ChatResponse> batch;
+  for (int i = 0; i < 10; ++i) {
+    batch.push_back(Stream(i * 1000, 80'000, 10, 5 * kMs));
+    batch.back().sim_json = R"({"ttft_ms": 56.0, "read_lag_us": 4000, "max_emit_lag_us": 2000})";
+  }
+  ClientCheck c = CheckClient(batch, Delays(3'000, 100), 1.0);
+  EXPECT_TRUE(c.reasons.empty()) << c.json.dump();  // the client is not to blame
+  EXPECT_FALSE(c.json["client_bound"].get<bool>());
+  ASSERT_EQ(c.sim_reasons.size(), 1U) << c.json.dump();
+  EXPECT_NE(c.sim_reasons[0].find("6.0"), std::string::npos) << c.sim_reasons[0];
+  EXPECT_TRUE(c.json["simulator_behind"].get<bool>());
+  EXPECT_EQ(c.json["simulator_behind_ms"]["n"], 10);
+  EXPECT_NEAR(c.json["simulator_behind_ms"]["p99"].get<double>(), 6.0, 0.01);
+
+  // On time (0.3 ms in all): measured, not named.
+  for (auto& r : batch) {
+    r.sim_json = R"({"read_lag_us": 100, "max_emit_lag_us": 200})";
+  }
+  c = CheckClient(batch, Delays(3'000, 100), 1.0);
+  EXPECT_TRUE(c.sim_reasons.empty());
+  EXPECT_FALSE(c.json["simulator_behind"].get<bool>());
+  EXPECT_NEAR(c.json["simulator_behind_ms"]["p50"].get<double>(), 0.3, 0.01);
+
+  // Any other server sends no sim object: nothing to say about it.
+  for (auto& r : batch) {
+    r.sim_json.clear();
+  }
+  c = CheckClient(batch, Delays(3'000, 100), 1.0);
+  EXPECT_FALSE(c.json.contains("simulator_behind"));
+  EXPECT_FALSE(c.json.contains("simulator_behind_ms"));
+}
+
 TEST(SelfCheck, FailedRequestsAndSlowEventsCountAsTheyShould) {
   std::vector<client::ChatResponse> batch;
   for (int i = 0; i < 30; ++i) {
