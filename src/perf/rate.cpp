@@ -26,6 +26,7 @@
 #include "perf/profiles.h"
 #include "perf/request_classes.h"
 #include "perf/schedule.h"
+#include "perf/self_check.h"
 
 namespace sb::perf {
 
@@ -93,6 +94,7 @@ RateFacts Facts(const client::ChatResponse& r, const RequestMetrics& m, std::int
 // Everything measured at one rate.
 struct PointStats {
   Histogram ttft_sched, ttft_send, e2e_sched, e2e_send, itl, tpot, lag, queue, event_delay;
+  Histogram sim_behind;  // servebench's simulator: how far it was itself behind (self_check.h)
   long long sent = 0, ok = 0, failed = 0, late = 0, good = 0, waited = 0;
   long long tokens = 0;       // completion tokens of successful requests
   long long unreachable = 0;  // failed before any byte came back (connection refused ...)
@@ -117,6 +119,11 @@ struct PointStats {
       ++waited;
     }
     queue.Record(f.queue_ns);
+    if (r.outcome == client::Outcome::kOk) {
+      if (const auto behind = SimBehindNs(r.sim_json)) {
+        sim_behind.Record(*behind);
+      }
+    }
     if (r.outcome != client::Outcome::kOk) {
       ++failed;
       if (r.outcome == client::Outcome::kTransport && r.first_byte_ns == 0) {
@@ -298,6 +305,7 @@ std::vector<client::ChatResponse> SendCapped(const std::vector<client::ChatCall>
 struct PointSelfCheck {
   json check;
   std::vector<std::string> reasons;
+  std::vector<std::string> sim_reasons;  // the simulator itself was behind (not client-bound)
 };
 
 PointSelfCheck SelfCheckOf(const PointStats& st, const SendCost& cost, double window_s,
@@ -331,6 +339,9 @@ PointSelfCheck SelfCheckOf(const PointStats& st, const SendCost& cost, double wi
                {"threads", cost.threads},
                {"client_bound", !out.reasons.empty()},
                {"reasons", out.reasons}};
+  AddSimBehind(st.sim_behind,
+               st.ttft_send.empty() ? 0.0 : static_cast<double>(st.ttft_send.ValueAtPercentile(50)),
+               late_ms, out.check, out.sim_reasons);
   return out;
 }
 
@@ -615,7 +626,8 @@ json Session::RatePoint(const ProfileOptions& options, double rate_rps, const st
   const PointSelfCheck check =
       SelfCheckOf(st, cost, point["window_s"].is_number() ? point["window_s"].get<double>() : 0,
                   late_ns, ro.late_ms);
-  NoteClientBound(FixedGrouped(rate_rps, 2) + " req/s", check.reasons);  // said once (Run)
+  NoteClientBound(FixedGrouped(rate_rps, 2) + " req/s", check.reasons,
+                  check.sim_reasons);  // said once (Run)
   point["self_check"] = check.check;
   AddRecords(point, rows);
   point["output_tokens"] = st.tokens;

@@ -2,6 +2,8 @@
 #include "perf/self_check.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -91,28 +93,11 @@ ClientCheck CheckClient(std::span<const client::ChatResponse> batch, const Histo
   // none: any other server).
   Histogram sim_behind;
   for (const client::ChatResponse& r : batch) {
-    if (r.outcome != client::Outcome::kOk || r.sim_json.empty()) {
-      continue;
-    }
-    const auto sim = nlohmann::json::parse(r.sim_json, nullptr, false);
-    if (!sim.is_object()) {
-      continue;
-    }
-    double behind_us = 0;
-    for (const char* key : {"read_lag_us", "max_emit_lag_us"}) {
-      if (const auto it = sim.find(key); it != sim.end() && it->is_number()) {
-        behind_us += std::max(0.0, it->get<double>());
+    if (r.outcome == client::Outcome::kOk) {
+      if (const auto behind = SimBehindNs(r.sim_json)) {
+        sim_behind.Record(*behind);
       }
     }
-    sim_behind.Record(static_cast<std::int64_t>(behind_us * 1e3));
-  }
-  const double sim_p99 = sim_behind.empty() ? 0.0 : sim_behind.ValueAtPercentile(99);
-  if (!sim_behind.empty() && sim_p99 > static_cast<double>(bound_ns) &&
-      share(sim_p99, ttft) > kMaterialShare) {
-    out.sim_reasons.push_back(fmt::format(
-        "the simulator read requests late or wrote tokens late by {:.3f} ms (p99; its read_lag_us "
-        "+ max_emit_lag_us; bound {:g} ms), {:.1f}% of the median TTFT",
-        sim_p99 / 1e6, bound_ms, share(sim_p99, ttft) * 100));
   }
   out.json = {{"event_delay_us", HistogramUs(event_delay)},
               {"send_wait_us", send_wait.empty() ? nlohmann::json() : HistogramUs(send_wait)},
@@ -120,15 +105,56 @@ ClientCheck CheckClient(std::span<const client::ChatResponse> batch, const Histo
               {"median_ttft_ms", ttfts.empty() ? nlohmann::json() : nlohmann::json(ttft / 1e6)},
               {"client_bound", !out.reasons.empty()},
               {"reasons", out.reasons}};
-  if (!sim_behind.empty()) {
-    out.json["simulator_behind_ms"] = {
-        {"n", sim_behind.count()},
-        {"p50", static_cast<double>(sim_behind.ValueAtPercentile(50)) / 1e6},
-        {"p99", sim_p99 / 1e6},
-        {"max", static_cast<double>(sim_behind.Max()) / 1e6}};
-    out.json["simulator_behind"] = !out.sim_reasons.empty();
-  }
+  AddSimBehind(sim_behind, ttft, bound_ms, out.json, out.sim_reasons);
   return out;
+}
+
+std::optional<std::int64_t> SimBehindNs(std::string_view sim_json) {
+  bool found = false;
+  double behind_us = 0;
+  for (const std::string_view key : {"\"read_lag_us\"", "\"max_emit_lag_us\""}) {
+    std::size_t at = sim_json.find(key);
+    if (at == std::string_view::npos) {
+      continue;
+    }
+    at += key.size();
+    while (at < sim_json.size() && (sim_json[at] == ' ' || sim_json[at] == ':')) {
+      ++at;
+    }
+    double v = 0;
+    const char* end = sim_json.data() + sim_json.size();
+    if (const auto [ptr, ec] = std::from_chars(sim_json.data() + at, end, v);
+        ec == std::errc() && std::isfinite(v)) {
+      behind_us += std::max(0.0, v);
+      found = true;
+    }
+  }
+  if (!found) {
+    return std::nullopt;
+  }
+  return static_cast<std::int64_t>(std::min(behind_us, 1e12) * 1e3);
+}
+
+void AddSimBehind(const Histogram& sim_behind, double median_ttft_ns, double bound_ms,
+                  nlohmann::json& check, std::vector<std::string>& sim_reasons) {
+  if (sim_behind.empty()) {
+    return;
+  }
+  const double p99 = static_cast<double>(sim_behind.ValueAtPercentile(99));
+  const double share = median_ttft_ns > 0 ? p99 / median_ttft_ns : 1.0;
+  const bool behind = p99 > bound_ms * 1e6 && share > kMaterialShare;
+  if (behind) {
+    sim_reasons.push_back(fmt::format(
+        "the simulator read requests late or wrote tokens late by {:.3f} ms (p99; its read_lag_us "
+        "+ max_emit_lag_us; bound {:g} ms), {:.1f}% of the median TTFT",
+        p99 / 1e6, bound_ms, share * 100));
+  }
+  check["simulator_behind_ms"] = {
+      {"n", sim_behind.count()},
+      {"p50", static_cast<double>(sim_behind.ValueAtPercentile(50)) / 1e6},
+      {"p99", p99 / 1e6},
+      {"max", static_cast<double>(sim_behind.Max()) / 1e6}};
+  check["simulator_behind"] = behind;
 }
 
 }  // namespace sb::perf

@@ -15,8 +15,11 @@
 // Thread safety: pure function.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -45,5 +48,16 @@ inline constexpr double kMaterialShare = 0.02;
 
 ClientCheck CheckClient(std::span<const client::ChatResponse> batch, const Histogram& event_delay,
                         double bound_ms);
+
+// How far servebench's simulator was behind on one request, in ns: its "sim" object's
+// read_lag_us plus max_emit_lag_us (read without parsing the whole object: cheap enough for the
+// measuring thread); nullopt when the object has neither (another server: sim_json is empty).
+std::optional<std::int64_t> SimBehindNs(std::string_view sim_json);
+
+// The simulator's lateness over a batch or point into `check` ("simulator_behind_ms",
+// "simulator_behind") and, when its p99 is over the bound and a material share of the median
+// TTFT (ns), one sentence into `sim_reasons`. Nothing when `sim_behind` is empty.
+void AddSimBehind(const Histogram& sim_behind, double median_ttft_ns, double bound_ms,
+                  nlohmann::json& check, std::vector<std::string>& sim_reasons);
 
 }  // namespace sb::perf

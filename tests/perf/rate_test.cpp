@@ -216,6 +216,15 @@ TEST(RateTest, BelowCapacityFromScheduledEqualsFromSendAndTheSimulatorsTtft) {
     EXPECT_EQ(sc["client_bound"], bound);
     EXPECT_EQ(sc["threads"], 1);
     EXPECT_TRUE(p["client_queue_ms"].is_null());
+    // The simulator's own lateness, one figure per successful request, and its verdict from it
+    // (the bound, and 2% of the median TTFT from send: 40 ms here).
+    ASSERT_TRUE(sc.contains("simulator_behind_ms")) << sc.dump();
+    EXPECT_EQ(sc["simulator_behind_ms"]["n"], 40);
+    const double sim_p99 = P(sc["simulator_behind_ms"], "p99");
+    EXPECT_GE(sim_p99, 0.0);
+    EXPECT_EQ(sc["simulator_behind"].get<bool>(),
+              sim_p99 > 1.0 && sim_p99 > 0.02 * P(send["ttft_ms"], "p50"))
+        << sc.dump();
   }
   // Every request reached the sample sink (after the warm-up), as it finished.
   ASSERT_EQ(f.samples.size(), 1u + 80u);

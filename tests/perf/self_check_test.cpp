@@ -156,6 +156,16 @@ TEST(SelfCheck, ASimulatorBehindItsScheduleIsNamedApartFromTheClient) {
   EXPECT_FALSE(c.json.contains("simulator_behind_ms"));
 }
 
+TEST(SelfCheck, SimBehindReadsTheTwoLatenessesWithoutParsing) {
+  EXPECT_EQ(SimBehindNs(R"({"max_emit_lag_us":85.5,"read_lag_us":12})"), 97'500);
+  EXPECT_EQ(SimBehindNs(R"({"read_lag_us": 4000, "max_emit_lag_us": 2000})"), 6'000'000);
+  EXPECT_EQ(SimBehindNs(R"({"max_emit_lag_us":3})"), 3'000);  // no read lag (no timestamp)
+  EXPECT_EQ(SimBehindNs(R"({"read_lag_us":-5,"max_emit_lag_us":1})"), 1'000);  // never negative
+  EXPECT_EQ(SimBehindNs(""), std::nullopt);                                    // another server
+  EXPECT_EQ(SimBehindNs(R"({"ttft_ms":5})"), std::nullopt);
+  EXPECT_EQ(SimBehindNs(R"({"read_lag_us":"x"})"), std::nullopt);  // not a number
+}
+
 TEST(SelfCheck, FailedRequestsAndSlowEventsCountAsTheyShould) {
   std::vector<client::ChatResponse> batch;
   for (int i = 0; i < 30; ++i) {
