@@ -1,8 +1,10 @@
 // `servebench sim` (sim_command.h).
 #include "cli/sim_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -57,6 +59,9 @@ int RunSimCommand(SimCommand& c) {
     return Fail(MakeError(ErrorCode::kUsage,
                           "--demo and --answer-* need --answers SUITE (the suite to answer)"));
   }
+  if (c.options.threads == 0) {  // one loop per core
+    c.options.threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1U, 256U));
+  }
   if (auto ok = sim::Validate(c.options); !ok) {
     return Fail(MakeError(ErrorCode::kUsage, ok.error().message));
   }
@@ -80,7 +85,8 @@ void AddSimOptions(CLI::App* cmd, SimCommand& c) {
   cmd->add_option("--model", o.model, "Model id it serves")->capture_default_str();
   cmd->add_option("--threads", o.threads,
                   "Event loops, one thread each, sharing the port (SO_REUSEPORT): for more "
-                  "streams than one core can serve; the batch and the counters stay one engine's")
+                  "streams than one core can serve; the batch and the counters stay one engine's "
+                  "(0 = one per core)")
       ->capture_default_str();
   cmd->add_option("--ttft-ms", o.ttft_ms, "Time to first token at an empty prompt")
       ->capture_default_str();

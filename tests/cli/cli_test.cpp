@@ -8,9 +8,13 @@
 #include <thread>
 #include <vector>
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <nlohmann/json.hpp>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "support/sim_child.h"
 #include "support/subprocess.h"
@@ -317,6 +321,55 @@ TEST(CliTest, SimPrintsItsAddressFirstAndStopsOnSigterm) {
   EXPECT_EQ(sim.url().substr(sim.url().size() - 3), "/v1");
   sim.child().Signal(SIGTERM);
   EXPECT_EQ(sim.child().Wait(), 0);
+}
+
+// The whole response to GET `path` on a new loopback connection ("" when none came).
+std::string HttpGet(const std::string& url, const std::string& path) {
+  const int port = std::stoi(url.substr(url.rfind(':') + 1));
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    const timeval limit{5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+    const std::string request = "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+        static_cast<ssize_t>(request.size())) {
+      char buf[4096];
+      for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) {
+        out.append(buf, static_cast<std::size_t>(n));
+      }
+    }
+  }
+  if (fd >= 0) {
+    close(fd);
+  }
+  return out;
+}
+
+TEST(CliTest, SimThreadsZeroStartsOneLoopPerCore) {
+  SimProcess sim({"--threads", "0"});
+  ASSERT_FALSE(sim.url().empty());
+  const std::string metrics = HttpGet(sim.url(), "/metrics");
+  const auto cores = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1U, 256U));
+  int loops = 0;
+  for (std::size_t at = 0;
+       (at = metrics.find("\nsim_loop_connections_total{", at)) != std::string::npos; ++at) {
+    ++loops;
+  }
+  EXPECT_EQ(loops, cores) << metrics;
+  // And it serves: a decode run through whichever loops the connections land on.
+  TempDir dir;
+  ProcessResult r =
+      RunProcess({kBin, "perf", "--endpoint", sim.url(), "--profile", "decode", "--tokens", "8",
+                  "--runs", "2", "--out", (dir.path() / "run").string(), "--no-store"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ProcessResult bad = RunProcess({kBin, "sim", "--threads", "300"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("threads must be in [1, 256], got 300"), std::string::npos) << bad.err;
 }
 
 TEST(CliTest, SimRejectsInconsistentSpeculativeSettings) {
