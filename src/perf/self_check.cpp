@@ -112,7 +112,7 @@ ClientCheck CheckClient(std::span<const client::ChatResponse> batch, const Histo
 std::optional<std::int64_t> SimBehindNs(std::string_view sim_json) {
   bool found = false;
   double behind_us = 0;
-  for (const std::string_view key : {"\"read_lag_us\"", "\"max_emit_lag_us\""}) {
+  for (const std::string_view key : {"\"read_lag_us\"", "\"first_emit_lag_us\""}) {
     std::size_t at = sim_json.find(key);
     if (at == std::string_view::npos) {
       continue;
@@ -145,8 +145,8 @@ void AddSimBehind(const Histogram& sim_behind, double median_ttft_ns, double bou
   const bool behind = p99 > bound_ms * 1e6 && share > kMaterialShare;
   if (behind) {
     sim_reasons.push_back(fmt::format(
-        "the simulator read requests late or wrote tokens late by {:.3f} ms (p99; its read_lag_us "
-        "+ max_emit_lag_us; bound {:g} ms), {:.1f}% of the median TTFT",
+        "the simulator read requests or wrote their first tokens late by {:.3f} ms (p99; its "
+        "read_lag_us + first_emit_lag_us; bound {:g} ms), {:.1f}% of the median TTFT",
         p99 / 1e6, bound_ms, share * 100));
   }
   check["simulator_behind_ms"] = {

@@ -9,9 +9,11 @@
 //     queued in the socket buffer because the client was late (more than 10% of them, 20 at
 //     least), so ITL and decode speed are the client's.
 // And one about the server, where it is servebench's simulator (its "sim" object in each
-// response): how far the simulator itself was behind its schedule, per request its read lag
-// (the request waited in its socket) plus its largest emission lateness; over the bound at p99,
-// and a material share of the median TTFT, it is named in sim_reasons (not client-bound).
+// response): how much of each request's TTFT was the simulator's own lateness, its read lag
+// (the request waited in its socket) plus its first token's emission lateness; over the bound
+// at p99, and a material share of the median TTFT, it is named in sim_reasons (not
+// client-bound). Later tokens' lateness (max_emit_lag_us) is not counted: one late write among
+// hundreds moves no reported figure, and the schedule never drifts with it.
 // Thread safety: pure function.
 #pragma once
 
@@ -49,9 +51,10 @@ inline constexpr double kMaterialShare = 0.02;
 ClientCheck CheckClient(std::span<const client::ChatResponse> batch, const Histogram& event_delay,
                         double bound_ms);
 
-// How far servebench's simulator was behind on one request, in ns: its "sim" object's
-// read_lag_us plus max_emit_lag_us (read without parsing the whole object: cheap enough for the
-// measuring thread); nullopt when the object has neither (another server: sim_json is empty).
+// How much of one request's TTFT was servebench's simulator's own lateness, in ns: its "sim"
+// object's read_lag_us plus first_emit_lag_us (read without parsing the whole object: cheap
+// enough for the measuring thread); nullopt when the object has neither (another server:
+// sim_json is empty).
 std::optional<std::int64_t> SimBehindNs(std::string_view sim_json);
 
 // The simulator's lateness over a batch or point into `check` ("simulator_behind_ms",

@@ -724,7 +724,8 @@ std::string TruthJson(const Truth& t) {
              {"drafts", t.drafts},
              {"draft_tokens", t.draft_tokens},
              {"accepted_tokens", t.accepted_tokens},
-             {"max_emit_lag_us", static_cast<double>(t.max_emit_lag_ns) / 1e3}};
+             {"max_emit_lag_us", static_cast<double>(t.max_emit_lag_ns) / 1e3},
+             {"first_emit_lag_us", static_cast<double>(t.first_emit_lag_ns) / 1e3}};
   if (t.read_lag_ns >= 0) {
     j["read_lag_us"] = static_cast<double>(t.read_lag_ns) / 1e3;
   }

@@ -75,6 +75,7 @@ struct Truth {
   int draft_tokens = 0;
   int accepted_tokens = 0;
   std::int64_t max_emit_lag_ns = 0;
+  std::int64_t first_emit_lag_ns = 0;  // the first token's write behind its schedule: in TTFT
   // How long the request's last bytes waited in the socket before the simulator read them
   // (the kernel's receive time of its last read against recv_ns): a busy loop is behind here
   // before it can be late with any token. -1: not measured (no kernel timestamp).
@@ -83,7 +84,8 @@ struct Truth {
 
 // The "sim" object: recv_ns, start_ns, first_token_ns, last_token_ns, queue_ms, ttft_ms,
 // decode_tok_s, prompt_tokens, completion_tokens, reasoning_tokens, steps, drafts,
-// draft_tokens, accepted_tokens, max_emit_lag_us, read_lag_us (when measured).
+// draft_tokens, accepted_tokens, max_emit_lag_us, first_emit_lag_us, read_lag_us (when
+// measured).
 std::string TruthJson(const Truth& truth);
 
 // The non-streaming chat.completion body.

@@ -559,6 +559,7 @@ void Loop::CountStep(Stream& s, int tokens, int accepted, std::int64_t write_ns)
   const std::int64_t lag = std::max<std::int64_t>(0, write_ns - s.deadline);
   if (s.truth.steps == 1) {
     s.truth.first_token_ns = write_ns;
+    s.truth.first_emit_lag_ns = lag;
   }
   s.truth.last_token_ns = write_ns;
   s.truth.max_emit_lag_ns = std::max(s.truth.max_emit_lag_ns, lag);

@@ -127,7 +127,8 @@ TEST(SelfCheck, ASimulatorBehindItsScheduleIsNamedApartFromTheClient) {
   std::vector<client::ChatResponse> batch;
   for (int i = 0; i < 10; ++i) {
     batch.push_back(Stream(i * 1000, 80'000, 10, 5 * kMs));
-    batch.back().sim_json = R"({"ttft_ms": 56.0, "read_lag_us": 4000, "max_emit_lag_us": 2000})";
+    batch.back().sim_json =
+        R"({"ttft_ms": 56.0, "read_lag_us": 4000, "first_emit_lag_us": 2000, "max_emit_lag_us": 9000})";
   }
   ClientCheck c = CheckClient(batch, Delays(3'000, 100), 1.0);
   EXPECT_TRUE(c.reasons.empty()) << c.json.dump();  // the client is not to blame
@@ -140,7 +141,8 @@ TEST(SelfCheck, ASimulatorBehindItsScheduleIsNamedApartFromTheClient) {
 
   // On time (0.3 ms in all): measured, not named.
   for (auto& r : batch) {
-    r.sim_json = R"({"read_lag_us": 100, "max_emit_lag_us": 200})";
+    // A later token 30 ms late moves no reported figure: not counted.
+    r.sim_json = R"({"read_lag_us": 100, "first_emit_lag_us": 200, "max_emit_lag_us": 30000})";
   }
   c = CheckClient(batch, Delays(3'000, 100), 1.0);
   EXPECT_TRUE(c.sim_reasons.empty());
@@ -156,12 +158,14 @@ TEST(SelfCheck, ASimulatorBehindItsScheduleIsNamedApartFromTheClient) {
   EXPECT_FALSE(c.json.contains("simulator_behind_ms"));
 }
 
-TEST(SelfCheck, SimBehindReadsTheTwoLatenessesWithoutParsing) {
-  EXPECT_EQ(SimBehindNs(R"({"max_emit_lag_us":85.5,"read_lag_us":12})"), 97'500);
-  EXPECT_EQ(SimBehindNs(R"({"read_lag_us": 4000, "max_emit_lag_us": 2000})"), 6'000'000);
-  EXPECT_EQ(SimBehindNs(R"({"max_emit_lag_us":3})"), 3'000);  // no read lag (no timestamp)
-  EXPECT_EQ(SimBehindNs(R"({"read_lag_us":-5,"max_emit_lag_us":1})"), 1'000);  // never negative
-  EXPECT_EQ(SimBehindNs(""), std::nullopt);                                    // another server
+TEST(SelfCheck, SimBehindReadsTheTwoTtftLatenessesWithoutParsing) {
+  EXPECT_EQ(SimBehindNs(R"({"max_emit_lag_us":900,"first_emit_lag_us":85.5,"read_lag_us":12})"),
+            97'500);
+  EXPECT_EQ(SimBehindNs(R"({"read_lag_us": 4000, "first_emit_lag_us": 2000})"), 6'000'000);
+  EXPECT_EQ(SimBehindNs(R"({"first_emit_lag_us":3})"), 3'000);  // no read lag (no timestamp)
+  EXPECT_EQ(SimBehindNs(R"({"read_lag_us":-5,"first_emit_lag_us":1})"), 1'000);  // never < 0
+  EXPECT_EQ(SimBehindNs(R"({"max_emit_lag_us":3})"), std::nullopt);  // only later tokens
+  EXPECT_EQ(SimBehindNs(""), std::nullopt);                          // another server
   EXPECT_EQ(SimBehindNs(R"({"ttft_ms":5})"), std::nullopt);
   EXPECT_EQ(SimBehindNs(R"({"read_lag_us":"x"})"), std::nullopt);  // not a number
 }

@@ -1060,6 +1060,10 @@ TEST(SimServerTest, ReadLagIsHowLongARequestWaitedInTheSocket) {
   }
   ASSERT_TRUE(alone.sim.contains("read_lag_us")) << alone.sim.dump();
   EXPECT_GE(alone.sim["read_lag_us"].get<double>(), 0.0);
+  // The first token's lateness is one of the writes max_emit_lag_us is the largest of.
+  EXPECT_GE(alone.sim["first_emit_lag_us"].get<double>(), 0.0);
+  EXPECT_LE(alone.sim["first_emit_lag_us"].get<double>(),
+            alone.sim["max_emit_lag_us"].get<double>());
   EXPECT_LT(alone.sim["read_lag_us"].get<double>(), 50'000.0);
   // Two requests in one write: the second waits in the simulator for the first's answer
   // (5 ms + 19 steps of 2 ms), and its read lag says so.
