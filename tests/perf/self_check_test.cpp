@@ -165,6 +165,9 @@ TEST(SelfCheck, SimBehindReadsTheTwoTtftLatenessesWithoutParsing) {
   EXPECT_EQ(SimBehindNs(R"({"first_emit_lag_us":3})"), 3'000);  // no read lag (no timestamp)
   EXPECT_EQ(SimBehindNs(R"({"read_lag_us":-5,"first_emit_lag_us":1})"), 1'000);  // never < 0
   EXPECT_EQ(SimBehindNs(R"({"max_emit_lag_us":3})"), std::nullopt);  // only later tokens
+  // A hostile server's "sim" object: huge values are capped, non-finite ones ignored.
+  EXPECT_EQ(SimBehindNs(R"({"read_lag_us":1e300})"), std::int64_t{1'000'000'000'000'000});
+  EXPECT_EQ(SimBehindNs(R"({"read_lag_us":inf,"first_emit_lag_us":nan})"), std::nullopt);
   EXPECT_EQ(SimBehindNs(""), std::nullopt);                          // another server
   EXPECT_EQ(SimBehindNs(R"({"ttft_ms":5})"), std::nullopt);
   EXPECT_EQ(SimBehindNs(R"({"read_lag_us":"x"})"), std::nullopt);  // not a number
