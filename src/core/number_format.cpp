@@ -15,10 +15,20 @@ std::string FixedGrouped(double v, int decimals) {
   }
   const std::size_t begin = s[0] == '-' ? 1 : 0;
   const std::size_t end = std::min(s.find('.'), s.size());
-  for (std::size_t i = end; i > begin + 3; i -= 3) {
-    s.insert(i - 3, ",");
+  // Copied with the separators rather than inserted in place: GCC 12 warns (-Wrestrict, a false
+  // positive in libstdc++'s insert) about the in-place version.
+  const std::size_t digits = end - begin;
+  std::string out;
+  out.reserve(s.size() + digits / 3);
+  out.append(s, 0, begin);
+  for (std::size_t i = 0; i < digits; ++i) {
+    if (i > 0 && (digits - i) % 3 == 0) {
+      out.push_back(',');
+    }
+    out.push_back(s[begin + i]);
   }
-  return s;
+  out.append(s, end, std::string::npos);
+  return out;
 }
 
 std::string MillisecondsText(double ms) {

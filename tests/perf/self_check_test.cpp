@@ -168,7 +168,7 @@ TEST(SelfCheck, SimBehindReadsTheTwoTtftLatenessesWithoutParsing) {
   // A hostile server's "sim" object: huge values are capped, non-finite ones ignored.
   EXPECT_EQ(SimBehindNs(R"({"read_lag_us":1e300})"), std::int64_t{1'000'000'000'000'000});
   EXPECT_EQ(SimBehindNs(R"({"read_lag_us":inf,"first_emit_lag_us":nan})"), std::nullopt);
-  EXPECT_EQ(SimBehindNs(""), std::nullopt);                          // another server
+  EXPECT_EQ(SimBehindNs(""), std::nullopt);  // another server
   EXPECT_EQ(SimBehindNs(R"({"ttft_ms":5})"), std::nullopt);
   EXPECT_EQ(SimBehindNs(R"({"read_lag_us":"x"})"), std::nullopt);  // not a number
 }
