@@ -107,7 +107,7 @@ burst_rows() {  # streams
       "$(printf '%s\n' "${fp99s[@]}" | median | xargs printf '%.2f')" 1.3
   local d; d=$(printf '%s\n' "${decodes[@]}" | median)
   DECODE+=("| per-stream decode median, $n streams (tok/s) | $(printf '%.3f' "$d") | 5.000 (the simulator's truth) | $(awk -v d="$d" 'BEGIN {printf "%+.2f%%", (d / 5 - 1) * 100}') | within 1% |")
-  local b; b=$(printf '%s\n' "${behinds[@]}" | median)
+  local b; b=$(printf '%s\n' "${behinds[@]}" | median | xargs printf '%.2f')
   DECODE+=("| the simulator's own share of TTFT p99, burst of $n, $SIM_THREADS loop(s) (ms) | $b | — | — | small beside the client-added TTFT |")
 }
 
