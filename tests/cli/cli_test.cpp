@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "sim/raw_http.h"
 #include "support/sim_child.h"
 #include "support/subprocess.h"
 #include "support/temp_dir.h"
@@ -323,37 +324,12 @@ TEST(CliTest, SimPrintsItsAddressFirstAndStopsOnSigterm) {
   EXPECT_EQ(sim.child().Wait(), 0);
 }
 
-// The whole response to GET `path` on a new loopback connection ("" when none came).
-std::string HttpGet(const std::string& url, const std::string& path) {
-  const int port = std::stoi(url.substr(url.rfind(':') + 1));
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string out;
-  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    const timeval limit{5, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-    const std::string request = "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-    if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
-        static_cast<ssize_t>(request.size())) {
-      char buf[4096];
-      for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) {
-        out.append(buf, static_cast<std::size_t>(n));
-      }
-    }
-  }
-  if (fd >= 0) {
-    close(fd);
-  }
-  return out;
-}
-
 TEST(CliTest, SimThreadsZeroStartsOneLoopPerCore) {
   SimProcess sim({"--threads", "0"});
   ASSERT_FALSE(sim.url().empty());
-  const std::string metrics = HttpGet(sim.url(), "/metrics");
+  const int port = std::stoi(sim.url().substr(sim.url().rfind(':') + 1));
+  const std::string metrics =
+      sim::testing::Roundtrip(port, sim::testing::GetRequest("/metrics")).body;
   const auto cores = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1U, 256U));
   int loops = 0;
   for (std::size_t at = 0;

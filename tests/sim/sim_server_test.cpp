@@ -1148,6 +1148,25 @@ TEST(SimServerTest, SlowReaderGetsEveryByteDespiteBackPressure) {
   EXPECT_EQ(r.usage["completion_tokens"], 4000);
 }
 
+// Polls stats() until `done` holds or 5 s pass.
+template <typename Pred>
+bool WaitForStats(const SimServer& sim, Pred done) {
+  const std::int64_t deadline = NowNs() + 5'000'000'000;
+  while (!done(sim.stats())) {
+    if (NowNs() > deadline) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+// How many event loops accepted at least one connection.
+long LoopsUsed(const SimServer::Stats& s) {
+  return std::count_if(s.loop_connections.begin(), s.loop_connections.end(),
+                       [](std::uint64_t n) { return n > 0; });
+}
+
 TEST(SimServerTest, ClientDisconnectFreesTheBatchSlot) {
   SimOptions o = Fast();
   o.max_batch = 1;
@@ -1165,11 +1184,7 @@ TEST(SimServerTest, ClientDisconnectFreesTheBatchSlot) {
     ASSERT_GT(::recv(c.fd(), buf, sizeof buf, 0), 0);
     EXPECT_EQ(sim->stats().running, 1);
   }  // closed mid-stream
-  const std::int64_t deadline = NowNs() + 2'000'000'000;
-  while (sim->stats().streams_active != 0 && NowNs() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  EXPECT_EQ(sim->stats().streams_active, 0);
+  EXPECT_TRUE(WaitForStats(*sim, [](const SimServer::Stats& s) { return s.streams_active == 0; }));
   EXPECT_EQ(sim->stats().disconnects, 1U);
   const ChatResult next = StreamChat(sim->port(), Streamed("[[sim:tokens=2]]"));
   ASSERT_TRUE(next.done);
@@ -1214,19 +1229,6 @@ std::uint64_t Sum(const std::vector<std::uint64_t>& v) {
   return sum;
 }
 
-// Polls stats() until `done` holds or 5 s pass.
-template <typename Pred>
-bool WaitForStats(const SimServer& sim, Pred done) {
-  const std::int64_t deadline = NowNs() + 5'000'000'000;
-  while (!done(sim.stats())) {
-    if (NowNs() > deadline) {
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
-}
-
 TEST(SimServerTest, LoopsShareThePortAndTheKernelSpreadsConnections) {
   SimOptions o = Fast();
   o.threads = 4;
@@ -1246,9 +1248,7 @@ TEST(SimServerTest, LoopsShareThePortAndTheKernelSpreadsConnections) {
   ASSERT_EQ(s.loop_connections.size(), 4U);
   EXPECT_EQ(Sum(s.loop_connections), s.connections);
   // SO_REUSEPORT hashes each connection's addresses: all 64 on one loop of 4 has odds 4^-63.
-  EXPECT_GE(std::count_if(s.loop_connections.begin(), s.loop_connections.end(),
-                          [](std::uint64_t n) { return n > 0; }),
-            2);
+  EXPECT_GE(LoopsUsed(s), 2);
   EXPECT_EQ(s.emits, static_cast<std::uint64_t>(kStreams) * 5);
   EXPECT_EQ(s.streams_active, 0);
   const std::string metrics = Roundtrip(sim->port(), GetRequest("/metrics")).body;
@@ -1290,9 +1290,7 @@ TEST(SimServerTest, LoopsShareOneBatchAndItsQueue) {
   EXPECT_EQ(s.max_concurrent, 2);
   EXPECT_EQ(s.streams_active, 0);
   EXPECT_EQ(s.waiting, 0);
-  EXPECT_GE(std::count_if(s.loop_connections.begin(), s.loop_connections.end(),
-                          [](std::uint64_t n) { return n > 0; }),
-            2);
+  EXPECT_GE(LoopsUsed(s), 2);
 }
 
 TEST(SimServerTest, LoopsGiveBackTheSlotOfWaitingClientsThatLeft) {
