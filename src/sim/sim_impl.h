@@ -3,7 +3,7 @@
 // options, the counters, the prefix cache and the batch). Used by sim_server.cpp (set-up, the
 // loop, connections, the public API) and sim_streams.cpp (requests, admission, decode steps).
 // SimOptions::threads loops each accept on their own SO_REUSEPORT socket; a stream lives on the
-// loop that accepted its connection, and only the batch and the counters are shared.
+// loop that accepted its connection; the batch, the prefix cache and the counters are shared.
 #pragma once
 
 #include <algorithm>
@@ -19,7 +19,6 @@
 #include <mutex>
 #include <optional>
 #include <queue>
-#include <span>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -370,8 +369,8 @@ struct Loop {
   void RequestStop();  // any thread; the thread ends at its next wake-up
   void Join();         // joins the thread and the parse worker
   void Close();        // after Join (of every loop): closes every descriptor
-  // Another loop's Leave handed these waiting streams of this loop a slot at `start_ns`.
-  void Post(std::span<const std::uint64_t> ids, std::int64_t start_ns);
+  // Another loop's Leave handed this loop's waiting stream `id` a slot at `start_ns`.
+  void Post(std::uint64_t id, std::int64_t start_ns);
 
   void Run();
 

@@ -194,12 +194,10 @@ void Loop::Close() {
   CloseFd(epoll_fd);
 }
 
-void Loop::Post(std::span<const std::uint64_t> ids, std::int64_t start_ns) {
+void Loop::Post(std::uint64_t id, std::int64_t start_ns) {
   {
     std::lock_guard<std::mutex> lock(inbox_mu);
-    for (const std::uint64_t id : ids) {
-      inbox.emplace_back(id, start_ns);
-    }
+    inbox.emplace_back(id, start_ns);
   }
   const std::uint64_t one = 1;
   [[maybe_unused]] const ssize_t n = ::write(wake_fd, &one, sizeof one);

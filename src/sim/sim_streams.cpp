@@ -344,7 +344,7 @@ void Loop::LeaveBatch() {
   for (std::size_t i = 0; i < admitted.size(); ++i) {
     const Batch::Waiter w = admitted[i];
     if (w.loop != this) {
-      w.loop->Post({&w.id, 1}, now);
+      w.loop->Post(w.id, now);
       continue;
     }
     const auto it = streams.find(w.id);
