@@ -222,6 +222,10 @@ CurlLoop::CurlLoop(ClientOptions opts) : options(std::move(opts)) {
   }
   // Wipe our copy of the key; curl_slist holds its own.
   std::fill(auth.begin(), auth.end(), '\0');
+  if (NativeTransportFor(options, root)) {
+    SetUpNative();
+    chat_target = path_prefix + "/v1/chat/completions" + query;
+  }
 }
 
 CurlLoop::~CurlLoop() {
@@ -234,6 +238,7 @@ CurlLoop::~CurlLoop() {
   if (multi != nullptr) {
     curl_multi_cleanup(multi);
   }
+  CloseNative();
   curl_slist_free_all(chat_headers);
   curl_slist_free_all(plain_headers);
   curl_slist_free_all(post_headers);
@@ -259,6 +264,8 @@ class CurlWire final : public Wire {
                                      std::stop_token stop) override;
 
   std::vector<std::int64_t> IoThreadCpuNs() const override { return io_cpu_ns_; }
+
+  std::string_view transport() const override { return impl_->native ? "native" : "libcurl"; }
 
   Result<HttpResponse> Get(std::string_view path, std::chrono::milliseconds timeout) override;
   Result<HttpResponse> Post(std::string_view path, std::string_view json_body,

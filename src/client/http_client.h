@@ -94,6 +94,16 @@ struct ClientOptions {
   // cores), and K threads can use K cores (docs/performance.md). Where a thread or its descriptors
   // cannot be made, fewer run.
   int io_threads = 0;
+
+  // What carries the bytes of a plain http:// endpoint. kNative: servebench's own HTTP/1.1 over
+  // non-blocking sockets in the same event loop (a request leaves with one sendmsg, a token
+  // costs one epoll_wait and one recv; docs/performance.md "The send path"); kCurl: libcurl.
+  // https://, a user:password in the URL, and a proxy variable (http_proxy, all_proxy) always
+  // use libcurl. kAuto: the environment variable SERVEBENCH_HTTP_TRANSPORT (native or curl)
+  // if set, else kNative. The two differ on the wire only in that native asks for no
+  // compression (no Accept-Encoding); records, time limits, retries and errors are the same.
+  enum class Transport { kAuto, kCurl, kNative };
+  Transport transport = Transport::kAuto;
 };
 
 // kUsage error naming the field and value when an option is out of range: a negative time
@@ -189,6 +199,9 @@ class Wire {
   virtual Result<HttpResponse> Get(std::string_view path, std::chrono::milliseconds timeout) = 0;
   virtual Result<HttpResponse> Post(std::string_view path, std::string_view json_body,
                                     std::chrono::milliseconds timeout) = 0;
+  // What carries the requests: "native" or "libcurl" (ClientOptions::transport), else the
+  // wire's own name.
+  virtual std::string_view transport() const { return "scripted"; }
 };
 
 class Client {
@@ -208,6 +221,9 @@ class Client {
   // URL ends with it ("http://h/v1/models?key=x"). A client for the same server takes
   // root() + query() as its endpoint.
   const std::string& query() const;
+
+  // "native" or "libcurl": what carries this client's requests (ClientOptions::transport).
+  std::string_view transport() const { return wire_->transport(); }
 
   // Checks the endpoint URL's syntax (scheme http/https, host present) and the options
   // (ValidateOptions). kUsage error if bad.

@@ -6,6 +6,9 @@
 // processes only the sockets that are ready, so thousands of streams cost per event, not per
 // stream; curl_multi_perform would touch every transfer on each wakeup. A large batch may be
 // split over several such loops (CurlLoop objects), one per I/O thread: io_workers.h.
+// A loop for a plain http:// server may run its transfers over its own sockets instead of
+// libcurl's (the native transport, http_native.cpp): the same Transfer, callbacks, SSE parsing,
+// time limits and retries; only the bytes on the wire are written and framed by our own code.
 #pragma once
 
 #include <atomic>
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include <curl/curl.h>
+#include <sys/socket.h>
 
 #include "client/http_client.h"
 #include "client/io_workers.h"
@@ -69,7 +73,31 @@ std::int64_t ParseRetryAfterNs(std::string_view value);
 // goes at the end of every URL built from the root, never in the middle of its path.
 std::string NormalizeRoot(std::string_view endpoint, std::string& query);
 
+// Whether a loop for these options runs its transfers natively (ClientOptions::transport):
+// plain http://, no user:password in the URL, no proxy variable set (libcurl honours those).
+bool NativeTransportFor(const ClientOptions& options, std::string_view root);
+
 }  // namespace detail
+
+// The framing of one HTTP/1.1 response read by the native transport: the head line by line,
+// then a body delimited by Content-Length, chunked transfer coding, or the connection's close.
+struct NativeFrame {
+  enum class State { kHead, kLength, kUntilClose, kChunkSize, kChunkData, kChunkEnd, kTrailer, kDone };
+  State state = State::kHead;
+  std::string line;             // a head, chunk-size or trailer line not yet complete
+  std::uint64_t remaining = 0;  // of the Content-Length body, or of the current chunk
+  std::int64_t content_length = -1;
+  bool chunked = false;
+  bool keep_alive = true;   // the connection may carry the next request once this one is done
+  bool status_seen = false; // the current head's status line was read
+  int status = 0;           // the current head's status
+};
+
+// zlib's stream for a compressed body (http_native.cpp), kept out of this header.
+struct Inflater;
+struct InflaterFree {
+  void operator()(Inflater* z) const;
+};
 
 struct CurlLoop {
   // One request in flight (or about to be).
@@ -109,6 +137,24 @@ struct CurlLoop {
     detail::StreamGuard fresh_guard;  // its state before the first event (for a retry)
     char errbuf[CURL_ERROR_SIZE] = {};
 
+    // ---- the native transport (http_native.cpp) ----
+    bool native = false;       // this transfer's bytes go over our own socket, not curl's
+    bool fresh = false;        // this attempt opened its connection
+    bool connecting = false;   // connect() in progress
+    bool any_rx = false;       // a byte of the response arrived on this attempt
+    bool resent = false;       // a kept connection died unused: sent once more on a fresh one
+    bool watching_out = false; // its descriptor is watched for writing too
+    int fd = -1;
+    std::size_t addr_index = 0;   // which of the resolved addresses the connection tried
+    const char* method = "GET";   // request line
+    std::string target;           // "/v1/chat/completions?..." (path and query)
+    std::string_view req_body;    // POST body (the ChatCall's, or post_body)
+    std::string req_head;         // request line and headers, built at launch
+    std::size_t sent = 0;         // bytes of req_head + req_body written
+    std::int64_t connect_limit_ns = 0;  // 0 = none (curl applies its own for curl transfers)
+    NativeFrame frame;
+    std::unique_ptr<Inflater, InflaterFree> inflater;  // a gzip/deflate body's decoder
+
     std::int64_t FirstByteOrIdleDeadline() const {
       if (first_byte_ns == 0) {
         return first_byte_limit_ns > 0 ? send_ns + first_byte_limit_ns : detail::kNever;
@@ -120,11 +166,16 @@ struct CurlLoop {
       return total_limit_ns > 0 ? send_ns + total_limit_ns : detail::kNever;
     }
 
+    // A native connection still being opened gets the connect limit (curl keeps its own).
+    std::int64_t ConnectDeadline() const {
+      return connecting && connect_limit_ns > 0 ? send_ns + connect_limit_ns : detail::kNever;
+    }
+
     std::int64_t NextDeadline() const {
       if (done_at_ns != 0) {  // the answer is complete: only the grace is left
         return done_at_ns + detail::MsToNs(kDoneGrace);
       }
-      return std::min(FirstByteOrIdleDeadline(), TotalDeadline());
+      return std::min({FirstByteOrIdleDeadline(), TotalDeadline(), ConnectDeadline()});
     }
   };
 
@@ -161,6 +212,49 @@ struct CurlLoop {
   // The I/O workers besides this one (the Client's own), made when a batch first needs them
   // and kept with their connections for later batches.
   std::vector<std::unique_ptr<CurlLoop>> helpers;
+
+  // ---- the native transport (http_native.cpp) ----
+  bool native = false;           // this loop's transfers are native (NativeTransportFor)
+  bool resolved = false;         // addrs below filled (at the first launch)
+  std::string host_header;       // "host:port" as the URL wrote it
+  std::string host_name;         // for messages: "127.0.0.1"
+  int port = 80;
+  std::string path_prefix;       // the root's path ("" or "/prefix")
+  std::string chat_target;       // path_prefix + "/v1/chat/completions" + query
+  std::string auth_line;         // "Authorization: Bearer ...\r\n" or ""
+  std::vector<std::pair<sockaddr_storage, socklen_t>> addrs;
+  std::size_t addr_pref = 0;     // the address that last connected
+  std::vector<int> idle_fds;     // kept-alive connections, each watched for the server's close
+  std::vector<Transfer*> by_fd;  // the transfer using a descriptor
+  std::vector<std::uint32_t> fd_serial;  // tells a descriptor's events from a reused number's
+  std::uint32_t next_serial = 1;
+  std::vector<std::pair<Transfer*, CURLcode>> native_done;  // ended, for Reap
+  std::vector<char> rx;          // one read buffer for every connection
+
+  void SetUpNative();
+  void CloseNative();
+  // Starts t over a kept connection or a new one; false (outcome set): it could not start.
+  bool LaunchNative(Transfer& t);
+  // Gives t's connection back (kept when its response ended cleanly) or closes it.
+  void DetachNative(Transfer& t);
+  void OnNativeEvent(std::uint64_t data, std::uint32_t events);
+  // Opens a connection for t to addrs[t.addr_index]; false (t queued as failed): none.
+  bool OpenNative(Transfer& t);
+  // connect() finished with err (0: connected, then the request is sent).
+  void NativeConnected(Transfer& t, int err);
+  void WatchNative(int fd, std::uint32_t events, bool add);
+  void SendNative(Transfer& t);
+  void ReadNative(Transfer& t);
+  // Parses bytes of t's response; false when the transfer ended (queued in native_done).
+  bool FeedNative(Transfer& t, const char* p, std::size_t n);
+  bool NativeHeadLine(Transfer& t, std::string_view line);
+  // Hands body bytes to OnWrite, decoded when the body is compressed; false: t ended.
+  bool NativeBody(Transfer& t, const char* p, std::size_t n);
+  // The connection died before any byte of the answer: on a kept connection, send again once
+  // on a new one (as libcurl does); else t fails with rc and msg.
+  void NativeLost(Transfer& t, CURLcode rc, const std::string& msg);
+  void NativeFail(Transfer& t, CURLcode rc, const std::string& msg);
+  int ResponseCode(const Transfer& t) const;
 
   explicit CurlLoop(ClientOptions opts);
   ~CurlLoop();

@@ -48,6 +48,20 @@ void CurlLoop::SocketAction(curl_socket_t s, int ev_mask) {
 
 template <typename Finished>
 void CurlLoop::Reap(Finished& finished) {
+  // Native transfers that ended (http_native.cpp). Taken out first: completing one may end
+  // another's queued entry (DetachNative).
+  while (!native_done.empty()) {
+    const auto [t, rc] = native_done.front();
+    native_done.erase(native_done.begin());
+    Complete(*t, rc);
+    if (ScheduleRetry(*t, rc)) {
+      continue;
+    }
+    finished(*t);
+  }
+  if (native) {
+    return;
+  }
   int left = 0;
   while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
     if (msg->msg != CURLMSG_DONE) {
@@ -85,13 +99,18 @@ std::int64_t CurlLoop::ExpireLimits(std::int64_t now, Finished& finished) {
     }
     const std::int64_t fb_idle = t.FirstByteOrIdleDeadline();
     const std::int64_t total = t.TotalDeadline();
-    if (now < fb_idle && now < total) {
-      next = std::min(next, std::min(fb_idle, total));
+    const std::int64_t connect = t.ConnectDeadline();
+    if (now < fb_idle && now < total && now < connect) {
+      next = std::min({next, fb_idle, total, connect});
       ++i;
       continue;
     }
     std::string reason;
-    if (fb_idle <= total) {
+    if (connect <= fb_idle && connect <= total) {  // a native connection (curl keeps its own)
+      const std::string ms = std::to_string(t.connect_limit_ns / kNanosPerMs);
+      reason = "no connection within " + ms + " ms: Connection timed out after " + ms +
+               " milliseconds";
+    } else if (fb_idle <= total) {
       reason = t.first_byte_ns == 0
                    ? "no first byte within " + std::to_string(t.first_byte_limit_ns / kNanosPerMs) +
                          " ms"
@@ -205,13 +224,17 @@ void CurlLoop::Drive(std::span<const std::pair<std::int64_t, std::size_t>> order
       wake_at = std::min(wake_at, retry_queue.front().first);
     }
     int timeout_ms = -1;
-    if (wake_at <= NowNs()) {
+    if (wake_at <= NowNs() || !native_done.empty()) {
       timeout_ms = 0;
     } else {
       ArmTimer(wake_at);
     }
     const int n = epoll_wait(epoll_fd, events, kMaxEvents, timeout_ms);
     for (int i = 0; i < n; ++i) {
+      if ((events[i].data.u64 >> 63) != 0) {
+        OnNativeEvent(events[i].data.u64, events[i].events);
+        continue;
+      }
       const int fd = events[i].data.fd;
       if (fd == timer_fd || fd == wake_fd) {
         DrainFd(fd);
@@ -321,20 +344,27 @@ void CurlLoop::RunShare(std::span<const ChatCall> calls, std::span<ChatResponse>
       report(results[i]);
       return nullptr;
     }
-    t->easy = AcquireEasy();
-    if (t->easy == nullptr) {
-      results[i].outcome = Outcome::kTransport;
-      results[i].reason = "curl_easy_init failed";
-      results[i].done_ns = NowNs();
-      report(results[i]);
-      return nullptr;
+    if (native) {
+      t->native = true;
+      t->method = "POST";
+      t->target = chat_target;
+      t->req_body = call.body;
+    } else {
+      t->easy = AcquireEasy();
+      if (t->easy == nullptr) {
+        results[i].outcome = Outcome::kTransport;
+        results[i].reason = "curl_easy_init failed";
+        results[i].done_ns = NowNs();
+        report(results[i]);
+        return nullptr;
+      }
+      ConfigureEasy(*t, chat_url);
+      curl_easy_setopt(t->easy, CURLOPT_POST, 1L);
+      curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, call.body.data());
+      curl_easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                       static_cast<curl_off_t>(call.body.size()));
+      curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, chat_headers);
     }
-    ConfigureEasy(*t, chat_url);
-    curl_easy_setopt(t->easy, CURLOPT_POST, 1L);
-    curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, call.body.data());
-    curl_easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE_LARGE,
-                     static_cast<curl_off_t>(call.body.size()));
-    curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, chat_headers);
     Transfer* raw = t.get();
     transfers[i / stride] = std::move(t);
     if (!Launch(*raw)) {
@@ -374,15 +404,22 @@ std::size_t CurlLoop::Preconnect(std::size_t n, std::stop_token stop) {
     t->resp = &status[i];
     t->index = i;
     t->total_limit_ns = limit_ns;
-    t->hold = true;
-    t->easy = AcquireEasy();
-    if (t->easy == nullptr) {
-      return nullptr;
-    }
-    ConfigureEasy(*t, url);
-    curl_easy_setopt(t->easy, CURLOPT_HTTPGET, 1L);
-    if (plain_headers != nullptr) {
-      curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, plain_headers);
+    // Native: every GET starts before any answer is read (all are due at once), so none can
+    // take a connection another GET has just given back: nothing to hold.
+    if (native) {
+      t->native = true;
+      t->target = path_prefix + "/v1/models" + query;
+    } else {
+      t->hold = true;
+      t->easy = AcquireEasy();
+      if (t->easy == nullptr) {
+        return nullptr;
+      }
+      ConfigureEasy(*t, url);
+      curl_easy_setopt(t->easy, CURLOPT_HTTPGET, 1L);
+      if (plain_headers != nullptr) {
+        curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, plain_headers);
+      }
     }
     Transfer* raw = t.get();
     transfers[i] = std::move(t);
@@ -406,7 +443,7 @@ std::size_t CurlLoop::Preconnect(std::size_t n, std::stop_token stop) {
   // (paused at its answer) until every GET is answered or has failed. A GET never answered (a
   // server with fewer connection threads than n) ends at the 5 s limit; the answered ones are
   // not timed out while they wait, so their connections are kept, as before.
-  holding = true;
+  holding = !native;
   held = 0;
   Drive(order, start, finished, unsent, std::move(stop));
   return answered;
@@ -432,22 +469,33 @@ Result<HttpResponse> CurlLoop::Plain(bool post, std::string_view path, std::stri
   // request (GET /metrics, POST /tokenize) no more than a chat call.
   t.first_byte_limit_ns = MsToNs(options.first_byte_timeout);
   t.idle_limit_ns = MsToNs(options.idle_timeout);
-  t.easy = AcquireEasy();
-  if (t.easy == nullptr) {
-    return MakeError(ErrorCode::kTransport, what + ": curl_easy_init failed");
-  }
-  ConfigureEasy(t, url);
   if (post) {
     t.post_body.assign(body);
-    curl_easy_setopt(t.easy, CURLOPT_POST, 1L);
-    curl_easy_setopt(t.easy, CURLOPT_POSTFIELDS, t.post_body.data());
-    curl_easy_setopt(t.easy, CURLOPT_POSTFIELDSIZE_LARGE,
-                     static_cast<curl_off_t>(t.post_body.size()));
-    curl_easy_setopt(t.easy, CURLOPT_HTTPHEADER, post_headers);
+  }
+  if (native) {
+    t.native = true;
+    t.target = path_prefix + std::string(path) + query;
+    if (post) {
+      t.method = "POST";
+      t.req_body = t.post_body;
+    }
   } else {
-    curl_easy_setopt(t.easy, CURLOPT_HTTPGET, 1L);
-    if (plain_headers != nullptr) {
-      curl_easy_setopt(t.easy, CURLOPT_HTTPHEADER, plain_headers);
+    t.easy = AcquireEasy();
+    if (t.easy == nullptr) {
+      return MakeError(ErrorCode::kTransport, what + ": curl_easy_init failed");
+    }
+    ConfigureEasy(t, url);
+    if (post) {
+      curl_easy_setopt(t.easy, CURLOPT_POST, 1L);
+      curl_easy_setopt(t.easy, CURLOPT_POSTFIELDS, t.post_body.data());
+      curl_easy_setopt(t.easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                       static_cast<curl_off_t>(t.post_body.size()));
+      curl_easy_setopt(t.easy, CURLOPT_HTTPHEADER, post_headers);
+    } else {
+      curl_easy_setopt(t.easy, CURLOPT_HTTPGET, 1L);
+      if (plain_headers != nullptr) {
+        curl_easy_setopt(t.easy, CURLOPT_HTTPHEADER, plain_headers);
+      }
     }
   }
   const std::pair<std::int64_t, std::size_t> order[] = {{0, 0}};

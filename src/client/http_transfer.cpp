@@ -106,9 +106,8 @@ size_t CurlLoop::OnWrite(char* ptr, size_t size, size_t nmemb, void* userdata) {
     return CURL_WRITEFUNC_PAUSE;  // curl keeps these bytes and hands them over again
   }
   if (!t->mode_known) {
-    long status = 0;  // NOLINT(runtime/int)
-    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
-    t->status = static_cast<int>(status);
+    const int status = t->impl->ResponseCode(*t);
+    t->status = status;
     const bool ok = status >= 200 && status < 300;
     // A server that ignores stream=true answers with one JSON body: by its Content-Type, or,
     // when that says neither JSON nor event stream, by a body that starts with '{'.
@@ -268,6 +267,9 @@ bool CurlLoop::Launch(Transfer& t) {
   if (t.resp->first_send_ns == 0) {
     t.resp->first_send_ns = t.send_ns;
   }
+  if (t.native) {
+    return LaunchNative(t);
+  }
   const CURLMcode mc = curl_multi_add_handle(multi, t.easy);
   if (mc != CURLM_OK) {
     t.resp->outcome = Outcome::kTransport;
@@ -285,7 +287,11 @@ void CurlLoop::Deactivate(Transfer& t) {
     t.held = false;
     --held;
   }
-  curl_multi_remove_handle(multi, t.easy);
+  if (t.native) {
+    DetachNative(t);
+  } else {
+    curl_multi_remove_handle(multi, t.easy);
+  }
   Transfer* last = active.back();
   active[t.active_pos] = last;
   last->active_pos = t.active_pos;
@@ -299,9 +305,8 @@ void CurlLoop::Abort(Transfer& t, Outcome outcome, std::string reason, std::int6
   r.reason = std::move(reason);
   r.done_ns = now;
   if (t.chat) {
-    long status = 0;  // NOLINT(runtime/int)
-    curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
-    r.http_status = static_cast<int>(status);
+    const int status = ResponseCode(t);
+    r.http_status = status;
     if (!t.sse && (status < 200 || status >= 300)) {
       r.error_body = std::move(t.body);
     }
@@ -313,12 +318,15 @@ void CurlLoop::Complete(Transfer& t, CURLcode rc) {
   Deactivate(t);
   ChatResponse& r = *t.resp;
   r.done_ns = now;
-  long status = 0;  // NOLINT(runtime/int)
-  curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
-  r.http_status = static_cast<int>(status);
-  long connects = 0;  // NOLINT(runtime/int)
-  curl_easy_getinfo(t.easy, CURLINFO_NUM_CONNECTS, &connects);
-  r.new_connection = connects > 0;
+  const int status = ResponseCode(t);
+  r.http_status = status;
+  if (t.native) {
+    r.new_connection = t.fresh;
+  } else {
+    long connects = 0;  // NOLINT(runtime/int)
+    curl_easy_getinfo(t.easy, CURLINFO_NUM_CONNECTS, &connects);
+    r.new_connection = connects > 0;
+  }
   if (t.aborted) {
     return;  // the write callback already decided (malformed, error event, cancelled)
   }
@@ -358,7 +366,7 @@ void CurlLoop::Complete(Transfer& t, CURLcode rc) {
   }
   if (status < 200 || status >= 300) {
     r.outcome = Outcome::kHttpError;
-    r.reason = HttpErrorReason(static_cast<int>(status), t.body);
+    r.reason = HttpErrorReason(status, t.body);
     r.error_body = std::move(t.body);
     return;
   }
@@ -440,6 +448,7 @@ bool CurlLoop::Relaunch(Transfer& t) {
   t.done_at_ns = 0;
   t.header_bytes = 0;
   t.errbuf[0] = '\0';
+  t.resent = false;
   return Launch(t);
 }
 
@@ -470,9 +479,7 @@ void CurlLoop::EndAfterDone(Transfer& t) {
   Deactivate(t);
   ChatResponse& r = *t.resp;
   r.done_ns = t.done_at_ns;
-  long status = 0;  // NOLINT(runtime/int)
-  curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
-  r.http_status = static_cast<int>(status);
+  r.http_status = ResponseCode(t);
   FinishStream(t);
 }
 

@@ -39,6 +39,9 @@ client::ClientOptions MakeClientOptions(const TargetOptions& o, const std::strin
   co.ca_cert = o.ca_cert;
   co.insecure = o.insecure;
   co.io_threads = o.io_threads;
+  co.transport = o.http_transport == "native" ? client::ClientOptions::Transport::kNative
+                 : o.http_transport == "curl" ? client::ClientOptions::Transport::kCurl
+                                              : client::ClientOptions::Transport::kAuto;
   return co;
 }
 
@@ -128,6 +131,7 @@ json TargetJson(const Target& t) {
       {"endpoint", t.endpoint},
       {"model", t.model},
       {"simulated", t.sim != nullptr},
+      {"http_transport", t.client != nullptr ? json(std::string(t.client->transport())) : json(nullptr)},
       {"server",
        {{"kind", std::string(client::ServerKindName(t.info.kind))},
         {"version", t.info.version.empty() ? json(nullptr) : json(t.info.version)}}},

@@ -32,6 +32,8 @@ struct TargetOptions {
   std::string ca_cert;    // --ca-cert: trust this CA instead of the system's
   bool insecure = false;  // --insecure: no TLS certificate check
   int io_threads = 0;     // perf --io-threads: the client's I/O threads per batch, 0 = automatic
+  // --http-transport: "auto", "native" or "curl" (client::ClientOptions::transport).
+  std::string http_transport = "auto";
 };
 
 // `seconds` rounded to whole milliseconds.

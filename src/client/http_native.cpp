@@ -1,0 +1,768 @@
+// The native transport of the client loop (http_impl.h): HTTP/1.1 over our own non-blocking
+// sockets, driven by the same epoll loop, Transfer, callbacks and time limits as libcurl's
+// transfers. A request leaves with one sendmsg on a kept connection (no per-transfer set-up),
+// and a token costs one epoll_wait and one recv (libcurl 7.88 adds a poll after every read).
+// The response is framed here (status line, headers, Content-Length, chunked or until close)
+// and its bytes go through CurlLoop::OnHeader and OnWrite exactly as libcurl hands them over,
+// so SSE parsing, records and errors do not depend on the transport.
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "client/http_impl.h"
+
+namespace sb::client {
+
+using namespace detail;  // NOLINT(build/namespaces): this module's private helpers
+
+namespace {
+
+constexpr std::uint64_t kNativeTag = std::uint64_t{1} << 63;
+constexpr std::size_t kReadBuffer = 64 * 1024;
+constexpr std::size_t kChunkLineCap = 1024;  // a chunk-size line (with extensions)
+
+bool EnvSet(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && v[0] != '\0';
+}
+
+std::uint64_t EventData(int fd, std::uint32_t serial) {
+  return kNativeTag | (std::uint64_t{serial} << 32) | static_cast<std::uint32_t>(fd);
+}
+
+// "HTTP/1.1 200 OK": the status, or 0 when the line is not a status line.
+int ParseStatusLine(std::string_view line, bool& http10) {
+  if (!StartsWithNoCase(line, "http/1.") || line.size() < 12 || line[8] != ' ') {
+    return 0;
+  }
+  http10 = line[7] == '0';
+  int status = 0;
+  const auto [end, ec] = std::from_chars(line.data() + 9, line.data() + 12, status);
+  if (ec != std::errc() || end != line.data() + 12 || status < 100 || status > 999) {
+    return 0;
+  }
+  if (line.size() > 12 && line[12] != ' ' && line[12] != '\r' && line[12] != '\n') {
+    return 0;
+  }
+  return status;
+}
+
+bool HeaderIs(std::string_view line, std::string_view name, std::string_view& value) {
+  if (line.size() <= name.size() || line[name.size()] != ':' || !StartsWithNoCase(line, name)) {
+    return false;
+  }
+  value = TrimView(line.substr(name.size() + 1));
+  return true;
+}
+
+bool ContainsToken(std::string_view value, std::string_view token) {
+  while (!value.empty()) {
+    const std::size_t comma = value.find(',');
+    const std::string_view item = TrimView(value.substr(0, comma));
+    if (item.size() == token.size() && StartsWithNoCase(item, token)) {
+      return true;
+    }
+    if (comma == std::string_view::npos) {
+      break;
+    }
+    value.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+}  // namespace
+
+struct Inflater {
+  z_stream z{};
+  bool raw_tried = false;  // "deflate" sent without its zlib wrapper: tried as raw deflate
+  bool ended = false;      // the compressed stream is complete: what follows is ignored
+};
+
+void InflaterFree::operator()(Inflater* i) const {
+  inflateEnd(&i->z);
+  delete i;
+}
+
+namespace detail {
+
+bool NativeTransportFor(const ClientOptions& options, std::string_view root) {
+  ClientOptions::Transport t = options.transport;
+  if (t == ClientOptions::Transport::kAuto) {
+    const char* env = std::getenv("SERVEBENCH_HTTP_TRANSPORT");
+    const std::string_view v = env != nullptr ? env : "";
+    t = v == "curl" ? ClientOptions::Transport::kCurl : ClientOptions::Transport::kNative;
+  }
+  if (t != ClientOptions::Transport::kNative || !StartsWithNoCase(root, "http://")) {
+    return false;
+  }
+  const std::string_view authority = root.substr(7, root.find('/', 7) - 7);
+  if (authority.find('@') != std::string_view::npos) {
+    return false;  // user:password: libcurl sends the Basic credentials
+  }
+  return !EnvSet("http_proxy") && !EnvSet("all_proxy") && !EnvSet("ALL_PROXY");
+}
+
+}  // namespace detail
+
+void CurlLoop::SetUpNative() {
+  CURLU* url = curl_url();
+  if (url == nullptr || curl_url_set(url, CURLUPART_URL, root.c_str(), 0) != CURLUE_OK) {
+    curl_url_cleanup(url);
+    return;  // libcurl then reports the URL per request
+  }
+  char* host = nullptr;
+  char* port_text = nullptr;
+  char* path = nullptr;
+  if (curl_url_get(url, CURLUPART_HOST, &host, 0) == CURLUE_OK && host != nullptr &&
+      host[0] != '\0') {
+    host_name = host;
+    curl_url_get(url, CURLUPART_PORT, &port_text, CURLU_DEFAULT_PORT);
+    curl_url_get(url, CURLUPART_PATH, &path, 0);
+    port = port_text != nullptr ? std::atoi(port_text) : 80;
+    path_prefix = path != nullptr ? path : "";
+    while (!path_prefix.empty() && path_prefix.back() == '/') {
+      path_prefix.pop_back();
+    }
+    // The Host header as the URL wrote it (an IPv6 literal keeps its brackets).
+    const std::size_t start = root.find("://") + 3;
+    host_header = root.substr(start, root.find('/', start) - start);
+    native = port > 0 && port < 65536;
+  }
+  curl_free(host);
+  curl_free(port_text);
+  curl_free(path);
+  curl_url_cleanup(url);
+  if (!options.api_key.empty()) {
+    auth_line = "Authorization: Bearer " + options.api_key + "\r\n";
+  }
+  rx.resize(kReadBuffer);
+}
+
+void CurlLoop::CloseNative() {
+  for (int fd : idle_fds) {
+    close(fd);
+  }
+  idle_fds.clear();
+  for (Transfer* t : active) {
+    if (t->native && t->fd >= 0) {
+      close(t->fd);
+      t->fd = -1;
+    }
+  }
+  std::fill(auth_line.begin(), auth_line.end(), '\0');
+}
+
+int CurlLoop::ResponseCode(const Transfer& t) const {
+  if (t.native) {
+    return t.status;
+  }
+  long status = 0;  // NOLINT(runtime/int)
+  curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
+  return static_cast<int>(status);
+}
+
+void CurlLoop::WatchNative(int fd, std::uint32_t events, bool add) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = EventData(fd, fd_serial[static_cast<std::size_t>(fd)]);
+  epoll_ctl(epoll_fd, add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &ev);
+}
+
+bool CurlLoop::LaunchNative(Transfer& t) {
+  if (!resolved) {
+    resolved = true;
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* list = nullptr;
+    const std::string service = std::to_string(port);
+    if (getaddrinfo(host_name.c_str(), service.c_str(), &hints, &list) == 0) {
+      for (addrinfo* a = list; a != nullptr; a = a->ai_next) {
+        sockaddr_storage s{};
+        std::memcpy(&s, a->ai_addr, a->ai_addrlen);
+        addrs.emplace_back(s, a->ai_addrlen);
+      }
+      freeaddrinfo(list);
+    }
+  }
+  if (addrs.empty()) {
+    t.resp->outcome = Outcome::kTransport;
+    t.resp->reason = "Could not resolve host: " + host_name;
+    t.resp->done_ns = NowNs();
+    return false;
+  }
+  t.frame = NativeFrame{};
+  t.inflater.reset();
+  t.status = 0;
+  t.sent = 0;
+  t.any_rx = false;
+  t.fresh = false;
+  t.connecting = false;
+  t.connect_limit_ns = MsToNs(options.connect_timeout);
+  t.req_head.clear();
+  t.req_head.append(t.method).append(" ").append(t.target).append(" HTTP/1.1\r\nHost: ");
+  t.req_head.append(host_header).append("\r\nUser-Agent: servebench/0.1\r\nAccept: */*\r\n");
+  t.req_head.append("Accept-Encoding: deflate, gzip\r\n");
+  t.req_head.append(auth_line);
+  if (std::strcmp(t.method, "POST") == 0) {
+    t.req_head.append("Content-Type: application/json\r\nContent-Length: ");
+    t.req_head.append(std::to_string(t.req_body.size())).append("\r\n");
+  }
+  t.req_head.append("\r\n");
+  t.active_pos = active.size();
+  active.push_back(&t);
+  // A kept connection the server has closed (or written to unasked) is not used.
+  while (!idle_fds.empty()) {
+    const int fd = idle_fds.back();
+    idle_fds.pop_back();
+    char byte = 0;
+    const ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && errno == EAGAIN) {
+      t.fd = fd;
+      by_fd[static_cast<std::size_t>(fd)] = &t;
+      SendNative(t);
+      return true;
+    }
+    close(fd);
+  }
+  t.addr_index = addr_pref;
+  OpenNative(t);
+  return true;
+}
+
+bool CurlLoop::OpenNative(Transfer& t) {
+  const auto& [addr, len] = addrs[t.addr_index];
+  const int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+  if (fd < 0) {
+    NativeFail(t, CURLE_COULDNT_CONNECT,
+               "Failed to connect to " + host_name + " port " + std::to_string(port) +
+                   ": cannot create a socket: " + std::strerror(errno));
+    return false;
+  }
+  const int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  const std::size_t slot = static_cast<std::size_t>(fd);
+  if (slot >= by_fd.size()) {
+    by_fd.resize(slot + 1024, nullptr);
+    fd_serial.resize(slot + 1024, 0);
+  }
+  fd_serial[slot] = next_serial++;
+  by_fd[slot] = &t;
+  t.fd = fd;
+  t.fresh = true;
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), len) == 0) {
+    WatchNative(fd, EPOLLIN, true);
+    SendNative(t);
+    return true;
+  }
+  if (errno != EINPROGRESS) {
+    const int err = errno;
+    t.connecting = true;
+    NativeConnected(t, err);
+    return false;
+  }
+  t.connecting = true;
+  t.watching_out = true;
+  WatchNative(fd, EPOLLIN | EPOLLOUT, true);
+  return true;
+}
+
+void CurlLoop::NativeConnected(Transfer& t, int err) {
+  t.connecting = false;
+  if (err == 0) {
+    addr_pref = t.addr_index;
+    SendNative(t);
+    return;
+  }
+  if (err == ECONNREFUSED && t.addr_index + 1 < addrs.size()) {
+    const std::size_t slot = static_cast<std::size_t>(t.fd);
+    by_fd[slot] = nullptr;
+    fd_serial[slot] = 0;
+    close(t.fd);
+    t.fd = -1;
+    ++t.addr_index;  // the next address of the name ("localhost": ::1, then 127.0.0.1)
+    OpenNative(t);
+    return;
+  }
+  NativeFail(t, CURLE_COULDNT_CONNECT,
+             "Failed to connect to " + host_name + " port " + std::to_string(port) + ": " +
+                 std::strerror(err));
+}
+
+void CurlLoop::SendNative(Transfer& t) {
+  const std::size_t total = t.req_head.size() + t.req_body.size();
+  if (t.sent == 0) {
+    t.resp->written_ns = NowNs();
+  }
+  while (t.sent < total) {
+    iovec iov[2];
+    int n_iov = 0;
+    if (t.sent < t.req_head.size()) {
+      iov[n_iov++] = {t.req_head.data() + t.sent, t.req_head.size() - t.sent};
+      if (!t.req_body.empty()) {
+        iov[n_iov++] = {const_cast<char*>(t.req_body.data()), t.req_body.size()};
+      }
+    } else {
+      const std::size_t off = t.sent - t.req_head.size();
+      iov[n_iov++] = {const_cast<char*>(t.req_body.data()) + off, t.req_body.size() - off};
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<std::size_t>(n_iov);
+    const ssize_t n = sendmsg(t.fd, &msg, MSG_NOSIGNAL);
+    if (n > 0) {
+      t.sent += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0 && errno == EAGAIN) {
+      if (!t.watching_out) {
+        t.watching_out = true;
+        WatchNative(t.fd, EPOLLIN | EPOLLOUT, false);
+      }
+      return;
+    }
+    NativeLost(t, CURLE_SEND_ERROR, std::string("Send failure: ") + std::strerror(errno));
+    return;
+  }
+  if (t.watching_out) {  // it was watched for writing while it connected, or while it was full
+    t.watching_out = false;
+    WatchNative(t.fd, EPOLLIN, false);
+  }
+}
+
+void CurlLoop::OnNativeEvent(std::uint64_t data, std::uint32_t events) {
+  const int fd = static_cast<int>(data & 0xffffffffu);
+  const auto serial = static_cast<std::uint32_t>((data >> 32) & 0x7fffffffu);
+  const std::size_t slot = static_cast<std::size_t>(fd);
+  if (slot >= fd_serial.size() || fd_serial[slot] != serial) {
+    return;  // an event of a descriptor closed earlier in this batch
+  }
+  Transfer* t = by_fd[slot];
+  if (t == nullptr) {  // a kept connection: the server closed it (or wrote unasked)
+    if (const auto it = std::find(idle_fds.begin(), idle_fds.end(), fd); it != idle_fds.end()) {
+      idle_fds.erase(it);
+      fd_serial[slot] = 0;
+      close(fd);
+    }
+    return;
+  }
+  if (t->connecting) {
+    if ((events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) == 0) {
+      return;
+    }
+    int err = 0;
+    socklen_t len = sizeof err;
+    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err == 0 && (events & (EPOLLERR | EPOLLHUP)) != 0) {
+      err = ECONNREFUSED;
+    }
+    NativeConnected(*t, err);
+    return;
+  }
+  if ((events & EPOLLOUT) != 0 && t->sent < t->req_head.size() + t->req_body.size()) {
+    SendNative(*t);
+    if (by_fd[slot] != t) {
+      return;
+    }
+  }
+  if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) != 0) {
+    ReadNative(*t);
+  }
+}
+
+void CurlLoop::ReadNative(Transfer& t) {
+  while (true) {
+    const ssize_t n = recv(t.fd, rx.data(), rx.size(), 0);
+    if (n > 0) {
+      t.any_rx = true;
+      if (!FeedNative(t, rx.data(), static_cast<std::size_t>(n))) {
+        return;
+      }
+      if (static_cast<std::size_t>(n) < rx.size()) {
+        return;  // level-triggered: the next bytes wake the loop again
+      }
+      continue;
+    }
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0 && errno == EAGAIN) {
+      return;
+    }
+    if (n < 0) {
+      NativeLost(t, CURLE_RECV_ERROR, std::string("Recv failure: ") + std::strerror(errno));
+      return;
+    }
+    // The server closed the connection.
+    using S = NativeFrame::State;
+    switch (t.frame.state) {
+      case S::kUntilClose:
+        t.frame.state = S::kDone;
+        t.frame.keep_alive = false;
+        native_done.emplace_back(&t, CURLE_OK);
+        by_fd[static_cast<std::size_t>(t.fd)] = nullptr;
+        return;
+      case S::kHead:
+        if (t.header_bytes == 0 && t.frame.line.empty()) {
+          NativeLost(t, CURLE_GOT_NOTHING, "Empty reply from server");
+        } else {
+          NativeFail(t, CURLE_RECV_ERROR, "connection closed in the middle of the response header");
+        }
+        return;
+      default:
+        NativeFail(t, CURLE_PARTIAL_FILE,
+                   t.frame.chunked ? "transfer closed with outstanding read data remaining"
+                                   : "transfer closed with " + std::to_string(t.frame.remaining) +
+                                         " bytes remaining to read");
+        return;
+    }
+  }
+}
+
+bool CurlLoop::NativeHeadLine(Transfer& t, std::string_view line) {
+  NativeFrame& f = t.frame;
+  if (!f.status_seen) {
+    bool http10 = false;
+    f.status = ParseStatusLine(line, http10);
+    if (f.status == 0) {
+      NativeFail(t, CURLE_WEIRD_SERVER_REPLY, "malformed HTTP status line");
+      return false;
+    }
+    f.status_seen = true;
+    f.keep_alive = !http10;
+    f.content_length = -1;
+    f.chunked = false;
+  } else if (line != "\r\n" && line != "\n") {
+    std::string_view value;
+    if (HeaderIs(line, "content-length", value)) {
+      std::uint64_t len = 0;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), len);
+      if (ec != std::errc() || end != value.data() + value.size() ||
+          len > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+        NativeFail(t, CURLE_WEIRD_SERVER_REPLY, "malformed Content-Length");
+        return false;
+      }
+      f.content_length = static_cast<std::int64_t>(len);
+    } else if (HeaderIs(line, "content-encoding", value)) {
+      // What the request asked for (Accept-Encoding: deflate, gzip) is decoded as it arrives,
+      // as libcurl does; anything else is handed over as sent.
+      t.inflater.reset();
+      if (ContainsToken(value, "gzip") || ContainsToken(value, "x-gzip") ||
+          ContainsToken(value, "deflate")) {
+        auto* inf = new Inflater;
+        if (inflateInit2(&inf->z, 15 + 32) != Z_OK) {  // zlib or gzip wrapper, detected
+          delete inf;
+          NativeFail(t, CURLE_OUT_OF_MEMORY, "cannot set up a gzip decoder");
+          return false;
+        }
+        t.inflater.reset(inf);
+      }
+    } else if (HeaderIs(line, "transfer-encoding", value)) {
+      f.chunked = ContainsToken(value, "chunked");
+    } else if (HeaderIs(line, "connection", value)) {
+      if (ContainsToken(value, "close")) {
+        f.keep_alive = false;
+      } else if (ContainsToken(value, "keep-alive")) {
+        f.keep_alive = true;
+      }
+    }
+  }
+  // The line through libcurl's header callback: first byte, head cap, the headers kept.
+  if (OnHeader(const_cast<char*>(line.data()), 1, line.size(), &t) != line.size()) {
+    native_done.emplace_back(&t, CURLE_WRITE_ERROR);
+    by_fd[static_cast<std::size_t>(t.fd)] = nullptr;
+    return false;
+  }
+  if (line != "\r\n" && line != "\n") {
+    return true;
+  }
+  using S = NativeFrame::State;
+  if (f.status < 200) {  // an interim response (100 Continue ...): the real one follows
+    f.status_seen = false;
+    t.inflater.reset();
+    return true;
+  }
+  t.status = f.status;
+  if (f.status == 204 || f.status == 304) {
+    f.state = S::kDone;
+  } else if (f.chunked) {
+    f.state = S::kChunkSize;
+  } else if (f.content_length >= 0) {
+    f.remaining = static_cast<std::uint64_t>(f.content_length);
+    f.state = f.remaining == 0 ? S::kDone : S::kLength;
+  } else {
+    f.state = S::kUntilClose;
+    f.keep_alive = false;
+  }
+  return true;
+}
+
+bool CurlLoop::FeedNative(Transfer& t, const char* p, std::size_t n) {
+  using S = NativeFrame::State;
+  NativeFrame& f = t.frame;
+  const auto deliver = [&](const char* d, std::size_t k) { return NativeBody(t, d, k); };
+  // A line of the head, a chunk size or a trailer: false when the transfer ended.
+  const auto take_line = [&](std::size_t cap, std::string_view& line) -> int {
+    const char* nl = static_cast<const char*>(std::memchr(p, '\n', n));
+    const std::size_t k = nl != nullptr ? static_cast<std::size_t>(nl - p) + 1 : n;
+    if (f.line.size() + k > cap) {
+      return -1;
+    }
+    f.line.append(p, k);
+    p += k;
+    n -= k;
+    if (nl == nullptr) {
+      return 0;
+    }
+    line = f.line;
+    return 1;
+  };
+  while (n > 0 || f.state == S::kDone) {
+    if (f.state == S::kDone) {
+      if (n > 0) {
+        f.keep_alive = false;  // bytes after the response: the connection is not reused
+      }
+      native_done.emplace_back(&t, CURLE_OK);
+      by_fd[static_cast<std::size_t>(t.fd)] = nullptr;
+      return false;
+    }
+    std::string_view line;
+    switch (f.state) {
+      case S::kHead: {
+        const int got = take_line(kHeaderCap - std::min(kHeaderCap, t.header_bytes), line);
+        if (got < 0) {
+          t.aborted = true;
+          t.resp->outcome = Outcome::kProtocol;
+          t.resp->reason = HeaderOverLimit(t.header_bytes + f.line.size() + n);
+          NativeFail(t, CURLE_WRITE_ERROR, t.resp->reason);
+          return false;
+        }
+        if (got == 0) {
+          break;
+        }
+        const bool ok = NativeHeadLine(t, line);
+        f.line.clear();
+        if (!ok) {
+          return false;
+        }
+        break;
+      }
+      case S::kLength: {
+        const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(f.remaining, n));
+        if (!deliver(p, k)) {
+          return false;
+        }
+        p += k;
+        n -= k;
+        f.remaining -= k;
+        if (f.remaining == 0) {
+          f.state = S::kDone;
+        }
+        break;
+      }
+      case S::kUntilClose:
+        if (!deliver(p, n)) {
+          return false;
+        }
+        n = 0;
+        break;
+      case S::kChunkSize: {
+        const int got = take_line(kChunkLineCap, line);
+        if (got == 0) {
+          break;
+        }
+        std::uint64_t size = 0;
+        const std::string_view digits =
+            got < 0 ? std::string_view() : TrimView(line.substr(0, line.find(';')));
+        const auto [end, ec] =
+            std::from_chars(digits.data(), digits.data() + digits.size(), size, 16);
+        if (got < 0 || digits.empty() || ec != std::errc() ||
+            end != digits.data() + digits.size()) {
+          NativeFail(t, CURLE_RECV_ERROR, "malformed chunk in a chunked response body");
+          return false;
+        }
+        f.line.clear();
+        f.remaining = size;
+        f.state = size == 0 ? S::kTrailer : S::kChunkData;
+        break;
+      }
+      case S::kChunkData: {
+        const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(f.remaining, n));
+        if (!deliver(p, k)) {
+          return false;
+        }
+        p += k;
+        n -= k;
+        f.remaining -= k;
+        if (f.remaining == 0) {
+          f.state = S::kChunkEnd;
+        }
+        break;
+      }
+      case S::kChunkEnd: {
+        const int got = take_line(kChunkLineCap, line);
+        if (got == 0) {
+          break;
+        }
+        if (got < 0 || TrimView(line) != "") {
+          NativeFail(t, CURLE_RECV_ERROR, "malformed chunk in a chunked response body");
+          return false;
+        }
+        f.line.clear();
+        f.state = S::kChunkSize;
+        break;
+      }
+      case S::kTrailer: {
+        const int got = take_line(kHeaderCap, line);
+        if (got == 0) {
+          break;
+        }
+        if (got < 0) {
+          NativeFail(t, CURLE_RECV_ERROR, "chunked response trailer over the limit");
+          return false;
+        }
+        const bool end = TrimView(line).empty();
+        f.line.clear();
+        if (end) {
+          f.state = S::kDone;
+        }
+        break;
+      }
+      case S::kDone:
+        break;
+    }
+  }
+  return true;
+}
+
+bool CurlLoop::NativeBody(Transfer& t, const char* p, std::size_t n) {
+  const auto write = [&](char* d, std::size_t k) {
+    if (k == 0 || OnWrite(d, 1, k, &t) == k) {
+      return true;
+    }
+    native_done.emplace_back(&t, CURLE_WRITE_ERROR);
+    by_fd[static_cast<std::size_t>(t.fd)] = nullptr;
+    return false;
+  };
+  if (!t.inflater) {
+    return write(const_cast<char*>(p), n);
+  }
+  Inflater& inf = *t.inflater;
+  if (inf.ended) {
+    return true;
+  }
+  char out[16 * 1024];
+  z_stream& z = inf.z;
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(p));
+  z.avail_in = static_cast<uInt>(n);
+  while (z.avail_in > 0) {
+    z.next_out = reinterpret_cast<Bytef*>(out);
+    z.avail_out = sizeof out;
+    const uLong before = z.total_in;
+    int rc = inflate(&z, Z_SYNC_FLUSH);
+    if (rc == Z_DATA_ERROR && !inf.raw_tried && before == 0) {
+      // "deflate" as raw deflate data (some servers send it so): start over without a wrapper.
+      inf.raw_tried = true;
+      inflateEnd(&z);
+      z = z_stream{};
+      if (inflateInit2(&z, -15) != Z_OK) {
+        NativeFail(t, CURLE_BAD_CONTENT_ENCODING, "cannot set up a deflate decoder");
+        return false;
+      }
+      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(p));
+      z.avail_in = static_cast<uInt>(n);
+      continue;
+    }
+    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+      NativeFail(t, CURLE_BAD_CONTENT_ENCODING,
+                 std::string("Error while processing content unencoding: ") +
+                     (z.msg != nullptr ? z.msg : "invalid compressed data"));
+      return false;
+    }
+    if (!write(out, sizeof out - z.avail_out)) {
+      return false;
+    }
+    if (rc == Z_STREAM_END) {
+      inf.ended = true;
+      return true;
+    }
+    if (rc == Z_BUF_ERROR && z.avail_out > 0) {
+      break;  // no progress possible: more input needed
+    }
+  }
+  return true;
+}
+
+void CurlLoop::NativeLost(Transfer& t, CURLcode rc, const std::string& msg) {
+  if (!t.fresh && !t.any_rx && !t.resent) {
+    // A kept connection the server had closed: the request never reached it.
+    t.resent = true;
+    const std::size_t slot = static_cast<std::size_t>(t.fd);
+    by_fd[slot] = nullptr;
+    fd_serial[slot] = 0;
+    close(t.fd);
+    t.fd = -1;
+    t.sent = 0;
+    t.frame = NativeFrame{};
+    t.inflater.reset();
+    t.header_bytes = 0;
+    t.addr_index = addr_pref;
+    OpenNative(t);
+    return;
+  }
+  NativeFail(t, rc, msg);
+}
+
+void CurlLoop::NativeFail(Transfer& t, CURLcode rc, const std::string& msg) {
+  const std::size_t n = std::min(msg.size(), sizeof t.errbuf - 1);
+  std::memcpy(t.errbuf, msg.data(), n);
+  t.errbuf[n] = '\0';
+  t.frame.keep_alive = false;
+  if (t.fd >= 0) {
+    by_fd[static_cast<std::size_t>(t.fd)] = nullptr;
+  }
+  native_done.emplace_back(&t, rc);
+}
+
+void CurlLoop::DetachNative(Transfer& t) {
+  if (t.fd < 0) {
+    return;
+  }
+  const std::size_t slot = static_cast<std::size_t>(t.fd);
+  by_fd[slot] = nullptr;
+  const bool keep = t.frame.state == NativeFrame::State::kDone && t.frame.keep_alive &&
+                    !t.aborted && t.sent == t.req_head.size() + t.req_body.size() &&
+                    !t.watching_out && idle_fds.size() < max_connects;
+  if (keep) {
+    idle_fds.push_back(t.fd);  // still watched for reading: the server's close removes it
+  } else {
+    fd_serial[slot] = 0;
+    close(t.fd);
+  }
+  t.fd = -1;
+  // A transfer ended before its queued completion was reaped (a time limit) is not reaped.
+  native_done.erase(std::remove_if(native_done.begin(), native_done.end(),
+                                   [&](const auto& d) { return d.first == &t; }),
+                    native_done.end());
+}
+
+}  // namespace sb::client
