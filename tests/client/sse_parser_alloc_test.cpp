@@ -1,6 +1,7 @@
 // SseParser::FeedEach, the client's per-token path: the same events as Feed, a stop on request,
 // and no heap allocation per event once the stream is warm (counted on this thread by a
-// replaced global operator new; the count is kept only while a test turns it on).
+// replaced global operator new; the count is kept only while a test turns it on). The same
+// count over a whole stream read by the client's native transport from a loopback server.
 #include <cstdlib>
 #include <new>
 #include <string>
@@ -8,7 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include "client/http_client.h"
 #include "client/sse_parser.h"
+#include "client/test_streams.h"
+#include "support/script_server.h"
 
 namespace {
 thread_local bool g_counting = false;
@@ -128,6 +132,59 @@ TEST(SseParserFeedEach, AWarmStreamAllocatesNothingPerEvent) {
   }
   g_counting = false;
   EXPECT_GE(g_allocations, 4);
+}
+
+// The whole per-token path of the native transport (epoll, recv, chunked framing, SSE parsing,
+// the event's record) on the thread that runs the batch: a stream of 3,000 tokens allocates no
+// more than one of 1,000 but for the growth of the response's event list (one doubling each).
+TEST(ClientAllocations, ANativeStreamAllocatesNothingPerToken) {
+  using sb::testing::Chunk;
+  using sb::testing::LastChunk;
+  using sb::testing::Script;
+  using sb::testing::ScriptRequest;
+  using sb::testing::ScriptServer;
+  using sb::testing::SseHead;
+  const auto stream_of = [](std::size_t tokens) {
+    Script s;
+    s.Send(SseHead());
+    std::string batch;
+    for (std::size_t i = 0; i < tokens; ++i) {
+      batch += Chunk(Ev(Delta("tok")));
+      if (batch.size() > 2000) {  // many reads, several events in some of them
+        s.Send(std::move(batch));
+        batch.clear();
+      }
+    }
+    batch += Chunk(Ev(Delta("", "stop"))) + Chunk(Done()) + LastChunk();
+    s.Send(std::move(batch));
+    return s;
+  };
+  const Script short_stream = stream_of(1000);
+  const Script long_stream = stream_of(3000);
+  ScriptServer server([&](const ScriptRequest& req) {
+    return IdOf(req) == 3 ? long_stream : short_stream;
+  });
+  ClientOptions o = Options(server);
+  o.transport = ClientOptions::Transport::kNative;
+  o.io_threads = 1;
+  Client client(o);
+  const auto count = [&](std::uint64_t id) {
+    ChatCall call = Call(id);
+    call.keep_text_bytes = 16;
+    const std::vector<ChatCall> calls = {call};
+    g_allocations = 0;
+    g_counting = true;
+    const auto out = client.RunChats(calls, RunHooks{}, {});
+    g_counting = false;
+    EXPECT_EQ(out[0].outcome, Outcome::kOk) << out[0].reason;
+    EXPECT_EQ(out[0].events.size(), id == 3 ? 3000u : 1000u);
+    return g_allocations;
+  };
+  count(1);  // warm: the kept connection, the loop's buffers
+  const long thousand = count(2);
+  const long three_thousand = count(3);
+  EXPECT_LE(three_thousand - thousand, 4) << thousand << " vs " << three_thousand;
+  EXPECT_GT(thousand, 0);  // the count works: a request allocates its record
 }
 
 }  // namespace
