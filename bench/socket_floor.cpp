@@ -12,7 +12,8 @@
 // io_uring_enter to wait, so a token costs a wake-up but no recv system call.
 //
 // With --burst it also prints, per pass, what a burst of N simultaneous requests costs in TTFT
-// with no HTTP library: the connections are opened first, the N requests are written in one
+// with no HTTP library: the connections are opened and warmed first (one GET /v1/models each,
+// answered, as servebench's preconnect does), the N requests are written in one
 // tight loop that starts at t0, and per request the client-added TTFT is (first token read − t0)
 // − the simulator's own TTFT (its "sim" object: request read → first token written), split into
 // the way there (t0 → the simulator has read the request) and the way back (first token
@@ -155,6 +156,33 @@ int Connect(int port) {
   return fd;
 }
 
+// One GET /v1/models over the connection, its answer read whole (blocking): afterwards the
+// simulator has accepted the connection and served a request on it, as servebench's preconnect
+// leaves it, so neither side's burst pays for the simulator's accept.
+void Warm(int fd) {
+  static const char kGet[] = "GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  if (send(fd, kGet, sizeof kGet - 1, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof kGet - 1)) {
+    std::perror("send");
+    std::exit(1);
+  }
+  std::string got;
+  char buf[4096];
+  std::size_t need = std::string::npos;
+  while (got.size() < need) {
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) {
+      std::fprintf(stderr, "socket_floor: the simulator closed a connection being warmed\n");
+      std::exit(1);
+    }
+    got.append(buf, static_cast<std::size_t>(n));
+    const std::size_t end = got.find("\r\n\r\n");
+    if (need == std::string::npos && end != std::string::npos) {
+      const std::size_t cl = got.find("Content-Length: ");
+      need = end + 4 + (cl != std::string::npos && cl < end ? std::stoul(got.substr(cl + 16)) : 0);
+    }
+  }
+}
+
 void ReadEpoll(int ep, std::vector<Stream>& ss);
 void ReadUring(std::vector<Stream>& ss);
 
@@ -186,18 +214,21 @@ PassResult Pass(int port, int streams, int tokens, bool uring) {
   for (int i = 0; i < streams; ++i) {
     ss[i].fd = Connect(port);
   }
+  for (int i = 0; i < streams; ++i) {
+    Warm(ss[i].fd);
+    if (!uring) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.u32 = static_cast<std::uint32_t>(i);
+      epoll_ctl(ep, EPOLL_CTL_ADD, ss[i].fd, &ev);
+    }
+  }
   const double cpu0 = CpuSeconds();
   const std::int64_t t0 = NowNs();
   for (int i = 0; i < streams; ++i) {
     if (send(ss[i].fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
       std::perror("send");
       std::exit(1);
-    }
-    if (!uring) {
-      epoll_event ev{};
-      ev.events = EPOLLIN;
-      ev.data.u32 = static_cast<std::uint32_t>(i);
-      epoll_ctl(ep, EPOLL_CTL_ADD, ss[i].fd, &ev);
     }
   }
   const std::int64_t sent = NowNs();

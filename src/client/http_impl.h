@@ -194,6 +194,7 @@ struct CurlLoop {
   std::vector<CURL*> idle_easies;  // reused easy handles (connections live in the multi cache)
   std::int64_t curl_deadline_ns = detail::kNever;  // from curl's timer callback
   std::int64_t armed_ns = detail::kNever;          // what timer_fd is armed to
+  std::int64_t launch_ns = 0;  // while Drive starts the calls due: when it found them due
   // No transfer's time limit falls before this (a lower bound: idle deadlines move later as
   // bytes arrive; the first byte may move a transfer's deadline earlier, see NoteFirstByte).
   std::int64_t next_check_ns = detail::kNever;
@@ -313,8 +314,10 @@ struct CurlLoop {
 
   void ConfigureEasy(Transfer& t, const std::string& url);
 
-  // Hands t to curl. send_ns is taken immediately before curl_multi_add_handle, so it includes
-  // connection setup on a fresh connection (as vLLM's bench does). false: could not be added.
+  // Hands t to curl, or to the native transport. send_ns is the moment the loop found it due
+  // (launch_ns: every call due at once shares it), so its send wait and TTFT include the loop's
+  // work for the calls started before it in the same turn, and connection setup on a fresh
+  // connection (as vLLM's bench does). false: could not be started.
   bool Launch(Transfer& t);
 
   void Deactivate(Transfer& t);

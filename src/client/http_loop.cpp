@@ -179,12 +179,17 @@ void CurlLoop::Drive(std::span<const std::pair<std::int64_t, std::size_t>> order
         unsent(order[next].second, kNotStartedReason);
       }
     }
+    // Every call due now is handed over at this moment: the time the loop then spends writing
+    // them one after another is the client's own queue, inside each one's send wait and TTFT
+    // (as vLLM's client times from before its request leaves), not before its send.
+    launch_ns = now;
     while (next < order.size() && order[next].first <= now && room()) {
       if (Transfer* t = start(order[next].second)) {
         next_check_ns = std::min(next_check_ns, t->NextDeadline());
       }
       ++next;
     }
+    launch_ns = 0;
     while (!retry_queue.empty() && retry_queue.front().first <= now) {
       std::pop_heap(retry_queue.begin(), retry_queue.end(), std::greater<>{});
       Transfer& t = *retry_queue.back().second;

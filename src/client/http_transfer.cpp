@@ -260,7 +260,7 @@ void CurlLoop::ConfigureEasy(Transfer& t, const std::string& url) {
 }
 
 bool CurlLoop::Launch(Transfer& t) {
-  t.send_ns = NowNs();
+  t.send_ns = launch_ns != 0 ? launch_ns : NowNs();
   t.last_rx_ns = t.send_ns;
   t.resp->send_ns = t.send_ns;
   t.resp->written_ns = 0;
