@@ -147,10 +147,17 @@ struct CurlLoop {
     int fd = -1;
     std::size_t addr_index = 0;   // which of the resolved addresses the connection tried
     const char* method = "GET";   // request line
-    std::string target;           // "/v1/chat/completions?..." (path and query)
+    std::string target;           // "/v1/models?..." (path and query); chat calls: chat_target
     std::string_view req_body;    // POST body (the ChatCall's, or post_body)
-    std::string req_head;         // request line and headers, built at launch
-    std::size_t sent = 0;         // bytes of req_head + req_body written
+    std::string req_head;         // request line and headers (not chat calls: see head)
+    // What is written: head (the loop's chat_head, or req_head), then for a POST the value of
+    // its Content-Length and the head's end (tail), then req_body.
+    std::string_view head;
+    char tail[32] = {};
+    std::size_t tail_len = 0;
+    std::size_t sent = 0;  // bytes of head + tail + req_body written
+
+    std::size_t RequestBytes() const { return head.size() + tail_len + req_body.size(); }
     std::int64_t connect_limit_ns = 0;  // 0 = none (curl applies its own for curl transfers)
     NativeFrame frame;
     std::unique_ptr<Inflater, InflaterFree> inflater;  // a gzip/deflate body's decoder
@@ -222,6 +229,7 @@ struct CurlLoop {
   int port = 80;
   std::string path_prefix;       // the root's path ("" or "/prefix")
   std::string chat_target;       // path_prefix + "/v1/chat/completions" + query
+  std::string chat_head;         // a chat call's request line and headers to "Content-Length: "
   std::string auth_line;         // "Authorization: Bearer ...\r\n" or ""
   std::vector<std::pair<sockaddr_storage, socklen_t>> addrs;
   std::size_t addr_pref = 0;     // the address that last connected
@@ -233,6 +241,8 @@ struct CurlLoop {
   std::vector<char> rx;          // one read buffer for every connection
 
   void SetUpNative();
+  // A request's line and headers (a POST's end at "Content-Length: ").
+  std::string RequestHead(std::string_view method, std::string_view target, bool post) const;
   void CloseNative();
   // Starts t over a kept connection or a new one; false (outcome set): it could not start.
   bool LaunchNative(Transfer& t);

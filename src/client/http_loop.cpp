@@ -296,8 +296,10 @@ void CurlLoop::RunShare(std::span<const ChatCall> calls, std::span<ChatResponse>
       batch_hooks.on_done(r);
     }
   };
-  // Keep enough idle connections for the next run to reuse them.
-  const std::size_t want = std::clamp<std::size_t>(order.size(), 64, 8192);
+  // Keep enough idle connections for the next run to reuse them (and for preconnect to open one
+  // per stream). libcurl's connection cache is searched one entry at a time, so it stays at
+  // 8,192; the native transport's kept connections cost nothing until used.
+  const std::size_t want = std::clamp<std::size_t>(order.size(), 64, native ? 65'536 : 8192);
   if (want > max_connects) {
     max_connects = want;
     curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, static_cast<long>(want));  // NOLINT
@@ -352,7 +354,6 @@ void CurlLoop::RunShare(std::span<const ChatCall> calls, std::span<ChatResponse>
     if (native) {
       t->native = true;
       t->method = "POST";
-      t->target = chat_target;
       t->req_body = call.body;
     } else {
       t->easy = AcquireEasy();

@@ -120,6 +120,22 @@ bool NativeTransportFor(const ClientOptions& options, std::string_view root) {
 
 }  // namespace detail
 
+std::string CurlLoop::RequestHead(std::string_view method, std::string_view target,
+                                  bool post) const {
+  std::string head;
+  head.append(method).append(" ").append(target).append(" HTTP/1.1\r\nHost: ");
+  head.append(host_header).append("\r\nUser-Agent: servebench/0.1\r\nAccept: */*\r\n");
+  // Compression as libcurl asks for it; a compressed body is decoded as it arrives.
+  head.append("Accept-Encoding: deflate, gzip\r\n");
+  head.append(auth_line);
+  if (post) {  // the value of Content-Length follows (Transfer::tail)
+    head.append("Content-Type: application/json\r\nContent-Length: ");
+  } else {
+    head.append("\r\n");
+  }
+  return head;
+}
+
 void CurlLoop::SetUpNative() {
   CURLU* url = curl_url();
   if (url == nullptr || curl_url_set(url, CURLUPART_URL, root.c_str(), 0) != CURLUE_OK) {
@@ -166,6 +182,7 @@ void CurlLoop::CloseNative() {
     }
   }
   std::fill(auth_line.begin(), auth_line.end(), '\0');
+  std::fill(chat_head.begin(), chat_head.end(), '\0');
 }
 
 int CurlLoop::ResponseCode(const Transfer& t) const {
@@ -215,31 +232,36 @@ bool CurlLoop::LaunchNative(Transfer& t) {
   t.fresh = false;
   t.connecting = false;
   t.connect_limit_ns = MsToNs(options.connect_timeout);
-  t.req_head.clear();
-  t.req_head.append(t.method).append(" ").append(t.target).append(" HTTP/1.1\r\nHost: ");
-  t.req_head.append(host_header).append("\r\nUser-Agent: servebench/0.1\r\nAccept: */*\r\n");
-  t.req_head.append("Accept-Encoding: deflate, gzip\r\n");
-  t.req_head.append(auth_line);
-  if (std::strcmp(t.method, "POST") == 0) {
-    t.req_head.append("Content-Type: application/json\r\nContent-Length: ");
-    t.req_head.append(std::to_string(t.req_body.size())).append("\r\n");
+  // The head of a chat call is the loop's, built once; only its Content-Length value is the
+  // call's own (tail): nothing is allocated or copied for a request's head.
+  const bool post = std::strcmp(t.method, "POST") == 0;
+  if (t.chat) {
+    if (chat_head.empty()) {
+      chat_head = RequestHead("POST", chat_target, true);
+    }
+    t.head = chat_head;
+  } else {
+    t.req_head = RequestHead(t.method, t.target, post);
+    t.head = t.req_head;
   }
-  t.req_head.append("\r\n");
+  t.tail_len = 0;
+  if (post) {
+    const auto [end, ec] = std::to_chars(t.tail, t.tail + sizeof t.tail - 4, t.req_body.size());
+    std::memcpy(end, "\r\n\r\n", 4);
+    t.tail_len = static_cast<std::size_t>(end + 4 - t.tail);
+  }
   t.active_pos = active.size();
   active.push_back(&t);
-  // A kept connection the server has closed (or written to unasked) is not used.
-  while (!idle_fds.empty()) {
+  // A kept connection. One the server has closed is dropped by the loop when it sees the close
+  // (kept connections stay watched); one closed since then fails the send or the first read
+  // with nothing received, and NativeLost sends the request again on a new connection.
+  if (!idle_fds.empty()) {
     const int fd = idle_fds.back();
     idle_fds.pop_back();
-    char byte = 0;
-    const ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n < 0 && errno == EAGAIN) {
-      t.fd = fd;
-      by_fd[static_cast<std::size_t>(fd)] = &t;
-      SendNative(t);
-      return true;
-    }
-    close(fd);
+    t.fd = fd;
+    by_fd[static_cast<std::size_t>(fd)] = &t;
+    SendNative(t);
+    return true;
   }
   t.addr_index = addr_pref;
   OpenNative(t);
@@ -306,21 +328,22 @@ void CurlLoop::NativeConnected(Transfer& t, int err) {
 }
 
 void CurlLoop::SendNative(Transfer& t) {
-  const std::size_t total = t.req_head.size() + t.req_body.size();
+  const std::size_t total = t.RequestBytes();
   if (t.sent == 0) {
     t.resp->written_ns = NowNs();
   }
   while (t.sent < total) {
-    iovec iov[2];
+    // The parts not yet written: head, tail, body.
+    iovec iov[3];
     int n_iov = 0;
-    if (t.sent < t.req_head.size()) {
-      iov[n_iov++] = {t.req_head.data() + t.sent, t.req_head.size() - t.sent};
-      if (!t.req_body.empty()) {
-        iov[n_iov++] = {const_cast<char*>(t.req_body.data()), t.req_body.size()};
+    std::size_t skip = t.sent;
+    for (std::string_view part : {t.head, std::string_view(t.tail, t.tail_len), t.req_body}) {
+      if (skip >= part.size()) {
+        skip -= part.size();
+        continue;
       }
-    } else {
-      const std::size_t off = t.sent - t.req_head.size();
-      iov[n_iov++] = {const_cast<char*>(t.req_body.data()) + off, t.req_body.size() - off};
+      iov[n_iov++] = {const_cast<char*>(part.data()) + skip, part.size() - skip};
+      skip = 0;
     }
     msghdr msg{};
     msg.msg_iov = iov;
@@ -378,7 +401,7 @@ void CurlLoop::OnNativeEvent(std::uint64_t data, std::uint32_t events) {
     NativeConnected(*t, err);
     return;
   }
-  if ((events & EPOLLOUT) != 0 && t->sent < t->req_head.size() + t->req_body.size()) {
+  if ((events & EPOLLOUT) != 0 && t->sent < t->RequestBytes()) {
     SendNative(*t);
     if (by_fd[slot] != t) {
       return;
@@ -750,7 +773,7 @@ void CurlLoop::DetachNative(Transfer& t) {
   const std::size_t slot = static_cast<std::size_t>(t.fd);
   by_fd[slot] = nullptr;
   const bool keep = t.frame.state == NativeFrame::State::kDone && t.frame.keep_alive &&
-                    !t.aborted && t.sent == t.req_head.size() + t.req_body.size() &&
+                    !t.aborted && t.sent == t.RequestBytes() &&
                     !t.watching_out && idle_fds.size() < max_connects;
   if (keep) {
     idle_fds.push_back(t.fd);  // still watched for reading: the server's close removes it
