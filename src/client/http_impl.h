@@ -223,7 +223,6 @@ struct CurlLoop {
 
   // ---- the native transport (http_native.cpp) ----
   bool native = false;           // this loop's transfers are native (NativeTransportFor)
-  bool resolved = false;         // addrs below filled (at the first launch)
   std::string host_header;       // "host:port" as the URL wrote it
   std::string host_name;         // for messages: "127.0.0.1"
   int port = 80;
@@ -231,7 +230,7 @@ struct CurlLoop {
   std::string chat_target;       // path_prefix + "/v1/chat/completions" + query
   std::string chat_head;         // a chat call's request line and headers to "Content-Length: "
   std::string auth_line;         // "Authorization: Bearer ...\r\n" or ""
-  std::vector<std::pair<sockaddr_storage, socklen_t>> addrs;
+  std::vector<std::pair<sockaddr_storage, socklen_t>> addrs;  // the host's, at the first launch
   std::size_t addr_pref = 0;     // the address that last connected
   std::vector<int> idle_fds;     // kept-alive connections, each watched for the server's close
   std::vector<Transfer*> by_fd;  // the transfer using a descriptor

@@ -202,8 +202,7 @@ void CurlLoop::WatchNative(int fd, std::uint32_t events, bool add) {
 }
 
 bool CurlLoop::LaunchNative(Transfer& t) {
-  if (!resolved) {
-    resolved = true;
+  if (addrs.empty()) {  // resolved at the first launch, again after a failure
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
