@@ -82,19 +82,29 @@ bool NativeTransportFor(const ClientOptions& options, std::string_view root);
 // The framing of one HTTP/1.1 response read by the native transport: the head line by line,
 // then a body delimited by Content-Length, chunked transfer coding, or the connection's close.
 struct NativeFrame {
-  enum class State { kHead, kLength, kUntilClose, kChunkSize, kChunkData, kChunkEnd, kTrailer, kDone };
+  enum class State {
+    kHead,
+    kLength,
+    kUntilClose,
+    kChunkSize,
+    kChunkData,
+    kChunkEnd,
+    kTrailer,
+    kDone
+  };
   State state = State::kHead;
   std::string line;             // a head, chunk-size or trailer line not yet complete
   std::uint64_t remaining = 0;  // of the Content-Length body, or of the current chunk
   std::int64_t content_length = -1;
   bool chunked = false;
-  bool keep_alive = true;   // the connection may carry the next request once this one is done
-  bool status_seen = false; // the current head's status line was read
-  int status = 0;           // the current head's status
+  bool keep_alive = true;    // the connection may carry the next request once this one is done
+  bool status_seen = false;  // the current head's status line was read
+  int status = 0;            // the current head's status
 };
 
 // zlib's stream for a compressed body (http_native.cpp), kept out of this header.
 struct Inflater;
+
 struct InflaterFree {
   void operator()(Inflater* z) const;
 };
@@ -138,18 +148,18 @@ struct CurlLoop {
     char errbuf[CURL_ERROR_SIZE] = {};
 
     // ---- the native transport (http_native.cpp) ----
-    bool native = false;       // this transfer's bytes go over our own socket, not curl's
-    bool fresh = false;        // this attempt opened its connection
-    bool connecting = false;   // connect() in progress
-    bool any_rx = false;       // a byte of the response arrived on this attempt
-    bool resent = false;       // a kept connection died unused: sent once more on a fresh one
-    bool watching_out = false; // its descriptor is watched for writing too
+    bool native = false;        // this transfer's bytes go over our own socket, not curl's
+    bool fresh = false;         // this attempt opened its connection
+    bool connecting = false;    // connect() in progress
+    bool any_rx = false;        // a byte of the response arrived on this attempt
+    bool resent = false;        // a kept connection died unused: sent once more on a fresh one
+    bool watching_out = false;  // its descriptor is watched for writing too
     int fd = -1;
-    std::size_t addr_index = 0;   // which of the resolved addresses the connection tried
-    const char* method = "GET";   // request line
-    std::string target;           // "/v1/models?..." (path and query); chat calls: chat_target
-    std::string_view req_body;    // POST body (the ChatCall's, or post_body)
-    std::string req_head;         // request line and headers (not chat calls: see head)
+    std::size_t addr_index = 0;  // which of the resolved addresses the connection tried
+    const char* method = "GET";  // request line
+    std::string target;          // "/v1/models?..." (path and query); chat calls: chat_target
+    std::string_view req_body;   // POST body (the ChatCall's, or post_body)
+    std::string req_head;        // request line and headers (not chat calls: see head)
     // What is written: head (the loop's chat_head, or req_head), then for a POST the value of
     // its Content-Length and the head's end (tail), then req_body.
     std::string_view head;
@@ -158,6 +168,7 @@ struct CurlLoop {
     std::size_t sent = 0;  // bytes of head + tail + req_body written
 
     std::size_t RequestBytes() const { return head.size() + tail_len + req_body.size(); }
+
     std::int64_t connect_limit_ns = 0;  // 0 = none (curl applies its own for curl transfers)
     NativeFrame frame;
     std::unique_ptr<Inflater, InflaterFree> inflater;  // a gzip/deflate body's decoder
@@ -222,22 +233,22 @@ struct CurlLoop {
   std::vector<std::unique_ptr<CurlLoop>> helpers;
 
   // ---- the native transport (http_native.cpp) ----
-  bool native = false;           // this loop's transfers are native (NativeTransportFor)
-  std::string host_header;       // "host:port" as the URL wrote it
-  std::string host_name;         // for messages: "127.0.0.1"
+  bool native = false;      // this loop's transfers are native (NativeTransportFor)
+  std::string host_header;  // "host:port" as the URL wrote it
+  std::string host_name;    // for messages: "127.0.0.1"
   int port = 80;
-  std::string path_prefix;       // the root's path ("" or "/prefix")
-  std::string chat_target;       // path_prefix + "/v1/chat/completions" + query
-  std::string chat_head;         // a chat call's request line and headers to "Content-Length: "
-  std::string auth_line;         // "Authorization: Bearer ...\r\n" or ""
+  std::string path_prefix;  // the root's path ("" or "/prefix")
+  std::string chat_target;  // path_prefix + "/v1/chat/completions" + query
+  std::string chat_head;    // a chat call's request line and headers to "Content-Length: "
+  std::string auth_line;    // "Authorization: Bearer ...\r\n" or ""
   std::vector<std::pair<sockaddr_storage, socklen_t>> addrs;  // the host's, at the first launch
-  std::size_t addr_pref = 0;     // the address that last connected
+  std::size_t addr_pref = 0;                                  // the address that last connected
   std::vector<int> idle_fds;     // kept-alive connections, each watched for the server's close
   std::vector<Transfer*> by_fd;  // the transfer using a descriptor
   std::vector<std::uint32_t> fd_serial;  // tells a descriptor's events from a reused number's
   std::uint32_t next_serial = 1;
   std::vector<std::pair<Transfer*, CURLcode>> native_done;  // ended, for Reap
-  std::vector<char> rx;          // one read buffer for every connection
+  std::vector<char> rx;                                     // one read buffer for every connection
 
   void SetUpNative();
   // A request's line and headers (a POST's end at "Content-Length: ").
@@ -258,6 +269,10 @@ struct CurlLoop {
   // Parses bytes of t's response; false when the transfer ended (queued in native_done).
   bool FeedNative(Transfer& t, const char* p, std::size_t n);
   bool NativeHeadLine(Transfer& t, std::string_view line);
+  // The line of a chunk's size or end, or of the trailer; false: t ended (malformed).
+  bool NativeChunkLine(Transfer& t, std::string_view line);
+  // A line over its cap (head, chunk size, trailer): t ends with the reason; returns false.
+  bool NativeLineOverCap(Transfer& t, std::size_t pending);
   // Hands body bytes to OnWrite, decoded when the body is compressed; false: t ended.
   bool NativeBody(Transfer& t, const char* p, std::size_t n);
   // The connection died before any byte of the answer: on a kept connection, send again once

@@ -108,8 +108,8 @@ std::int64_t CurlLoop::ExpireLimits(std::int64_t now, Finished& finished) {
     std::string reason;
     if (connect <= fb_idle && connect <= total) {  // a native connection (curl keeps its own)
       const std::string ms = std::to_string(t.connect_limit_ns / kNanosPerMs);
-      reason = "no connection within " + ms + " ms: Connection timed out after " + ms +
-               " milliseconds";
+      reason =
+          "no connection within " + ms + " ms: Connection timed out after " + ms + " milliseconds";
     } else if (fb_idle <= total) {
       reason = t.first_byte_ns == 0
                    ? "no first byte within " + std::to_string(t.first_byte_limit_ns / kNanosPerMs) +

@@ -1,8 +1,9 @@
 // The native transport of the client loop (http_impl.h): HTTP/1.1 over our own non-blocking
 // sockets, driven by the same epoll loop, Transfer, callbacks and time limits as libcurl's
-// transfers. A request leaves with one sendmsg on a kept connection (no per-transfer set-up),
-// and a token costs one epoll_wait and one recv (libcurl 7.88 adds a poll after every read).
-// The response is framed here (status line, headers, Content-Length, chunked or until close)
+// transfers. This file: connections, sending, reading; the response's framing and decoding is
+// http_native_frame.cpp. A request leaves with one sendmsg on a kept connection (no per-transfer
+// set-up), and a token costs one epoll_wait and one recv (libcurl 7.88 adds a poll after every
+// read). The response is framed here (status line, headers, Content-Length, chunked or until close)
 // and its bytes go through CurlLoop::OnHeader and OnWrite exactly as libcurl hands them over,
 // so SSE parsing, records and errors do not depend on the transport.
 #include <algorithm>
@@ -23,7 +24,6 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "client/http_impl.h"
 
@@ -35,7 +35,6 @@ namespace {
 
 constexpr std::uint64_t kNativeTag = std::uint64_t{1} << 63;
 constexpr std::size_t kReadBuffer = 64 * 1024;
-constexpr std::size_t kChunkLineCap = 1024;  // a chunk-size line (with extensions)
 
 bool EnvSet(const char* name) {
   const char* v = std::getenv(name);
@@ -46,58 +45,7 @@ std::uint64_t EventData(int fd, std::uint32_t serial) {
   return kNativeTag | (std::uint64_t{serial} << 32) | static_cast<std::uint32_t>(fd);
 }
 
-// "HTTP/1.1 200 OK": the status, or 0 when the line is not a status line.
-int ParseStatusLine(std::string_view line, bool& http10) {
-  if (!StartsWithNoCase(line, "http/1.") || line.size() < 12 || line[8] != ' ') {
-    return 0;
-  }
-  http10 = line[7] == '0';
-  int status = 0;
-  const auto [end, ec] = std::from_chars(line.data() + 9, line.data() + 12, status);
-  if (ec != std::errc() || end != line.data() + 12 || status < 100 || status > 999) {
-    return 0;
-  }
-  if (line.size() > 12 && line[12] != ' ' && line[12] != '\r' && line[12] != '\n') {
-    return 0;
-  }
-  return status;
-}
-
-bool HeaderIs(std::string_view line, std::string_view name, std::string_view& value) {
-  if (line.size() <= name.size() || line[name.size()] != ':' || !StartsWithNoCase(line, name)) {
-    return false;
-  }
-  value = TrimView(line.substr(name.size() + 1));
-  return true;
-}
-
-bool ContainsToken(std::string_view value, std::string_view token) {
-  while (!value.empty()) {
-    const std::size_t comma = value.find(',');
-    const std::string_view item = TrimView(value.substr(0, comma));
-    if (item.size() == token.size() && StartsWithNoCase(item, token)) {
-      return true;
-    }
-    if (comma == std::string_view::npos) {
-      break;
-    }
-    value.remove_prefix(comma + 1);
-  }
-  return false;
-}
-
 }  // namespace
-
-struct Inflater {
-  z_stream z{};
-  bool raw_tried = false;  // "deflate" sent without its zlib wrapper: tried as raw deflate
-  bool ended = false;      // the compressed stream is complete: what follows is ignored
-};
-
-void InflaterFree::operator()(Inflater* i) const {
-  inflateEnd(&i->z);
-  delete i;
-}
 
 namespace detail {
 
@@ -460,280 +408,6 @@ void CurlLoop::ReadNative(Transfer& t) {
   }
 }
 
-bool CurlLoop::NativeHeadLine(Transfer& t, std::string_view line) {
-  NativeFrame& f = t.frame;
-  if (!f.status_seen) {
-    bool http10 = false;
-    f.status = ParseStatusLine(line, http10);
-    if (f.status == 0) {
-      NativeFail(t, CURLE_WEIRD_SERVER_REPLY, "malformed HTTP status line");
-      return false;
-    }
-    f.status_seen = true;
-    f.keep_alive = !http10;
-    f.content_length = -1;
-    f.chunked = false;
-  } else if (line != "\r\n" && line != "\n") {
-    std::string_view value;
-    if (HeaderIs(line, "content-length", value)) {
-      std::uint64_t len = 0;
-      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), len);
-      if (ec != std::errc() || end != value.data() + value.size() ||
-          len > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-        NativeFail(t, CURLE_WEIRD_SERVER_REPLY, "malformed Content-Length");
-        return false;
-      }
-      f.content_length = static_cast<std::int64_t>(len);
-    } else if (HeaderIs(line, "content-encoding", value)) {
-      // What the request asked for (Accept-Encoding: deflate, gzip) is decoded as it arrives,
-      // as libcurl does; anything else is handed over as sent.
-      t.inflater.reset();
-      if (ContainsToken(value, "gzip") || ContainsToken(value, "x-gzip") ||
-          ContainsToken(value, "deflate")) {
-        auto* inf = new Inflater;
-        if (inflateInit2(&inf->z, 15 + 32) != Z_OK) {  // zlib or gzip wrapper, detected
-          delete inf;
-          NativeFail(t, CURLE_OUT_OF_MEMORY, "cannot set up a gzip decoder");
-          return false;
-        }
-        t.inflater.reset(inf);
-      }
-    } else if (HeaderIs(line, "transfer-encoding", value)) {
-      f.chunked = ContainsToken(value, "chunked");
-    } else if (HeaderIs(line, "connection", value)) {
-      if (ContainsToken(value, "close")) {
-        f.keep_alive = false;
-      } else if (ContainsToken(value, "keep-alive")) {
-        f.keep_alive = true;
-      }
-    }
-  }
-  // The line through libcurl's header callback: first byte, head cap, the headers kept.
-  if (OnHeader(const_cast<char*>(line.data()), 1, line.size(), &t) != line.size()) {
-    native_done.emplace_back(&t, CURLE_WRITE_ERROR);
-    by_fd[static_cast<std::size_t>(t.fd)] = nullptr;
-    return false;
-  }
-  if (line != "\r\n" && line != "\n") {
-    return true;
-  }
-  using S = NativeFrame::State;
-  if (f.status < 200) {  // an interim response (100 Continue ...): the real one follows
-    f.status_seen = false;
-    t.inflater.reset();
-    return true;
-  }
-  t.status = f.status;
-  if (f.status == 204 || f.status == 304) {
-    f.state = S::kDone;
-  } else if (f.chunked) {
-    f.state = S::kChunkSize;
-  } else if (f.content_length >= 0) {
-    f.remaining = static_cast<std::uint64_t>(f.content_length);
-    f.state = f.remaining == 0 ? S::kDone : S::kLength;
-  } else {
-    f.state = S::kUntilClose;
-    f.keep_alive = false;
-  }
-  return true;
-}
-
-bool CurlLoop::FeedNative(Transfer& t, const char* p, std::size_t n) {
-  using S = NativeFrame::State;
-  NativeFrame& f = t.frame;
-  const auto deliver = [&](const char* d, std::size_t k) { return NativeBody(t, d, k); };
-  // A line of the head, a chunk size or a trailer: false when the transfer ended.
-  const auto take_line = [&](std::size_t cap, std::string_view& line) -> int {
-    const char* nl = static_cast<const char*>(std::memchr(p, '\n', n));
-    const std::size_t k = nl != nullptr ? static_cast<std::size_t>(nl - p) + 1 : n;
-    if (f.line.size() + k > cap) {
-      return -1;
-    }
-    f.line.append(p, k);
-    p += k;
-    n -= k;
-    if (nl == nullptr) {
-      return 0;
-    }
-    line = f.line;
-    return 1;
-  };
-  while (n > 0 || f.state == S::kDone) {
-    if (f.state == S::kDone) {
-      if (n > 0) {
-        f.keep_alive = false;  // bytes after the response: the connection is not reused
-      }
-      native_done.emplace_back(&t, CURLE_OK);
-      by_fd[static_cast<std::size_t>(t.fd)] = nullptr;
-      return false;
-    }
-    std::string_view line;
-    switch (f.state) {
-      case S::kHead: {
-        const int got = take_line(kHeaderCap - std::min(kHeaderCap, t.header_bytes), line);
-        if (got < 0) {
-          t.aborted = true;
-          t.resp->outcome = Outcome::kProtocol;
-          t.resp->reason = HeaderOverLimit(t.header_bytes + f.line.size() + n);
-          NativeFail(t, CURLE_WRITE_ERROR, t.resp->reason);
-          return false;
-        }
-        if (got == 0) {
-          break;
-        }
-        const bool ok = NativeHeadLine(t, line);
-        f.line.clear();
-        if (!ok) {
-          return false;
-        }
-        break;
-      }
-      case S::kLength: {
-        const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(f.remaining, n));
-        if (!deliver(p, k)) {
-          return false;
-        }
-        p += k;
-        n -= k;
-        f.remaining -= k;
-        if (f.remaining == 0) {
-          f.state = S::kDone;
-        }
-        break;
-      }
-      case S::kUntilClose:
-        if (!deliver(p, n)) {
-          return false;
-        }
-        n = 0;
-        break;
-      case S::kChunkSize: {
-        const int got = take_line(kChunkLineCap, line);
-        if (got == 0) {
-          break;
-        }
-        std::uint64_t size = 0;
-        const std::string_view digits =
-            got < 0 ? std::string_view() : TrimView(line.substr(0, line.find(';')));
-        const auto [end, ec] =
-            std::from_chars(digits.data(), digits.data() + digits.size(), size, 16);
-        if (got < 0 || digits.empty() || ec != std::errc() ||
-            end != digits.data() + digits.size()) {
-          NativeFail(t, CURLE_RECV_ERROR, "malformed chunk in a chunked response body");
-          return false;
-        }
-        f.line.clear();
-        f.remaining = size;
-        f.state = size == 0 ? S::kTrailer : S::kChunkData;
-        break;
-      }
-      case S::kChunkData: {
-        const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(f.remaining, n));
-        if (!deliver(p, k)) {
-          return false;
-        }
-        p += k;
-        n -= k;
-        f.remaining -= k;
-        if (f.remaining == 0) {
-          f.state = S::kChunkEnd;
-        }
-        break;
-      }
-      case S::kChunkEnd: {
-        const int got = take_line(kChunkLineCap, line);
-        if (got == 0) {
-          break;
-        }
-        if (got < 0 || TrimView(line) != "") {
-          NativeFail(t, CURLE_RECV_ERROR, "malformed chunk in a chunked response body");
-          return false;
-        }
-        f.line.clear();
-        f.state = S::kChunkSize;
-        break;
-      }
-      case S::kTrailer: {
-        const int got = take_line(kHeaderCap, line);
-        if (got == 0) {
-          break;
-        }
-        if (got < 0) {
-          NativeFail(t, CURLE_RECV_ERROR, "chunked response trailer over the limit");
-          return false;
-        }
-        const bool end = TrimView(line).empty();
-        f.line.clear();
-        if (end) {
-          f.state = S::kDone;
-        }
-        break;
-      }
-      case S::kDone:
-        break;
-    }
-  }
-  return true;
-}
-
-bool CurlLoop::NativeBody(Transfer& t, const char* p, std::size_t n) {
-  const auto write = [&](char* d, std::size_t k) {
-    if (k == 0 || OnWrite(d, 1, k, &t) == k) {
-      return true;
-    }
-    native_done.emplace_back(&t, CURLE_WRITE_ERROR);
-    by_fd[static_cast<std::size_t>(t.fd)] = nullptr;
-    return false;
-  };
-  if (!t.inflater) {
-    return write(const_cast<char*>(p), n);
-  }
-  Inflater& inf = *t.inflater;
-  if (inf.ended) {
-    return true;
-  }
-  char out[16 * 1024];
-  z_stream& z = inf.z;
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(p));
-  z.avail_in = static_cast<uInt>(n);
-  while (z.avail_in > 0) {
-    z.next_out = reinterpret_cast<Bytef*>(out);
-    z.avail_out = sizeof out;
-    const uLong before = z.total_in;
-    int rc = inflate(&z, Z_SYNC_FLUSH);
-    if (rc == Z_DATA_ERROR && !inf.raw_tried && before == 0) {
-      // "deflate" as raw deflate data (some servers send it so): start over without a wrapper.
-      inf.raw_tried = true;
-      inflateEnd(&z);
-      z = z_stream{};
-      if (inflateInit2(&z, -15) != Z_OK) {
-        NativeFail(t, CURLE_BAD_CONTENT_ENCODING, "cannot set up a deflate decoder");
-        return false;
-      }
-      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(p));
-      z.avail_in = static_cast<uInt>(n);
-      continue;
-    }
-    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
-      NativeFail(t, CURLE_BAD_CONTENT_ENCODING,
-                 std::string("Error while processing content unencoding: ") +
-                     (z.msg != nullptr ? z.msg : "invalid compressed data"));
-      return false;
-    }
-    if (!write(out, sizeof out - z.avail_out)) {
-      return false;
-    }
-    if (rc == Z_STREAM_END) {
-      inf.ended = true;
-      return true;
-    }
-    if (rc == Z_BUF_ERROR && z.avail_out > 0) {
-      break;  // no progress possible: more input needed
-    }
-  }
-  return true;
-}
-
 void CurlLoop::NativeLost(Transfer& t, CURLcode rc, const std::string& msg) {
   if (!t.fresh && !t.any_rx && !t.resent) {
     // A kept connection the server had closed: the request never reached it.
@@ -772,8 +446,8 @@ void CurlLoop::DetachNative(Transfer& t) {
   const std::size_t slot = static_cast<std::size_t>(t.fd);
   by_fd[slot] = nullptr;
   const bool keep = t.frame.state == NativeFrame::State::kDone && t.frame.keep_alive &&
-                    !t.aborted && t.sent == t.RequestBytes() &&
-                    !t.watching_out && idle_fds.size() < max_connects;
+                    !t.aborted && t.sent == t.RequestBytes() && !t.watching_out &&
+                    idle_fds.size() < max_connects;
   if (keep) {
     idle_fds.push_back(t.fd);  // still watched for reading: the server's close removes it
   } else {

@@ -73,15 +73,16 @@ TEST(NativeTransport, ChunkedStreamSplitAtAwkwardPlaces) {
   // One chunk with an extension, one plain, then a trailer.
   char ext[64];
   std::snprintf(ext, sizeof ext, "%zx;name=value\r\n", half);
-  wire += ext + body.substr(0, half) + "\r\n" + Chunk(body.substr(half)) + "0\r\nX-Trailer: 1\r\n\r\n";
+  wire +=
+      ext + body.substr(0, half) + "\r\n" + Chunk(body.substr(half)) + "0\r\nX-Trailer: 1\r\n\r\n";
   const std::vector<std::size_t> cuts = {
-      5,                                   // "HTTP/"
-      wire.find("\r\n") + 1,               // between \r and \n of the status line
-      wire.find("\r\n\r\n") + 3,           // inside the head's end
-      wire.find(";name") + 2,              // inside the chunk extension
+      5,                          // "HTTP/"
+      wire.find("\r\n") + 1,      // between \r and \n of the status line
+      wire.find("\r\n\r\n") + 3,  // inside the head's end
+      wire.find(";name") + 2,     // inside the chunk extension
       wire.find("\r\n", wire.find(";name")) + 1,
       wire.find("data:", wire.find(";name")) + 3,
-      wire.find("X-Trailer") + 4,          // inside the trailer
+      wire.find("X-Trailer") + 4,  // inside the trailer
   };
   ScriptServer server([&](const ScriptRequest&) { return CutScript(wire, cuts); });
   const ChatResponse native = RunOne(server, Transport::kNative);
