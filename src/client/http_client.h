@@ -95,13 +95,14 @@ struct ClientOptions {
   // cannot be made, fewer run.
   int io_threads = 0;
 
-  // What carries the bytes of a plain http:// endpoint. kNative: servebench's own HTTP/1.1 over
-  // non-blocking sockets in the same event loop (a request leaves with one sendmsg, a token
-  // costs one epoll_wait and one recv; docs/performance.md "The send path"); kCurl: libcurl.
-  // https://, a user:password in the URL, and a proxy variable (http_proxy, all_proxy) always
-  // use libcurl. kAuto: the environment variable SERVEBENCH_HTTP_TRANSPORT (native or curl)
-  // if set, else kNative. The two differ on the wire only in that native asks for no
-  // compression (no Accept-Encoding); records, time limits, retries and errors are the same.
+  // What carries the requests. kNative: servebench's own HTTP/1.1 over non-blocking sockets in
+  // the same event loop, TLS through OpenSSL for https:// (a request leaves with one sendmsg, a
+  // token costs one epoll_wait and one recv; docs/performance.md "The send path"); kCurl:
+  // libcurl. A user:password in the URL and a proxy variable for the scheme (http_proxy,
+  // https_proxy, all_proxy) always use libcurl. kAuto: the environment variable
+  // SERVEBENCH_HTTP_TRANSPORT (native or curl) if set, else kNative. Both ask for gzip and
+  // deflate and decode them as they arrive; records, time limits, retries and errors are the
+  // same.
   enum class Transport { kAuto, kCurl, kNative };
   Transport transport = Transport::kAuto;
 };

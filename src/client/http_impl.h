@@ -31,6 +31,9 @@
 #include "client/stream_guard.h"
 #include "core/clock.h"
 
+struct ssl_st;      // OpenSSL's SSL (http_native_tls.cpp), kept out of this header
+struct ssl_ctx_st;  // and its SSL_CTX
+
 namespace sb::client {
 
 namespace detail {
@@ -74,7 +77,8 @@ std::int64_t ParseRetryAfterNs(std::string_view value);
 std::string NormalizeRoot(std::string_view endpoint, std::string& query);
 
 // Whether a loop for these options runs its transfers natively (ClientOptions::transport):
-// plain http://, no user:password in the URL, no proxy variable set (libcurl honours those).
+// http:// or https://, no user:password in the URL, no proxy variable for the scheme set
+// (libcurl honours those).
 bool NativeTransportFor(const ClientOptions& options, std::string_view root);
 
 }  // namespace detail
@@ -107,6 +111,10 @@ struct Inflater;
 
 struct InflaterFree {
   void operator()(Inflater* z) const;
+};
+
+struct SslCtxFree {
+  void operator()(ssl_ctx_st* ctx) const;
 };
 
 struct CurlLoop {
@@ -154,6 +162,7 @@ struct CurlLoop {
     bool any_rx = false;        // a byte of the response arrived on this attempt
     bool resent = false;        // a kept connection died unused: sent once more on a fresh one
     bool watching_out = false;  // its descriptor is watched for writing too
+    bool handshaking = false;   // https: the TLS handshake is under way
     int fd = -1;
     std::size_t addr_index = 0;  // which of the resolved addresses the connection tried
     const char* method = "GET";  // request line
@@ -234,6 +243,9 @@ struct CurlLoop {
 
   // ---- the native transport (http_native.cpp) ----
   bool native = false;      // this loop's transfers are native (NativeTransportFor)
+  bool tls = false;         // https://: every connection speaks TLS (http_native_tls.cpp)
+  std::unique_ptr<ssl_ctx_st, SslCtxFree> ssl_ctx;  // made at the first connection
+  std::vector<ssl_st*> ssl_by_fd;                   // a connection's TLS state, by descriptor
   std::string host_header;  // "host:port" as the URL wrote it
   std::string host_name;    // for messages: "127.0.0.1"
   int port = 80;
@@ -280,6 +292,16 @@ struct CurlLoop {
   void NativeLost(Transfer& t, CURLcode rc, const std::string& msg);
   void NativeFail(Transfer& t, CURLcode rc, const std::string& msg);
   int ResponseCode(const Transfer& t) const;
+  // The server closed t's connection: the body's end, or an early close (by the frame's state).
+  void NativeEof(Transfer& t);
+  // Closes a connection (its TLS state too).
+  void CloseConn(int fd);
+  // ---- TLS (http_native_tls.cpp) ----
+  bool TlsContext(Transfer& t);  // false: t failed (the CA file, OpenSSL)
+  void StartTls(Transfer& t);    // on a connected socket: the handshake, then the request
+  void ContinueTls(Transfer& t);
+  void SendTls(Transfer& t);
+  void ReadTls(Transfer& t);
 
   explicit CurlLoop(ClientOptions opts);
   ~CurlLoop();

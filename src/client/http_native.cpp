@@ -56,14 +56,18 @@ bool NativeTransportFor(const ClientOptions& options, std::string_view root) {
     const std::string_view v = env != nullptr ? env : "";
     t = v == "curl" ? ClientOptions::Transport::kCurl : ClientOptions::Transport::kNative;
   }
-  if (t != ClientOptions::Transport::kNative || !StartsWithNoCase(root, "http://")) {
+  const bool https = StartsWithNoCase(root, "https://");
+  if (t != ClientOptions::Transport::kNative || (!https && !StartsWithNoCase(root, "http://"))) {
     return false;
   }
-  const std::string_view authority = root.substr(7, root.find('/', 7) - 7);
+  const std::size_t start = https ? 8 : 7;
+  const std::string_view authority = root.substr(start, root.find('/', start) - start);
   if (authority.find('@') != std::string_view::npos) {
     return false;  // user:password: libcurl sends the Basic credentials
   }
-  return !EnvSet("http_proxy") && !EnvSet("all_proxy") && !EnvSet("ALL_PROXY");
+  // The proxy variables libcurl honours for this scheme.
+  const bool proxy = https ? EnvSet("https_proxy") || EnvSet("HTTPS_PROXY") : EnvSet("http_proxy");
+  return !proxy && !EnvSet("all_proxy") && !EnvSet("ALL_PROXY");
 }
 
 }  // namespace detail
@@ -107,6 +111,7 @@ void CurlLoop::SetUpNative() {
     const std::size_t start = root.find("://") + 3;
     host_header = root.substr(start, root.find('/', start) - start);
     native = port > 0 && port < 65536;
+    tls = StartsWithNoCase(root, "https://");
   }
   curl_free(host);
   curl_free(port_text);
@@ -120,12 +125,12 @@ void CurlLoop::SetUpNative() {
 
 void CurlLoop::CloseNative() {
   for (int fd : idle_fds) {
-    close(fd);
+    CloseConn(fd);
   }
   idle_fds.clear();
   for (Transfer* t : active) {
     if (t->native && t->fd >= 0) {
-      close(t->fd);
+      CloseConn(t->fd);
       t->fd = -1;
     }
   }
@@ -230,6 +235,7 @@ bool CurlLoop::OpenNative(Transfer& t) {
   if (slot >= by_fd.size()) {
     by_fd.resize(slot + 1024, nullptr);
     fd_serial.resize(slot + 1024, 0);
+    ssl_by_fd.resize(slot + 1024, nullptr);
   }
   fd_serial[slot] = next_serial++;
   by_fd[slot] = &t;
@@ -237,7 +243,11 @@ bool CurlLoop::OpenNative(Transfer& t) {
   t.fresh = true;
   if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), len) == 0) {
     WatchNative(fd, EPOLLIN, true);
-    SendNative(t);
+    if (tls) {
+      StartTls(t);
+    } else {
+      SendNative(t);
+    }
     return true;
   }
   if (errno != EINPROGRESS) {
@@ -256,14 +266,17 @@ void CurlLoop::NativeConnected(Transfer& t, int err) {
   t.connecting = false;
   if (err == 0) {
     addr_pref = t.addr_index;
-    SendNative(t);
+    if (tls) {
+      StartTls(t);
+    } else {
+      SendNative(t);
+    }
     return;
   }
   if (err == ECONNREFUSED && t.addr_index + 1 < addrs.size()) {
     const std::size_t slot = static_cast<std::size_t>(t.fd);
     by_fd[slot] = nullptr;
-    fd_serial[slot] = 0;
-    close(t.fd);
+    CloseConn(t.fd);
     t.fd = -1;
     ++t.addr_index;  // the next address of the name ("localhost": ::1, then 127.0.0.1)
     OpenNative(t);
@@ -278,6 +291,10 @@ void CurlLoop::SendNative(Transfer& t) {
   const std::size_t total = t.RequestBytes();
   if (t.sent == 0) {
     t.resp->written_ns = NowNs();
+  }
+  if (tls) {
+    SendTls(t);
+    return;
   }
   while (t.sent < total) {
     // The parts not yet written: head, tail, body.
@@ -330,8 +347,7 @@ void CurlLoop::OnNativeEvent(std::uint64_t data, std::uint32_t events) {
   if (t == nullptr) {  // a kept connection: the server closed it (or wrote unasked)
     if (const auto it = std::find(idle_fds.begin(), idle_fds.end(), fd); it != idle_fds.end()) {
       idle_fds.erase(it);
-      fd_serial[slot] = 0;
-      close(fd);
+      CloseConn(fd);
     }
     return;
   }
@@ -348,6 +364,10 @@ void CurlLoop::OnNativeEvent(std::uint64_t data, std::uint32_t events) {
     NativeConnected(*t, err);
     return;
   }
+  if (t->handshaking) {
+    ContinueTls(*t);
+    return;
+  }
   if ((events & EPOLLOUT) != 0 && t->sent < t->RequestBytes()) {
     SendNative(*t);
     if (by_fd[slot] != t) {
@@ -360,6 +380,10 @@ void CurlLoop::OnNativeEvent(std::uint64_t data, std::uint32_t events) {
 }
 
 void CurlLoop::ReadNative(Transfer& t) {
+  if (tls) {
+    ReadTls(t);
+    return;
+  }
   while (true) {
     const ssize_t n = recv(t.fd, rx.data(), rx.size(), 0);
     if (n > 0) {
@@ -382,29 +406,33 @@ void CurlLoop::ReadNative(Transfer& t) {
       NativeLost(t, CURLE_RECV_ERROR, std::string("Recv failure: ") + std::strerror(errno));
       return;
     }
-    // The server closed the connection.
-    using S = NativeFrame::State;
-    switch (t.frame.state) {
-      case S::kUntilClose:
-        t.frame.state = S::kDone;
-        t.frame.keep_alive = false;
-        native_done.emplace_back(&t, CURLE_OK);
-        by_fd[static_cast<std::size_t>(t.fd)] = nullptr;
-        return;
-      case S::kHead:
-        if (t.header_bytes == 0 && t.frame.line.empty()) {
-          NativeLost(t, CURLE_GOT_NOTHING, "Empty reply from server");
-        } else {
-          NativeFail(t, CURLE_RECV_ERROR, "connection closed in the middle of the response header");
-        }
-        return;
-      default:
-        NativeFail(t, CURLE_PARTIAL_FILE,
-                   t.frame.chunked ? "transfer closed with outstanding read data remaining"
-                                   : "transfer closed with " + std::to_string(t.frame.remaining) +
-                                         " bytes remaining to read");
-        return;
-    }
+    NativeEof(t);
+    return;
+  }
+}
+
+void CurlLoop::NativeEof(Transfer& t) {
+  using S = NativeFrame::State;
+  switch (t.frame.state) {
+    case S::kUntilClose:
+      t.frame.state = S::kDone;
+      t.frame.keep_alive = false;
+      native_done.emplace_back(&t, CURLE_OK);
+      by_fd[static_cast<std::size_t>(t.fd)] = nullptr;
+      return;
+    case S::kHead:
+      if (t.header_bytes == 0 && t.frame.line.empty()) {
+        NativeLost(t, CURLE_GOT_NOTHING, "Empty reply from server");
+      } else {
+        NativeFail(t, CURLE_RECV_ERROR, "connection closed in the middle of the response header");
+      }
+      return;
+    default:
+      NativeFail(t, CURLE_PARTIAL_FILE,
+                 t.frame.chunked ? "transfer closed with outstanding read data remaining"
+                                 : "transfer closed with " + std::to_string(t.frame.remaining) +
+                                       " bytes remaining to read");
+      return;
   }
 }
 
@@ -414,8 +442,7 @@ void CurlLoop::NativeLost(Transfer& t, CURLcode rc, const std::string& msg) {
     t.resent = true;
     const std::size_t slot = static_cast<std::size_t>(t.fd);
     by_fd[slot] = nullptr;
-    fd_serial[slot] = 0;
-    close(t.fd);
+    CloseConn(t.fd);
     t.fd = -1;
     t.sent = 0;
     t.frame = NativeFrame{};
@@ -451,8 +478,7 @@ void CurlLoop::DetachNative(Transfer& t) {
   if (keep) {
     idle_fds.push_back(t.fd);  // still watched for reading: the server's close removes it
   } else {
-    fd_serial[slot] = 0;
-    close(t.fd);
+    CloseConn(t.fd);
   }
   t.fd = -1;
   // A transfer ended before its queued completion was reaped (a time limit) is not reaped.

@@ -94,6 +94,24 @@ TEST_F(Https, UntrustedCertificateFailsWithAClearReason) {
   EXPECT_EQ(w[0].reason.rfind("TLS certificate not trusted: ", 0), 0u) << w[0].reason;
 }
 
+// The same stream over servebench's own TLS and over libcurl's: the same record.
+TEST_F(Https, BothTransportsGiveTheSameAnswer) {
+  for (const auto transport : {ClientOptions::Transport::kNative, ClientOptions::Transport::kCurl}) {
+    ClientOptions o = Opts();
+    o.ca_cert = ca_path_.string();
+    o.transport = transport;
+    Client client(o);
+    EXPECT_EQ(client.transport(),
+              transport == ClientOptions::Transport::kNative ? "native" : "libcurl");
+    const auto out = RunCalls(client, {Call(1)});
+    EXPECT_EQ(out[0].outcome, Outcome::kOk) << out[0].reason;
+    EXPECT_EQ(out[0].answer, "secure");
+    EXPECT_EQ(out[0].events.size(), 1u);
+    EXPECT_TRUE(out[0].new_connection);
+  }
+  EXPECT_EQ(server_->served(), 2);
+}
+
 TEST_F(Https, InsecureSkipsVerification) {
   ClientOptions o = Opts();
   o.insecure = true;

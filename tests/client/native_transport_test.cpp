@@ -229,8 +229,14 @@ TEST(NativeTransport, WhichEndpointsItServes) {
   o.transport = Transport::kNative;
   EXPECT_TRUE(detail::NativeTransportFor(o, "http://127.0.0.1:8000"));
   EXPECT_TRUE(detail::NativeTransportFor(o, "http://[::1]:8000/prefix"));
-  EXPECT_FALSE(detail::NativeTransportFor(o, "https://127.0.0.1:8000"));  // TLS: libcurl
+  EXPECT_TRUE(detail::NativeTransportFor(o, "https://127.0.0.1:8000"));  // TLS through OpenSSL
   EXPECT_FALSE(detail::NativeTransportFor(o, "http://user:pw@127.0.0.1:8000"));
+  EXPECT_FALSE(detail::NativeTransportFor(o, "https://user:pw@h:8000"));
+  // A proxy for the scheme: libcurl, which honours it.
+  ::setenv("https_proxy", "http://proxy:3128", 1);
+  EXPECT_FALSE(detail::NativeTransportFor(o, "https://127.0.0.1:8000"));
+  EXPECT_TRUE(detail::NativeTransportFor(o, "http://127.0.0.1:8000"));
+  ::unsetenv("https_proxy");
   o.transport = Transport::kCurl;
   EXPECT_FALSE(detail::NativeTransportFor(o, "http://127.0.0.1:8000"));
 }
