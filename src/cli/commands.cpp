@@ -114,9 +114,9 @@ void AddTargetOptions(CLI::App* cmd, run::TargetOptions& t) {
   cmd->add_option("--ca-cert", t.ca_cert, "HTTPS: trust this CA certificate (PEM file)");
   cmd->add_flag("--insecure,-k", t.insecure, "HTTPS: do not check the server's certificate");
   cmd->add_option("--http-transport", t.http_transport,
-                  "What sends the requests to an http:// server: native (servebench's own "
-                  "HTTP/1.1), curl (libcurl), or auto: $SERVEBENCH_HTTP_TRANSPORT if set, else "
-                  "native. https://, a user:password in the URL and proxies always use libcurl "
+                  "What sends the requests: native (servebench's own HTTP/1.1, https through "
+                  "OpenSSL), curl (libcurl), or auto: $SERVEBENCH_HTTP_TRANSPORT if set, else "
+                  "native. A user:password in the URL and proxies always use libcurl "
                   "(docs/performance.md)")
       ->check(CLI::IsMember({"auto", "native", "curl"}))
       ->capture_default_str();

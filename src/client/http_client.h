@@ -200,6 +200,7 @@ class Wire {
   virtual Result<HttpResponse> Get(std::string_view path, std::chrono::milliseconds timeout) = 0;
   virtual Result<HttpResponse> Post(std::string_view path, std::string_view json_body,
                                     std::chrono::milliseconds timeout) = 0;
+
   // What carries the requests: "native" or "libcurl" (ClientOptions::transport), else the
   // wire's own name.
   virtual std::string_view transport() const { return "scripted"; }

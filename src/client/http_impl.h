@@ -242,12 +242,12 @@ struct CurlLoop {
   std::vector<std::unique_ptr<CurlLoop>> helpers;
 
   // ---- the native transport (http_native.cpp) ----
-  bool native = false;      // this loop's transfers are native (NativeTransportFor)
-  bool tls = false;         // https://: every connection speaks TLS (http_native_tls.cpp)
+  bool native = false;  // this loop's transfers are native (NativeTransportFor)
+  bool tls = false;     // https://: every connection speaks TLS (http_native_tls.cpp)
   std::unique_ptr<ssl_ctx_st, SslCtxFree> ssl_ctx;  // made at the first connection
   std::vector<ssl_st*> ssl_by_fd;                   // a connection's TLS state, by descriptor
-  std::string host_header;  // "host:port" as the URL wrote it
-  std::string host_name;    // for messages: "127.0.0.1"
+  std::string host_header;                          // "host:port" as the URL wrote it
+  std::string host_name;                            // for messages: "127.0.0.1"
   int port = 80;
   std::string path_prefix;  // the root's path ("" or "/prefix")
   std::string chat_target;  // path_prefix + "/v1/chat/completions" + query

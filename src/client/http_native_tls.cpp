@@ -62,10 +62,9 @@ bool CurlLoop::TlsContext(Transfer& t) {
   SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
   SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   if (!options.insecure) {
-    const bool loaded =
-        options.ca_cert.empty()
-            ? SSL_CTX_set_default_verify_paths(ctx) == 1
-            : SSL_CTX_load_verify_locations(ctx, options.ca_cert.c_str(), nullptr) == 1;
+    const bool loaded = options.ca_cert.empty() ? SSL_CTX_set_default_verify_paths(ctx) == 1
+                                                : SSL_CTX_load_verify_locations(
+                                                      ctx, options.ca_cert.c_str(), nullptr) == 1;
     if (!loaded) {
       const std::string why = TakeSslError();
       SSL_CTX_free(ctx);
@@ -157,8 +156,8 @@ void CurlLoop::SendTls(Transfer& t) {
       skip -= p.size();
     }
     ERR_clear_error();
-    const int n = SSL_write(ssl, part.data(), static_cast<int>(std::min<std::size_t>(
-                                                  part.size(), 1u << 30)));
+    const int n =
+        SSL_write(ssl, part.data(), static_cast<int>(std::min<std::size_t>(part.size(), 1u << 30)));
     if (n > 0) {
       t.sent += static_cast<std::size_t>(n);
       continue;

@@ -96,7 +96,8 @@ TEST_F(Https, UntrustedCertificateFailsWithAClearReason) {
 
 // The same stream over servebench's own TLS and over libcurl's: the same record.
 TEST_F(Https, BothTransportsGiveTheSameAnswer) {
-  for (const auto transport : {ClientOptions::Transport::kNative, ClientOptions::Transport::kCurl}) {
+  for (const auto transport :
+       {ClientOptions::Transport::kNative, ClientOptions::Transport::kCurl}) {
     ClientOptions o = Opts();
     o.ca_cert = ca_path_.string();
     o.transport = transport;
