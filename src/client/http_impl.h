@@ -193,9 +193,11 @@ struct CurlLoop {
       return total_limit_ns > 0 ? send_ns + total_limit_ns : detail::kNever;
     }
 
-    // A native connection still being opened gets the connect limit (curl keeps its own).
+    // A native connection still being opened (TLS handshake included, as libcurl counts it)
+    // gets the connect limit (curl keeps its own).
     std::int64_t ConnectDeadline() const {
-      return connecting && connect_limit_ns > 0 ? send_ns + connect_limit_ns : detail::kNever;
+      return (connecting || handshaking) && connect_limit_ns > 0 ? send_ns + connect_limit_ns
+                                                                 : detail::kNever;
     }
 
     std::int64_t NextDeadline() const {

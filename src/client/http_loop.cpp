@@ -180,8 +180,8 @@ void CurlLoop::Drive(std::span<const std::pair<std::int64_t, std::size_t>> order
       }
     }
     // Every call due now is handed over at this moment: the time the loop then spends writing
-    // them one after another is the client's own queue, inside each one's send wait and TTFT
-    // (as vLLM's client times from before its request leaves), not before its send.
+    // them one after another is the client's own queue, inside each one's send wait and TTFT,
+    // not before its send (docs/metrics.md "send").
     launch_ns = now;
     while (next < order.size() && order[next].first <= now && room()) {
       if (Transfer* t = start(order[next].second)) {

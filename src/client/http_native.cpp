@@ -183,6 +183,8 @@ bool CurlLoop::LaunchNative(Transfer& t) {
   t.any_rx = false;
   t.fresh = false;
   t.connecting = false;
+  t.handshaking = false;
+  t.watching_out = false;
   t.connect_limit_ns = MsToNs(options.connect_timeout);
   // The head of a chat call is the loop's, built once; only its Content-Length value is the
   // call's own (tail): nothing is allocated or copied for a request's head.
@@ -278,6 +280,7 @@ void CurlLoop::NativeConnected(Transfer& t, int err) {
     by_fd[slot] = nullptr;
     CloseConn(t.fd);
     t.fd = -1;
+    t.watching_out = false;
     ++t.addr_index;  // the next address of the name ("localhost": ::1, then 127.0.0.1)
     OpenNative(t);
     return;
@@ -444,6 +447,8 @@ void CurlLoop::NativeLost(Transfer& t, CURLcode rc, const std::string& msg) {
     by_fd[slot] = nullptr;
     CloseConn(t.fd);
     t.fd = -1;
+    t.handshaking = false;
+    t.watching_out = false;
     t.sent = 0;
     t.frame = NativeFrame{};
     t.inflater.reset();
