@@ -224,6 +224,23 @@ TEST(NativeTransport, ConnectionRefusedNamesTheAddress) {
   EXPECT_NE(out[0].reason.find("Connection refused"), std::string::npos) << out[0].reason;
 }
 
+// A server that accepts and then says nothing (no TLS handshake): the connect limit ends the
+// request, as libcurl's does, with the same reason.
+TEST(NativeTransport, AStalledTlsHandshakeEndsAtTheConnectLimit) {
+  ScriptServer server([](const ScriptRequest&) { return Script(); });  // never sees a request
+  for (Transport t : {Transport::kNative, Transport::kCurl}) {
+    ClientOptions o;
+    o.endpoint = "https://127.0.0.1:" + std::to_string(server.port());
+    o.transport = t;
+    o.connect_timeout = std::chrono::milliseconds(200);
+    o.insecure = true;
+    Client client(o);
+    const auto out = RunCalls(client, {Call(1)});
+    EXPECT_EQ(out[0].outcome, Outcome::kTimeout) << out[0].reason;
+    EXPECT_EQ(out[0].reason.rfind("no connection within 200 ms: ", 0), 0u) << out[0].reason;
+  }
+}
+
 TEST(NativeTransport, WhichEndpointsItServes) {
   ClientOptions o;
   o.transport = Transport::kNative;
