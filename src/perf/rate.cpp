@@ -467,7 +467,7 @@ json PointJson(const PointStats& st, const RateOptions& ro, const std::string& p
 }  // namespace
 
 std::vector<client::ChatCall> Session::RateCalls(const ProfileOptions& options, std::size_t n) {
-  // Every body is built before the clock starts: the send path only hands bytes to libcurl.
+  // Every body is built before the clock starts: the send path only hands bytes to the wire.
   dataset_next_ = 0;  // every rate point sends the same dataset requests
   std::vector<client::ChatCall> calls(n);
   std::vector<client::ChatParams> params(n);
