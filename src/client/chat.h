@@ -117,9 +117,10 @@ struct ChatResponse {
   // so no retry wait counts in latency; first_send_ns is the first attempt's.
   std::int64_t send_ns = 0;
   std::int64_t first_send_ns = 0;  // send of the first attempt (== send_ns without retries)
-  // When the request was about to be written to its connection (curl's pre-request point: after
-  // connecting, before the first byte goes out); 0 = not reached or unknown. written_ns - send_ns
-  // is the time spent connecting or waiting in the client before the request left.
+  // When the request was about to be written to its connection (after connecting and any TLS
+  // handshake, before the first byte goes out: the native transport's first write, libcurl's
+  // pre-request point); 0 = not reached or unknown. written_ns - send_ns is the time spent
+  // connecting or waiting in the client before the request left.
   std::int64_t written_ns = 0;
   std::int64_t first_byte_ns = 0;  // first response byte
   std::int64_t done_ns = 0;        // transfer finished (or failed)
