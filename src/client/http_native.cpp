@@ -377,7 +377,9 @@ void CurlLoop::OnNativeEvent(std::uint64_t data, std::uint32_t events) {
       return;
     }
   }
-  if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) != 0) {
+  // TLS may need to write while reading (a key update): then writability resumes the read.
+  const bool tls_read_wants_out = tls && (events & EPOLLOUT) != 0 && t->sent >= t->RequestBytes();
+  if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) != 0 || tls_read_wants_out) {
     ReadNative(*t);
   }
 }

@@ -183,6 +183,10 @@ void CurlLoop::SendTls(Transfer& t) {
 
 void CurlLoop::ReadTls(Transfer& t) {
   SSL* ssl = ssl_by_fd[static_cast<std::size_t>(t.fd)];
+  if (t.watching_out && t.sent >= t.RequestBytes()) {  // the write a read waited for is done
+    t.watching_out = false;
+    WatchNative(t.fd, EPOLLIN, false);
+  }
   while (true) {
     ERR_clear_error();
     const int n = SSL_read(ssl, rx.data(), static_cast<int>(rx.size()));
