@@ -11,6 +11,7 @@
 // time limits and retries; only the bytes on the wire are written and framed by our own code.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -178,6 +179,11 @@ struct CurlLoop {
 
     std::size_t RequestBytes() const { return head.size() + tail_len + req_body.size(); }
 
+    // What is written, in order: head, tail, body.
+    std::array<std::string_view, 3> RequestParts() const {
+      return {head, std::string_view(tail, tail_len), req_body};
+    }
+
     std::int64_t connect_limit_ns = 0;  // 0 = none (curl applies its own for curl transfers)
     NativeFrame frame;
     std::unique_ptr<Inflater, InflaterFree> inflater;  // a gzip/deflate body's decoder
@@ -262,6 +268,7 @@ struct CurlLoop {
   std::vector<std::uint32_t> fd_serial;  // tells a descriptor's events from a reused number's
   std::uint32_t next_serial = 1;
   std::vector<std::pair<Transfer*, CURLcode>> native_done;  // ended, for Reap
+  std::vector<std::pair<Transfer*, CURLcode>> reaping;      // Reap's batch of them
   std::vector<char> rx;                                     // one read buffer for every connection
 
   void SetUpNative();

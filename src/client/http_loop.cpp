@@ -48,17 +48,17 @@ void CurlLoop::SocketAction(curl_socket_t s, int ev_mask) {
 
 template <typename Finished>
 void CurlLoop::Reap(Finished& finished) {
-  // Native transfers that ended (http_native.cpp). Taken out first: completing one may end
-  // another's queued entry (DetachNative).
-  while (!native_done.empty()) {
-    const auto [t, rc] = native_done.front();
-    native_done.erase(native_done.begin());
+  // Native transfers that ended (http_native.cpp), taken out as a batch (completing one only
+  // removes its own entry, which is already out; the two vectors keep their capacity).
+  reaping.swap(native_done);
+  for (const auto& [t, rc] : reaping) {
     Complete(*t, rc);
     if (ScheduleRetry(*t, rc)) {
       continue;
     }
     finished(*t);
   }
+  reaping.clear();
   if (native) {
     return;
   }

@@ -304,7 +304,7 @@ void CurlLoop::SendNative(Transfer& t) {
     iovec iov[3];
     int n_iov = 0;
     std::size_t skip = t.sent;
-    for (std::string_view part : {t.head, std::string_view(t.tail, t.tail_len), t.req_body}) {
+    for (std::string_view part : t.RequestParts()) {
       if (skip >= part.size()) {
         skip -= part.size();
         continue;

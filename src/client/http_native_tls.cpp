@@ -148,7 +148,7 @@ void CurlLoop::SendTls(Transfer& t) {
     // The first part not yet written: head, tail or body (a record each at most).
     std::size_t skip = t.sent;
     std::string_view part;
-    for (std::string_view p : {t.head, std::string_view(t.tail, t.tail_len), t.req_body}) {
+    for (std::string_view p : t.RequestParts()) {
       if (skip < p.size()) {
         part = p.substr(skip);
         break;
