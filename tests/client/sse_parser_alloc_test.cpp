@@ -2,11 +2,13 @@
 // and no heap allocation per event once the stream is warm (counted on this thread by a
 // replaced global operator new; the count is kept only while a test turns it on). The same
 // count over a whole stream read by the client's native transport from a loopback server.
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "client/http_client.h"
@@ -201,10 +203,19 @@ TEST(ClientAllocations, ANativeStreamAllocatesNothingPerToken) {
     return g_allocations;
   };
   count(1);  // warm: the kept connection, the loop's buffers
-  const long thousand = count(2);
-  const long three_thousand = count(3);
-  EXPECT_LE(three_thousand - thousand, 4) << thousand << " vs " << three_thousand;
-  EXPECT_GT(thousand, 0);  // the count works: a request allocates its record
+  // Three pairs, the closest one judged: a pair in which the kept connection had to be made
+  // again (the server closed it while the machine was busy) counts that connection's
+  // allocations too, which are per request, not per token (seen once in a full ctest run).
+  long best = 0;
+  std::string seen;
+  for (int pair = 0; pair < 3; ++pair) {
+    const long thousand = count(2);
+    const long three_thousand = count(3);
+    EXPECT_GT(thousand, 0);  // the count works: a request allocates its record
+    best = pair == 0 ? three_thousand - thousand : std::min(best, three_thousand - thousand);
+    seen += fmt::format(" {} vs {};", thousand, three_thousand);
+  }
+  EXPECT_LE(best, 4) << seen;
 }
 
 }  // namespace
