@@ -1,39 +1,43 @@
 #include "core/profile_table.h"
 
-#include <array>
+#include <charconv>
+#include <cmath>
+#include <optional>
+
+#include <fmt/format.h>
 
 namespace sb {
 
 namespace {
 
-// clang-format off
-constexpr std::array<ProfileSpec, 8> kProfiles = {{
-    {ProfileId::kDecode, "decode", "decode", "runs", "", "",
-     true, true, "single-stream decode speed, TTFT excluded (median of --runs)", ""},
-    {ProfileId::kConcurrency, "concurrency", "concurrency", "levels", "concurrency", "streams",
-     true, true, "throughput at each of --levels parallel streams (closed loop)", "--levels,--dataset,--dataset-format,--dataset-order,--skip-bad-lines,--shared-prefix"},
-    {ProfileId::kMaxTokens, "max-tokens", "max_tokens", "lengths", "max_tokens", "tokens",
-     true, true, "decode speed at each output length of --lengths", "--lengths,--length-runs"},
-    {ProfileId::kTtft, "ttft", "ttft", "prompts", "name", "prompt",
-     true, true, "time to first token for a short and a long prompt", ""},
-    {ProfileId::kContext, "context", "context", "rows", "size", "tokens",
-     true, true, "prefill and decode at each prompt size of --sizes",
-     "--sizes,--depth,--context-cached"},
-    {ProfileId::kRate, "rate", "rate", "rates", "rate_rps", "req/s",
-     false, false, "open-loop load at each of --rates, goodput against --slo, --search-rate",
-     "--rates,--arrival,--burstiness,--rate-tokens,--slo,--slo-fraction,--search-rate,"
-     "--search-steps,--max-concurrency,--dataset,--dataset-format,--dataset-order,"
-     "--skip-bad-lines,--shared-prefix"},
-    {ProfileId::kReplay, "replay", "replay", "classes", "class", "class",
-     false, false, "a request trace (Mooncake, BurstGPT, Azure, JSONL) replayed on its own clock",
-     "--trace,--trace-format,--time-scale,--block-tokens"},
-    {ProfileId::kSessions, "sessions", "sessions", "turns", "turn", "turn",
-     false, false, "multi-turn conversations and tool-calling agent loops with think time",
-     "--sessions,--turns,--turn-input-tokens,--system-prompt-tokens,--think-ms,"
-     "--session-concurrency,--session-rate,--max-sessions,--max-tool-rounds,"
-     "--tool-result-tokens,--keep-reasoning"},
-}};
-// clang-format on
+// The items of a comma-separated list ("1000,4000"; spaces around an item are dropped).
+std::vector<std::string_view> Items(std::string_view text) {
+  std::vector<std::string_view> out;
+  while (true) {
+    const auto comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') {
+      item.remove_prefix(1);
+    }
+    while (!item.empty() && item.back() == ' ') {
+      item.remove_suffix(1);
+    }
+    out.push_back(item);
+    if (comma == std::string_view::npos) {
+      return out;
+    }
+    text.remove_prefix(comma + 1);
+  }
+}
+
+std::optional<double> ParseNumber(std::string_view item) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+  if (ec != std::errc() || end != item.data() + item.size() || !std::isfinite(v)) {
+    return std::nullopt;
+  }
+  return v;
+}
 
 }  // namespace
 
@@ -72,6 +76,83 @@ std::string ProfileNameList(bool suites_only) {
     }
     out += out.empty() ? "" : ", ";
     out += p.name;
+  }
+  return out;
+}
+
+bool ProfileReads(const ProfileSpec& p, std::string_view flag) {
+  if (!p.flags.empty()) {
+    for (std::string_view f : Items(p.flags)) {
+      if (f == flag) {
+        return true;
+      }
+    }
+  }
+  for (const OptionSpec& o : p.options) {
+    if (o.flag == flag) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::pair<const ProfileSpec*, const OptionSpec*> FindOption(std::string_view flag) {
+  for (const ProfileSpec& p : kProfiles) {
+    for (const OptionSpec& o : p.options) {
+      if (o.flag == flag) {
+        return {&p, &o};
+      }
+    }
+  }
+  return {nullptr, nullptr};
+}
+
+std::string CheckOption(const OptionSpec& o, std::string_view value) {
+  const std::vector<std::string_view> items = Items(value);
+  if (o.kind == OptionSpec::kNumber && items.size() != 1) {
+    return fmt::format("{} takes one number, got '{}'", o.flag, value);
+  }
+  for (std::string_view item : items) {
+    const std::optional<double> v = ParseNumber(item);
+    const bool whole = v && std::floor(*v) == *v;
+    if (!v || *v < o.min || *v > o.max || (o.integer && !whole)) {
+      const bool one = o.kind == OptionSpec::kNumber;
+      return fmt::format(
+          "{} must be {} in [{}, {}], got '{}'", o.flag,
+          o.integer ? (one ? "a whole number" : "whole numbers") : (one ? "a number" : "numbers"),
+          o.min, o.max, item);
+    }
+  }
+  return "";
+}
+
+void ProfileArgs::Set(std::string_view flag, std::string value) {
+  given_.insert_or_assign(std::string(flag), std::move(value));
+}
+
+std::string_view ProfileArgs::Text(std::string_view flag) const {
+  if (const auto it = given_.find(flag); it != given_.end()) {
+    return it->second;
+  }
+  const OptionSpec* o = FindOption(flag).second;
+  return o != nullptr ? o->default_value : std::string_view();
+}
+
+double ProfileArgs::Number(std::string_view flag) const {
+  const std::vector<double> v = Numbers(flag);
+  return v.empty() ? 0 : v.front();
+}
+
+std::vector<double> ProfileArgs::Numbers(std::string_view flag) const {
+  const std::string_view text = Text(flag);
+  std::vector<double> out;
+  if (text.empty()) {
+    return out;
+  }
+  for (std::string_view item : Items(text)) {
+    if (const auto v = ParseNumber(item)) {
+      out.push_back(*v);
+    }
   }
   return out;
 }

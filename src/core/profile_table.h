@@ -6,9 +6,13 @@
 // error wherever one is given. How to add a profile: docs/architecture.md.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace sb {
 
@@ -20,7 +24,33 @@ enum class ProfileId {
   kContext,
   kRate,
   kReplay,
-  kSessions
+  kSessions,
+};
+
+// One metric of a profile's rows, for the writers that render any profile from its rows alone
+// (report.md's and report.html's generic sections, compare's rows): the row's field holds a
+// statistics object ({"median", "p99", "n", ...}; the median is shown) or a plain number.
+struct MetricSpec {
+  std::string_view field;  // "warm_ttft_ms"
+  std::string_view label;  // "TTFT warm": a column header, a series' name
+  std::string_view unit;   // "ms", "tok/s", "x" (a ratio), "tokens", "%" (a fraction 0..1)
+  int better = 0;          // +1: higher is better, -1: lower is, 0: neither (no verdict)
+};
+
+// A flag only one profile reads, declared here and registered by the CLI for every command
+// that runs profiles: its value arrives in ProfileOptions::args (ProfileArgs below), so a new
+// profile's flags need no code in src/cli. Older profiles' flags are registered by hand
+// (ProfileSpec::flags lists them).
+struct OptionSpec {
+  enum Kind { kNumber, kNumbers };  // one number, or a comma-separated list of them
+
+  std::string_view flag;  // "--prefix-hits"
+  Kind kind = kNumber;
+  std::string_view default_value;  // as the user would type it: "3", "1000,4000"
+  double min = 0;                  // every value must lie in [min, max] ...
+  double max = 1e9;
+  bool integer = true;  // ... and be a whole number when set
+  std::string_view help;
 };
 
 struct ProfileSpec {
@@ -43,9 +73,50 @@ struct ProfileSpec {
   bool in_suites;
   // One line for --help and completion.
   std::string_view summary;
-  // The options only this profile reads (a comma-separated list, "" for none).
+  // The hand-registered options only this profile reads (a comma-separated list, "" for none).
   std::string_view flags;
+  // The options only this profile reads, registered from here (OptionSpec).
+  std::span<const OptionSpec> options = {};
+  // Its rows' metrics. A profile with metrics and no writer of its own is drawn from them by
+  // report.md, report.html and compare (docs/architecture.md "The profile table").
+  std::span<const MetricSpec> metrics = {};
+  // The heading of its sections in the reports ("Prefix cache"); "" for a profile whose writers
+  // are its own.
+  std::string_view title = {};
 };
+
+// ---- The table --------------------------------------------------------------------------------
+// Every profile, in the order `run` runs them. Adding one: an id above, an entry here, its
+// runner in src/perf (docs/architecture.md "How to add ...").
+
+// clang-format off
+inline constexpr ProfileSpec kProfiles[] = {
+    {ProfileId::kDecode, "decode", "decode", "runs", "", "",
+     true, true, "single-stream decode speed, TTFT excluded (median of --runs)", ""},
+    {ProfileId::kConcurrency, "concurrency", "concurrency", "levels", "concurrency", "streams",
+     true, true, "throughput at each of --levels parallel streams (closed loop)", "--levels,--dataset,--dataset-format,--dataset-order,--skip-bad-lines,--shared-prefix"},
+    {ProfileId::kMaxTokens, "max-tokens", "max_tokens", "lengths", "max_tokens", "tokens",
+     true, true, "decode speed at each output length of --lengths", "--lengths,--length-runs"},
+    {ProfileId::kTtft, "ttft", "ttft", "prompts", "name", "prompt",
+     true, true, "time to first token for a short and a long prompt", ""},
+    {ProfileId::kContext, "context", "context", "rows", "size", "tokens",
+     true, true, "prefill and decode at each prompt size of --sizes",
+     "--sizes,--depth,--context-cached"},
+    {ProfileId::kRate, "rate", "rate", "rates", "rate_rps", "req/s",
+     false, false, "open-loop load at each of --rates, goodput against --slo, --search-rate",
+     "--rates,--arrival,--burstiness,--rate-tokens,--slo,--slo-fraction,--search-rate,"
+     "--search-steps,--max-concurrency,--dataset,--dataset-format,--dataset-order,"
+     "--skip-bad-lines,--shared-prefix"},
+    {ProfileId::kReplay, "replay", "replay", "classes", "class", "class",
+     false, false, "a request trace (Mooncake, BurstGPT, Azure, JSONL) replayed on its own clock",
+     "--trace,--trace-format,--time-scale,--block-tokens"},
+    {ProfileId::kSessions, "sessions", "sessions", "turns", "turn", "turn",
+     false, false, "multi-turn conversations and tool-calling agent loops with think time",
+     "--sessions,--turns,--turn-input-tokens,--system-prompt-tokens,--think-ms,"
+     "--session-concurrency,--session-rate,--max-sessions,--max-tool-rounds,"
+     "--tool-result-tokens,--keep-reasoning"},
+};
+// clang-format on
 
 // Every profile, in the order `run` runs them.
 std::span<const ProfileSpec> Profiles();
@@ -63,5 +134,36 @@ std::string ProfileDisplayName(std::string_view name);
 
 // "decode, concurrency, max-tokens, ttft, context, rate" (for messages and --help).
 std::string ProfileNameList(bool suites_only = false);
+
+// True when `flag` ("--levels") is one only profile p reads: in its flags or its options.
+bool ProfileReads(const ProfileSpec& p, std::string_view flag);
+
+// The table's option called `flag` and its profile; {nullptr, nullptr} when there is none.
+std::pair<const ProfileSpec*, const OptionSpec*> FindOption(std::string_view flag);
+
+// "" when `value` is a valid value of option o, else why not ("--prefix-hits must be a whole
+// number in [1, 1000], got 0").
+std::string CheckOption(const OptionSpec& o, std::string_view value);
+
+// The values of the table's options (OptionSpec) as the user gave them, by flag. A flag not
+// given reads as its default. Values are checked when given (CheckOption), so the readers
+// below see valid text; a flag the table does not know reads as nothing (0, empty).
+class ProfileArgs {
+ public:
+  void Set(std::string_view flag, std::string value);
+
+  // The values given, by flag (results.json records them).
+  const std::map<std::string, std::string, std::less<>>& given() const { return given_; }
+
+  // The one number of a kNumber option.
+  double Number(std::string_view flag) const;
+  // The numbers of a kNumbers option, in the order given.
+  std::vector<double> Numbers(std::string_view flag) const;
+
+ private:
+  std::string_view Text(std::string_view flag) const;
+
+  std::map<std::string, std::string, std::less<>> given_;
+};
 
 }  // namespace sb

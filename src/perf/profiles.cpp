@@ -50,6 +50,22 @@ void Session::Warn(const std::string& text) {
   }
 }
 
+int Session::TemplateOverhead() {
+  // "x" is one token on every tokenizer seen.
+  const std::optional<int> one = CountPromptTokens("x");
+  return one ? std::max(0, *one - 1) : -1;
+}
+
+std::string Session::UniqueTag() {
+  return fmt::format("{:x}-{}", session_nonce_, ++nonce_);
+}
+
+void Session::Progress(const std::string& line) const {
+  if (on_progress_) {
+    on_progress_(line);
+  }
+}
+
 client::ChatParams Session::Params(const ProfileOptions& options, const std::string& prompt,
                                    int max_tokens, bool force) {
   client::ChatParams p;

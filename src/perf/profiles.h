@@ -136,6 +136,9 @@ struct ProfileOptions {
   // (then at most level_requests, default 20 × N). Both 0 = one request per stream.
   int level_requests = 0;
   double level_duration_s = 0;
+  // The values of the options the profile table declares (core/profile_table.h OptionSpec),
+  // as given; a flag not given reads as the table's default.
+  ProfileArgs args;
   // A batch is flagged client-bound when the client's event delay p99 (an event waiting in the
   // client between being read and being processed) exceeds this (rate: --late-ms).
   double client_bound_ms = 1.0;
@@ -231,6 +234,45 @@ class Session {
   // The resource sampler's hook (set before the first profile runs).
   void SetWindowObserver(WindowObserver observer) { window_observer_ = std::move(observer); }
 
+  // ---- For profile runners ---------------------------------------------------------------
+  // A profile's runner is a Session method or, for a profile added since the table, a free
+  // function in its own file that uses only what follows (docs/architecture.md "How to add").
+
+  // The warm-up requests of options.warmup (excluded from results; once per session).
+  void WarmUp(const ProfileOptions& options);
+  // A streamed request of `prompt` with the session's model and sampling options; its first
+  // line is a unique tag (a prefix cache cannot serve it) unless --allow-cache is set.
+  client::ChatParams Params(const ProfileOptions& options, const std::string& prompt,
+                            int max_tokens, bool force);
+  // One measured batch: the requests sent together, each request's record to the sample sink
+  // (labels[i] for params[i]), the session's totals, server counters and resources updated.
+  // One unit of the run's journal: replayed whole on --resume.
+  std::vector<client::ChatResponse> Execute(std::vector<client::ChatParams> params,
+                                            const std::string& profile,
+                                            const std::vector<std::string>& labels,
+                                            const BatchLimits& limits = BatchLimits());
+  // The record of `r` (samples.jsonl's line, and a row's "runs" item).
+  RequestRecord Record(const client::ChatResponse& r, const std::string& profile,
+                       const std::string& label, bool warmup) const;
+  // Adds the latest batch's "resources" to a row, when there are any.
+  void AttachResources(nlohmann::json& row) const;
+  // `head` followed by filler text, `tokens` tokens in all by the server's tokenizer (the chat
+  // template's own tokens not counted when overhead >= 0 is what they are); the count reached,
+  // -1 when the server has no tokenizer (the text is then an estimate).
+  std::pair<std::string, int> FitText(const std::string& head, int tokens, std::uint64_t seed,
+                                      int overhead);
+  // The chat template's tokens around one message's text, by the server's tokenizer; -1
+  // without one.
+  int TemplateOverhead();
+  // A tag no other prompt of any session carries ("3f2a1c-7"): makes a text unique.
+  std::string UniqueTag();
+  // A line for the live progress ("prefix-cache 4000: 3.1× faster warm").
+  void Progress(const std::string& line) const;
+  // A problem the reader must know about (results.json "warnings"; each text once).
+  void Warn(const std::string& text);
+
+  const SessionTarget& target() const { return target_; }
+
   // Called inside the client's I/O loop after every streamed event of every profile; tests
   // use it to make the client the bottleneck (it must not call back into the Client).
   void SetEventHook(std::function<void(const client::ChatResponse&)> hook) {
@@ -241,12 +283,6 @@ class Session {
   // The latest batch's window through the observer (stored for AttachResources).
   void ObserveWindow(std::int64_t begin_ns, std::int64_t end_ns, long long output_tokens,
                      bool replayed);
-  // Adds the latest batch's "resources" to a row, when there are any.
-  void AttachResources(nlohmann::json& row) const;
-  std::vector<client::ChatResponse> Execute(std::vector<client::ChatParams> params,
-                                            const std::string& profile,
-                                            const std::vector<std::string>& labels,
-                                            const BatchLimits& limits = BatchLimits());
   // The client-side self-check of the latest batch (Execute): event delay percentiles and
   // the client-bound verdict; attached to each row as "self_check".
   void AttachSelfCheck(nlohmann::json& row) const;
@@ -263,7 +299,6 @@ class Session {
                                 int max_tokens);
   // params with ProfileOptions::images added to its last message (images.h).
   client::ChatParams WithImages(client::ChatParams params) const;
-  void WarmUp(const ProfileOptions& options);
   // Dataset prompts (dataset_load.cpp): the order for this profile, the next entry's request,
   // a ShareGPT reply's length in tokens, and the profile's "dataset" summary.
   void StartDataset(const ProfileOptions& options);
@@ -274,13 +309,9 @@ class Session {
   // profile's "shared_prefix" summary.
   void ApplySharedPrefix(const ProfileOptions& options, std::string& content);
   nlohmann::json SharedPrefixJson(const ProfileOptions& options) const;
-  client::ChatParams Params(const ProfileOptions& options, const std::string& prompt,
-                            int max_tokens, bool force);
   // The sessions profile's scripts (sessions.cpp): the file's, or synthetic ones fitted to the
   // server's tokenizer; a text of `tokens` tokens after `head` and its count (-1: not counted).
   std::vector<SessionScript> SessionScripts(const ProfileOptions& options);
-  std::pair<std::string, int> FitText(const std::string& head, int tokens, std::uint64_t seed,
-                                      int overhead);
   RequestRecord SessionsRecord(const client::ChatResponse& r, const std::string& label, int turn,
                                int tool_round, int user_tokens, double think_ms,
                                std::size_t session, TurnFact& fact) const;
@@ -326,9 +357,6 @@ class Session {
                    double late_ms);
   // The record of `r` with what the session adds: the images it carried, and a load profile's
   // workload fields (request_record.h).
-  RequestRecord Record(const client::ChatResponse& r, const std::string& profile,
-                       const std::string& label, bool warmup) const;
-  void Warn(const std::string& text);
   // The client-bound self-check of each measured batch, said once per profile by Run();
   // `sim_reasons`: the simulator measured was itself behind (ClientCheck::sim_reasons).
   void NoteClientBound(const std::string& what, const std::vector<std::string>& reasons,

@@ -227,9 +227,7 @@ std::vector<SessionScript> Session::SessionScripts(const ProfileOptions& options
       out.push_back(std::move(sc));
     }
   } else {
-    // The template's tokens around one message's text ("x" is one token on every tokenizer).
-    const auto one = CountPromptTokens("x");
-    const int overhead = one ? std::max(0, *one - 1) : -1;
+    const int overhead = TemplateOverhead();
     const int n = so.max_sessions > 0 ? so.max_sessions : kDefaultSyntheticSessions;
     workload::LengthSpec turn_default;
     turn_default.a = kDefaultTurnTokens;

@@ -14,6 +14,7 @@
 #include "report/compare_internal.h"
 #include "report/compare_stats.h"
 #include "report/format.h"
+#include "report/profile_rows.h"
 #include "report/run_dir.h"
 
 namespace sb::report::compare_detail {
@@ -314,9 +315,65 @@ std::string ProfileName(const std::string& key) {
 
 }  // namespace
 
+namespace {
+
+// A profile drawn from its rows (profile_rows.h): one row per place in its sweep and metric;
+// the places in the first run's order, then any only a later run has.
+std::vector<CompareRow> ProfileMetricRows(const std::vector<CompareRun>& runs,
+                                          const ProfileSpec& p) {
+  std::vector<json> places;
+  for (const CompareRun& run : runs) {
+    for (const json* row : ArrayAt(run.results, {"perf", p.key, p.rows})) {
+      const json* place = Find(*row, {p.dim});
+      if (place != nullptr && (place->is_number() || place->is_string()) &&
+          std::find(places.begin(), places.end(), *place) == places.end()) {
+        places.push_back(*place);
+      }
+    }
+  }
+  RowBuilder b(runs);
+  for (const json& place : places) {
+    auto row_of = [&p, &place](const CompareRun& r) -> const json* {
+      for (const json* row : ArrayAt(r.results, {"perf", p.key, p.rows})) {
+        if (const json* v = Find(*row, {p.dim}); v != nullptr && *v == place) {
+          return row;
+        }
+      }
+      return nullptr;
+    };
+    const std::string at =
+        place.is_number() ? FormatCount(place.get<double>()) : place.get<std::string>();
+    for (const MetricSpec& m : p.metrics) {
+      RowSpec spec = Spec(fmt::format("{}, {} {}", m.label, at, p.dim_unit),
+                          fmt::format("{}.{}.{}", p.name, at, m.field), std::string(m.unit),
+                          m.better < 0   ? Better::kLower
+                          : m.better > 0 ? Better::kHigher
+                                         : Better::kNone,
+                          m.unit == "ms" ? "faster" : "higher");
+      b.Add(spec, [&](const CompareRun& r) {
+        const json* row = row_of(r);
+        if (row == nullptr) {
+          return Missing();
+        }
+        const auto v = MetricValue(*row, m);
+        return v ? Cell(v, FormatMetric(v, m.unit), MetricSamples(*row, m)) : Missing();
+      });
+    }
+  }
+  return b.Take();
+}
+
+}  // namespace
+
 std::vector<CompareSection> ExtraSections(const std::vector<CompareRun>& runs,
                                           const std::vector<CompareRow>& glance) {
   std::vector<CompareSection> out;
+  for (const ProfileSpec& p : Profiles()) {
+    if (DrawnFromRows(p)) {
+      AddSection(out, std::string(p.name), std::string(p.title), std::string(p.summary) + ".",
+                 ProfileMetricRows(runs, p));
+    }
+  }
   AddSection(out, "rate", "Rate",
              "Open-loop load per offered rate; TTFT from the actual send; goodput needs --slo.",
              RateRows(runs));

@@ -17,6 +17,7 @@
 #include "report/html_figure.h"
 #include "report/html_frontier.h"
 #include "report/html_tails.h"
+#include "report/profile_rows.h"
 
 namespace sb::report::html {
 namespace {
@@ -442,6 +443,11 @@ std::string SpeedSections(const json& r, int& charts) {
     if (const json* ss = Object(*perf, {"sessions"})) {
       out += SessionsSection(*ss, charts);
       out += TailsTable(ArrayAt(*ss, {"levels"}), "sessions", "concurrency", "Session concurrency");
+    }
+    for (const ProfileSpec& p : Profiles()) {  // the profiles drawn from their rows
+      if (const json* section = Object(*perf, {p.key}); section != nullptr && DrawnFromRows(p)) {
+        out += RowsSection(p, *section, charts);
+      }
     }
   }
   if (const json* s = Object(r, {"spec_decode"})) {

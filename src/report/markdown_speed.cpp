@@ -17,6 +17,7 @@
 #include "report/markdown_replay.h"
 #include "report/markdown_sessions.h"
 #include "report/markdown_tails.h"
+#include "report/profile_rows.h"
 #include "report/table.h"
 
 namespace sb::report::md {
@@ -406,8 +407,12 @@ bool HasSpecDecode(const json& r) {
   return s != nullptr && s->is_object();
 }
 
-// A profile's section of report.md (-Wswitch names a profile of the table without one).
+// A profile's section of report.md: drawn from its rows through the table (profile_rows.h), or
+// by its own writer.
 void RenderProfile(ProfileId id, const json& s, std::string& out) {
+  if (const ProfileSpec& p = Profile(id); DrawnFromRows(p)) {
+    return RenderRows(p, s, out);
+  }
   switch (id) {
     case ProfileId::kDecode:
       return RenderDecode(s, out);
@@ -425,6 +430,8 @@ void RenderProfile(ProfileId id, const json& s, std::string& out) {
       return RenderReplay(s, out);
     case ProfileId::kSessions:
       return RenderSessions(s, out);
+    default:
+      return;  // drawn from its rows above (tests/core/profile_table_test.cpp checks it)
   }
 }
 

@@ -126,15 +126,6 @@ Result<void> CheckOpenFiles(const std::string& flag, long long streams, bool emb
 }
 
 std::vector<std::string> UnreadFlagWarnings(const Plan& c) {
-  auto split = [](std::string_view list) {
-    std::vector<std::string> out;
-    while (!list.empty()) {
-      const auto comma = list.find(',');
-      out.emplace_back(list.substr(0, comma));
-      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
-    }
-    return out;
-  };
   auto chosen = [&](const ProfileSpec& p) {
     return std::find(c.profiles.begin(), c.profiles.end(), p.name) != c.profiles.end();
   };
@@ -146,8 +137,7 @@ std::vector<std::string> UnreadFlagWarnings(const Plan& c) {
     std::vector<std::string> readers;
     bool read = false;
     for (const ProfileSpec& p : Profiles()) {
-      const auto flags = split(p.flags);
-      if (std::find(flags.begin(), flags.end(), flag) == flags.end()) {
+      if (!ProfileReads(p, flag)) {
         continue;
       }
       readers.emplace_back(p.name);

@@ -114,7 +114,10 @@ json InitialResults(const Plan& c, const Target& t, const suite::RunOptions& run
         {"repeat", c.suite.repeat},
         {"rerun_budgets", run_options.rerun_budgets},
         {"test_timeout_s", c.suite.test_timeout_s ? json(*c.suite.test_timeout_s) : json(nullptr)},
-        {"video_transport", c.suite.video_transport}}},
+        {"video_transport", c.suite.video_transport},
+        // The profile table's declared options as given ({"--prefix-hits": "5"}); the rest of
+        // them took their defaults.
+        {"profile_options", c.profile.args.given()}}},
       {"summary", json::object()},
       {"tests", json::array()},
       {"perf", json::object()},

@@ -134,7 +134,19 @@ struct Walker {
             continue;
           }
           std::string el_dim, el_point;
+          // The profile table's dim first (a profile added since this list), then the list.
+          const ProfileSpec* spec = FindProfile(profile);
+          if (spec != nullptr && !spec->dim.empty()) {
+            const std::string d(spec->dim);
+            if (el.contains(d) && (el[d].is_number() || el[d].is_string())) {
+              el_dim = d;
+              el_point = PointText(el[d]);
+            }
+          }
           for (const auto& d : kDimKeys) {
+            if (!el_dim.empty()) {
+              break;
+            }
             if (el.contains(d) && (el[d].is_number() || el[d].is_string())) {
               el_dim = d;
               el_point = PointText(el[d]);

@@ -2,6 +2,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -22,7 +23,77 @@ TEST(ProfileTable, EveryIdHasOneEntryAndEveryNameAndKeyIsUnique) {
     EXPECT_FALSE(p.summary.empty()) << p.name;
     EXPECT_EQ(p.dim.empty(), p.dim_unit.empty()) << p.name;
   }
-  EXPECT_EQ(ids.size(), static_cast<std::size_t>(ProfileId::kSessions) + 1);
+  // The ids are 0 .. N-1: one entry each, none missing.
+  EXPECT_EQ(ids.size(), Profiles().size());
+  EXPECT_EQ(*ids.rbegin(), static_cast<int>(Profiles().size()) - 1);
+}
+
+TEST(ProfileTable, EveryProfileIsDrawnByTheReports) {
+  // The profiles with a report writer of their own (src/report: RenderProfile's cases); every
+  // other profile must be drawn from its rows: metrics and a title in its entry.
+  const std::set<ProfileId> own = {ProfileId::kDecode,      ProfileId::kConcurrency,
+                                   ProfileId::kMaxTokens,   ProfileId::kTtft,
+                                   ProfileId::kContext,     ProfileId::kRate,
+                                   ProfileId::kReplay,      ProfileId::kSessions};
+  for (const ProfileSpec& p : Profiles()) {
+    if (!own.contains(p.id)) {
+      EXPECT_FALSE(p.metrics.empty()) << p.name << " has no writer and no metrics";
+      EXPECT_FALSE(p.title.empty()) << p.name;
+      EXPECT_FALSE(p.dim.empty()) << p.name;
+    }
+  }
+}
+
+TEST(ProfileTable, EveryOptionIsOneProfilesAndItsDefaultIsValid) {
+  std::set<std::string_view> flags;
+  for (const ProfileSpec& p : Profiles()) {
+    for (const OptionSpec& o : p.options) {
+      EXPECT_TRUE(o.flag.starts_with("--")) << o.flag;
+      EXPECT_TRUE(flags.insert(o.flag).second) << o.flag;
+      EXPECT_EQ(CheckOption(o, o.default_value), "") << o.flag;
+      EXPECT_TRUE(ProfileReads(p, o.flag));
+      EXPECT_EQ(FindOption(o.flag).first, &p);
+      EXPECT_FALSE(o.help.empty()) << o.flag;
+    }
+  }
+  EXPECT_TRUE(ProfileReads(Profile(ProfileId::kMaxTokens), "--lengths"));
+  EXPECT_FALSE(ProfileReads(Profile(ProfileId::kMaxTokens), "--levels"));
+  EXPECT_EQ(FindOption("--levels").second, nullptr);  // hand-registered, not a table option
+}
+
+TEST(ProfileTable, OptionValuesAreCheckedAndReadWithTheirDefaults) {
+  const OptionSpec count{"--hits", OptionSpec::kNumber, "3", 1, 1000, true, "hits"};
+  const OptionSpec sizes{"--sizes-x", OptionSpec::kNumbers, "10,20", 16, 1e6, true, "sizes"};
+  const OptionSpec share{"--share", OptionSpec::kNumber, "0.5", 0, 1, false, "share"};
+  EXPECT_EQ(CheckOption(count, "7"), "");
+  EXPECT_EQ(CheckOption(count, "0"), "--hits must be a whole number in [1, 1000], got '0'");
+  EXPECT_EQ(CheckOption(count, "2.5"), "--hits must be a whole number in [1, 1000], got '2.5'");
+  EXPECT_EQ(CheckOption(count, "1,2"), "--hits takes one number, got '1,2'");
+  EXPECT_EQ(CheckOption(count, "abc"), "--hits must be a whole number in [1, 1000], got 'abc'");
+  EXPECT_EQ(CheckOption(count, "nan"), "--hits must be a whole number in [1, 1000], got 'nan'");
+  EXPECT_EQ(CheckOption(sizes, "1000, 4000"), "");
+  EXPECT_EQ(CheckOption(sizes, "1000,,4000"),
+            "--sizes-x must be whole numbers in [16, 1000000], got ''");
+  EXPECT_EQ(CheckOption(sizes, "8"), "--sizes-x must be whole numbers in [16, 1000000], got '8'");
+  EXPECT_EQ(CheckOption(share, "0.25"), "");
+  EXPECT_EQ(CheckOption(share, "1.5"), "--share must be a number in [0, 1], got '1.5'");
+
+  // Values given are read as given; a flag the table does not know reads as nothing.
+  ProfileArgs args;
+  EXPECT_TRUE(args.given().empty());
+  EXPECT_EQ(args.Number("--no-such-flag"), 0);
+  EXPECT_TRUE(args.Numbers("--no-such-flag").empty());
+  args.Set("--no-such-flag", "1000, 4000");
+  EXPECT_EQ(args.Numbers("--no-such-flag"), (std::vector<double>{1000, 4000}));
+  args.Set("--no-such-flag", "5");
+  EXPECT_EQ(args.Number("--no-such-flag"), 5);
+  EXPECT_EQ(args.given().size(), 1U);
+  // Every table option reads as its default until given.
+  for (const ProfileSpec& p : Profiles()) {
+    for (const OptionSpec& o : p.options) {
+      EXPECT_FALSE(ProfileArgs().Numbers(o.flag).empty()) << o.flag;
+    }
+  }
 }
 
 TEST(ProfileTable, NamesAndResultKeysFindTheSameProfileAndNothingElseDoes) {
