@@ -272,6 +272,21 @@ void AddResourceOptions(CLI::App* cmd, run::ResourceArgs& r) {
                   "libnvidia-ml.so.1)");
 }
 
+// The options the profile table declares (OptionSpec): checked here, read by their profile
+// from ProfileOptions::args.
+void AddTableOptions(CLI::App* cmd, perf::ProfileOptions& profile) {
+  for (const ProfileSpec& p : Profiles()) {
+    for (const OptionSpec& o : p.options) {
+      cmd->add_option_function<std::string>(
+             std::string(o.flag),
+             [&profile, flag = o.flag](const std::string& v) { profile.args.Set(flag, v); },
+             std::string(o.help))
+          ->default_str(std::string(o.default_value))
+          ->check([&o](const std::string& v) { return CheckOption(o, v); }, "", "");
+    }
+  }
+}
+
 void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
   AddTargetOptions(cmd, c.target);
   AddResourceOptions(cmd, c.resources);
@@ -286,18 +301,7 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
                   "else a plain line every 10 s), tty, plain, off")
       ->check(CLI::IsMember({"auto", "tty", "plain", "off"}))
       ->capture_default_str();
-  // The options the profile table declares (OptionSpec): checked here, read by their profile
-  // from ProfileOptions::args.
-  for (const ProfileSpec& p : Profiles()) {
-    for (const OptionSpec& o : p.options) {
-      cmd->add_option_function<std::string>(
-             std::string(o.flag),
-             [&c, flag = o.flag](const std::string& v) { c.profile.args.Set(flag, v); },
-             std::string(o.help))
-          ->default_str(std::string(o.default_value))
-          ->check([&o](const std::string& v) { return CheckOption(o, v); }, "", "");
-    }
-  }
+  AddTableOptions(cmd, c.profile);
   cmd->add_option("--tokens", c.profile.tokens,
                   "Forced output tokens per request (decode, "
                   "concurrency)")
