@@ -25,6 +25,7 @@ enum class ProfileId {
   kRate,
   kReplay,
   kSessions,
+  kPrefixCache,
 };
 
 // One metric of a profile's rows, for the writers that render any profile from its rows alone
@@ -89,6 +90,20 @@ struct ProfileSpec {
 // Every profile, in the order `run` runs them. Adding one: an id above, an entry here, its
 // runner in src/perf (docs/architecture.md "How to add ...").
 
+inline constexpr OptionSpec kPrefixCacheOptions[] = {
+    {"--prefix-sizes", OptionSpec::kNumbers, "1000,4000", 16, 1e7, true,
+     "Prefix-cache profile: shared prefix sizes, in the server's tokens"},
+    {"--prefix-hits", OptionSpec::kNumber, "3", 1, 1000, true,
+     "Prefix-cache profile: requests that reuse each cold prefix (warm TTFT is their median)"},
+};
+
+inline constexpr MetricSpec kPrefixCacheMetrics[] = {
+    {"cold_ttft_ms", "TTFT cold", "ms", -1},
+    {"warm_ttft_ms", "TTFT warm", "ms", -1},
+    {"speedup", "Speedup", "x", +1},
+    {"cached_tokens", "Cached tokens", "tokens", 0},
+};
+
 // clang-format off
 inline constexpr ProfileSpec kProfiles[] = {
     {ProfileId::kDecode, "decode", "decode", "runs", "", "",
@@ -115,6 +130,9 @@ inline constexpr ProfileSpec kProfiles[] = {
      "--sessions,--turns,--turn-input-tokens,--system-prompt-tokens,--think-ms,"
      "--session-concurrency,--session-rate,--max-sessions,--max-tool-rounds,"
      "--tool-result-tokens,--keep-reasoning"},
+    {ProfileId::kPrefixCache, "prefix-cache", "prefix_cache", "prefixes", "prefix_tokens", "tokens",
+     false, false, "time to first token with a cold and a warm shared prefix at each of --prefix-sizes",
+     "", kPrefixCacheOptions, kPrefixCacheMetrics, "Prefix cache"},
 };
 // clang-format on
 

@@ -451,6 +451,9 @@ void Session::WarnClientBound(const std::string& profile) {
       fmt::join(shown, ", "), notes.flagged.front(), fmt::join(notes.first_reasons, "; ")));
 }
 
+// The runners of the profiles added since the table, each in its own file.
+json RunPrefixCache(Session& s, const ProfileOptions& options);  // prefix_cache.cpp
+
 json Session::Run(std::string_view name, const ProfileOptions& options) {
   if (const ProfileSpec* p = FindProfile(name)) {
     return Run(p->id, options);
@@ -494,6 +497,8 @@ json Session::Run(ProfileId id, const ProfileOptions& options) {
         return Replay(options);
       case ProfileId::kSessions:
         return Sessions(options);
+      case ProfileId::kPrefixCache:
+        return RunPrefixCache(*this, options);
     }
     return json::object();  // unreachable: -Wswitch names a profile without a case
   };

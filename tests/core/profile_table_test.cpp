@@ -31,10 +31,9 @@ TEST(ProfileTable, EveryIdHasOneEntryAndEveryNameAndKeyIsUnique) {
 TEST(ProfileTable, EveryProfileIsDrawnByTheReports) {
   // The profiles with a report writer of their own (src/report: RenderProfile's cases); every
   // other profile must be drawn from its rows: metrics and a title in its entry.
-  const std::set<ProfileId> own = {ProfileId::kDecode,      ProfileId::kConcurrency,
-                                   ProfileId::kMaxTokens,   ProfileId::kTtft,
-                                   ProfileId::kContext,     ProfileId::kRate,
-                                   ProfileId::kReplay,      ProfileId::kSessions};
+  const std::set<ProfileId> own = {
+      ProfileId::kDecode,  ProfileId::kConcurrency, ProfileId::kMaxTokens, ProfileId::kTtft,
+      ProfileId::kContext, ProfileId::kRate,        ProfileId::kReplay,    ProfileId::kSessions};
   for (const ProfileSpec& p : Profiles()) {
     if (!own.contains(p.id)) {
       EXPECT_FALSE(p.metrics.empty()) << p.name << " has no writer and no metrics";
@@ -112,7 +111,7 @@ TEST(ProfileTable, RateIsNotInTheDefaultRunNorInSuites) {
   EXPECT_FALSE(rate.in_default_run);
   EXPECT_FALSE(rate.in_suites);
   EXPECT_EQ(ProfileNameList(),
-            "decode, concurrency, max-tokens, ttft, context, rate, replay, sessions");
+            "decode, concurrency, max-tokens, ttft, context, rate, replay, sessions, prefix-cache");
   EXPECT_EQ(ProfileNameList(/*suites_only=*/true),
             "decode, concurrency, max-tokens, ttft, context");
   EXPECT_NE(rate.flags.find("--rates"), std::string_view::npos);

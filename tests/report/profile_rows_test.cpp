@@ -24,9 +24,18 @@ constexpr MetricSpec kMetrics[] = {
     {"share", "Share", "%", 0},
 };
 
-constexpr ProfileSpec kSpec = {ProfileId::kDecode, "demo-cache", "demo_cache", "points",
-                               "prefix_tokens", "tokens", false, false,
-                               "cold and warm time to first token", "", {}, kMetrics,
+constexpr ProfileSpec kSpec = {ProfileId::kDecode,
+                               "demo-cache",
+                               "demo_cache",
+                               "points",
+                               "prefix_tokens",
+                               "tokens",
+                               false,
+                               false,
+                               "cold and warm time to first token",
+                               "",
+                               {},
+                               kMetrics,
                                "Demo cache"};
 
 json Section() {
@@ -70,8 +79,9 @@ TEST(ProfileRows, MarkdownTableHasTheDimEveryMetricErrorsAndSkippedRows) {
       << out;
   EXPECT_TRUE(Contains(out, "| 1,000 | 120 | 20 | 6.0× | 96% | 0 |")) << out;
   EXPECT_TRUE(Contains(out, "| 4,000 | — | — | — | 50% | 2 |")) << out;
-  EXPECT_TRUE(Contains(out, "- 100,000: not sent, over the server's max model length (8192 "
-                            "tokens).\n"))
+  EXPECT_TRUE(Contains(out,
+                       "- 100,000: not sent, over the server's max model length (8192 "
+                       "tokens).\n"))
       << out;
   // No errors anywhere: no Errors column.
   json clean = Section();
@@ -101,10 +111,13 @@ TEST(ProfileRows, HtmlChartDrawsTheMetricsOfTheFirstUnitAgainstTheDim) {
             "");
   EXPECT_EQ(none, 0);
   // Rows placed by name: bars.
-  constexpr ProfileSpec kNamed = {ProfileId::kDecode, "named", "named", "points", "name", "prompt",
-                                  false, false, "by name", "", {}, kMetrics, "Named"};
+  constexpr ProfileSpec kNamed = {
+      ProfileId::kDecode, "named", "named", "points", "name", "prompt", false, false,
+      "by name",          "",      {},      kMetrics, "Named"};
   const std::string bars = html::RowsSection(
-      kNamed, json::parse(R"({"points": [{"name": "short", "cold_ms": 5}, {"name": "long", "cold_ms": 9}]})"),
+      kNamed,
+      json::parse(
+          R"({"points": [{"name": "short", "cold_ms": 5}, {"name": "long", "cold_ms": 9}]})"),
       none);
   EXPECT_EQ(none, 1);
   EXPECT_TRUE(Contains(bars, "data-x=\"short\"")) << bars;
