@@ -341,11 +341,16 @@ std::vector<CompareRow> ProfileMetricRows(const std::vector<CompareRun>& runs,
       }
       return nullptr;
     };
-    const std::string at =
-        place.is_number() ? FormatCount(place.get<double>()) : place.get<std::string>();
+    // "1,024 tokens" in the metric's name; 1024 in its key, as the context rows' keys.
+    const bool number = place.is_number();
+    const std::string at = number ? FormatCount(place.get<double>()) : place.get<std::string>();
+    const double x = number ? place.get<double>() : 0;
+    const std::string key_at = !number              ? place.get<std::string>()
+                               : std::floor(x) == x ? fmt::format("{:.0f}", x)
+                                                    : fmt::format("{}", x);
     for (const MetricSpec& m : p.metrics) {
       RowSpec spec = Spec(fmt::format("{}, {} {}", m.label, at, p.dim_unit),
-                          fmt::format("{}.{}.{}", p.name, at, m.field), std::string(m.unit),
+                          fmt::format("{}.{}.{}", p.name, key_at, m.field), std::string(m.unit),
                           m.better < 0   ? Better::kLower
                           : m.better > 0 ? Better::kHigher
                                          : Better::kNone,

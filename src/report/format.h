@@ -71,14 +71,9 @@ std::string FormatRatio(double ratio);
 
 // ---- Text -----------------------------------------------------------------------------------
 
-// Makes text safe inside a Markdown table cell: '|' and '<' are backslash-escaped, line breaks
-// and other control characters (ESC, NUL, DEL, C1) become spaces, and text longer than max_chars
-// (UTF-8 aware) is cut with "…".
-std::string MarkdownCell(std::string_view text, std::size_t max_chars = 200);
-
-// MarkdownCell (uncut), and the characters that would start or end emphasis, code or a link
-// ('\\', '*', '_', '`', '[', ']') backslash-escaped: a user's text inside **bold** stays text.
-std::string MarkdownInline(std::string_view text);
+// MarkdownCell and MarkdownInline: core/escape.h, the one escaping module.
+using ::sb::MarkdownCell;
+using ::sb::MarkdownInline;
 
 // A user's text as a Markdown code span: MarkdownCell (uncut) between backticks, with longer
 // fences when the text holds backticks ("a`b" -> "`` a`b ``").

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/escape.h"
 #include "core/json_read.h"
 
 namespace sb::roofline {
@@ -63,21 +64,9 @@ std::string Billions(double params) {
   return fmt::format("{:.2f}B", params / 1e9);
 }
 
-// Markdown table cell: no '|' breaking the row, no '<' opening a tag, no line break.
+// A Markdown table cell (core/escape.h).
 std::string Cell(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') {
-      out += "\\|";
-    } else if (c == '<') {
-      out += "&lt;";
-    } else if (c == '\n' || c == '\r') {
-      out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  return out;
+  return MarkdownCell(s, std::string::npos);
 }
 
 // ---- What the renderers derive from a results document ---------------------------------------

@@ -61,12 +61,9 @@ std::string CsvField(const std::string& s) {
   return out + "\"";
 }
 
+// A Markdown cell (core/escape.h: '|', '<', line breaks and control characters made safe).
 std::string MdCell(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    out += ch == '|' ? std::string("\\|") : std::string(1, ch);
-  }
-  return out.empty() ? "—" : out;
+  return s.empty() ? "—" : MarkdownCell(s, std::string::npos);
 }
 
 // A table: header and rows of cells, rendered as Markdown or CSV (HTML: query_html.h).

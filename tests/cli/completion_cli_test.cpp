@@ -67,9 +67,11 @@ using Words = std::vector<std::string>;
 
 TEST_F(CompletionCliTest, ProfileValues) {
   EXPECT_EQ(Complete({"perf", "--profile", ""}),
-            (Words{"concurrency", "context", "decode", "max-tokens", "rate", "replay", "sessions",
-                   "ttft"}));
+            (Words{"concurrency", "context", "decode", "max-tokens", "prefix-cache", "rate",
+                   "replay", "sessions", "ttft"}));
   EXPECT_EQ(Complete({"perf", "--profile", "c"}), (Words{"concurrency", "context"}));
+  // The options a table entry declares complete as the hand-registered ones do.
+  EXPECT_EQ(Complete({"perf", "--prefix-"}), (Words{"--prefix-hits", "--prefix-sizes"}));
   Words run = Complete({"run", "--profiles", ""});
   EXPECT_NE(std::find(run.begin(), run.end(), "decode"), run.end());
 }

@@ -440,6 +440,30 @@ TEST(StoreRecord, ResourceFiguresAreMetricRowsOfTheWholeRunAndTheDecodeRuns) {
   }
 }
 
+// A model name is the user's (or the server's) text: a '|', a line break or a tag in it must not
+// break the leaderboard's Markdown table (the store escaped only '|' before core/escape.h).
+TEST(StoreQuery, ALeaderboardCellCannotBreakItsMarkdownTable) {
+  std::vector<RunRecord> runs = {
+      Synthetic("a", "evil|model\n<script>x</script>", "1", 200, 195, 205,
+                "2026-12-01T00:00:01Z"),
+  };
+  const auto spec = ParseMetric("decode.decode_tok_s").value();
+  const std::string md = RenderLeaderboard(runs, spec, "model", OutputFormat::kMarkdown);
+  EXPECT_NE(md.find("evil\\|model \\<script>x\\</script>"), std::string::npos) << md;
+  std::size_t lines = 0;
+  for (char c : md) {
+    lines += c == '\n' ? 1 : 0;
+  }
+  const std::string one_row = RenderLeaderboard(
+      {Synthetic("a", "plain", "1", 200, 195, 205, "2026-12-01T00:00:01Z")}, spec, "model",
+      OutputFormat::kMarkdown);
+  std::size_t plain_lines = 0;
+  for (char c : one_row) {
+    plain_lines += c == '\n' ? 1 : 0;
+  }
+  EXPECT_EQ(lines, plain_lines) << md;  // the line break did not add a line
+}
+
 TEST(StoreQuery, LeaderboardShowsPeakMemoryAndJPerTokenOnlyWhenAnEntryHasThem) {
   std::vector<RunRecord> runs = {
       Synthetic("a", "fast", "1", 200, 195, 205, "2026-12-01T00:00:01Z"),
