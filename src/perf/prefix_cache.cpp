@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/rng.h"
@@ -44,6 +45,7 @@ json RunPrefixCache(Session& s, const ProfileOptions& options) {
   const int budget = options.ttft_max_tokens;
   const int overhead = s.TemplateOverhead();
   json rows = json::array();
+  std::vector<int> uncached;  // sizes whose warm requests the server said none was cached of
   for (const double asked : options.args.Numbers("--prefix-sizes")) {
     if (s.Halted()) {
       break;
@@ -60,7 +62,7 @@ json RunPrefixCache(Session& s, const ProfileOptions& options) {
       rows.push_back(std::move(row));
       continue;
     }
-    std::vector<double> cold, warm, cached;
+    std::vector<double> cold, warm, cached, prompts;
     json runs = json::array();
     int errors = 0;
     int counted = -1;
@@ -85,12 +87,18 @@ json RunPrefixCache(Session& s, const ProfileOptions& options) {
           continue;
         }
         (i == 0 ? cold : warm).push_back(*m.ttft_ms);
+        if (i == 0 && r.usage.prompt_tokens > 0) {
+          prompts.push_back(r.usage.prompt_tokens);
+        }
         if (const int c = CachedPromptTokens(r); i > 0 && c >= 0) {
           cached.push_back(c);
         }
       }
     }
-    row["prompt_tokens"] = counted >= 0 ? json(counted) : json(nullptr);
+    // The prefix by the server's tokenizer, and the whole cold prompt by its usage: the chat
+    // template's own tokens (a system prompt it adds) are in the prompt and in what it caches.
+    row["prefix_counted"] = counted >= 0 ? json(counted) : json(nullptr);
+    row["prompt_tokens"] = prompts.empty() ? json(nullptr) : json(Median(prompts));
     row["runs"] = std::move(runs);
     row["cold_ttft_ms"] = StatsJson(cold);
     row["warm_ttft_ms"] = StatsJson(warm);
@@ -104,12 +112,16 @@ json RunPrefixCache(Session& s, const ProfileOptions& options) {
                       Median(cold), Median(warm), Median(cold) / Median(warm)));
     }
     if (!cached.empty() && *std::max_element(cached.begin(), cached.end()) == 0) {
-      s.Warn(fmt::format(
-          "prefix-cache: the server served no prompt token of a repeated {}-token prefix from a "
-          "cache (usage cached_tokens 0): its prefix cache is off, or smaller than the prefix",
-          size));
+      uncached.push_back(size);
     }
     rows.push_back(std::move(row));
+  }
+  if (!uncached.empty()) {
+    s.Warn(fmt::format(
+        "prefix-cache: the server served no prompt token of the repeated prefixes ({} tokens) "
+        "from a cache (usage cached_tokens 0 on every warm request): its prefix cache is off, "
+        "or smaller than the prefix",
+        fmt::join(uncached, ", ")));
   }
   return json{{"hits", hits}, {"max_tokens", budget}, {"prefixes", std::move(rows)}};
 }

@@ -354,7 +354,9 @@ std::vector<CompareRow> ProfileMetricRows(const std::vector<CompareRun>& runs,
                           m.better < 0   ? Better::kLower
                           : m.better > 0 ? Better::kHigher
                                          : Better::kNone,
-                          m.unit == "ms" ? "faster" : "higher");
+                          m.unit == "ms"       ? "faster"
+                          : m.unit == "tokens" ? "more"
+                                               : "higher");
       b.Add(spec, [&](const CompareRun& r) {
         const json* row = row_of(r);
         if (row == nullptr) {
@@ -375,7 +377,9 @@ std::vector<CompareSection> ExtraSections(const std::vector<CompareRun>& runs,
   std::vector<CompareSection> out;
   for (const ProfileSpec& p : Profiles()) {
     if (DrawnFromRows(p)) {
-      AddSection(out, std::string(p.name), std::string(p.title), std::string(p.summary) + ".",
+      std::string note = std::string(p.summary) + ".";
+      note.front() = static_cast<char>(std::toupper(static_cast<unsigned char>(note.front())));
+      AddSection(out, std::string(p.name), std::string(p.title), std::move(note),
                  ProfileMetricRows(runs, p));
     }
   }

@@ -56,7 +56,10 @@ TEST(PrefixCacheProfile, AWarmPrefixSkipsItsPrefillAndTheServerSaysHowMuchWasCac
   for (const json& row : rows) {
     const int size = row["prefix_tokens"];
     EXPECT_EQ(row["errors"], 0) << row.dump();
-    EXPECT_EQ(row["prompt_tokens"], size) << "the prefix fitted to the server's tokenizer";
+    EXPECT_EQ(row["prefix_counted"], size) << "the prefix fitted to the server's tokenizer";
+    // The whole cold prompt: the prefix, the question and the template's 4 tokens per message.
+    EXPECT_GT(row["prompt_tokens"].get<double>(), size + 4) << row.dump();
+    EXPECT_LT(row["prompt_tokens"].get<double>(), size + 40) << row.dump();
     EXPECT_EQ(row["cold_ttft_ms"]["n"], 2);  // --runs 2: a new prefix each time
     EXPECT_EQ(row["warm_ttft_ms"]["n"], 4);  // 2 hits per prefix
     EXPECT_EQ(row["runs"].size(), 6u);
@@ -82,6 +85,7 @@ TEST(PrefixCacheProfile, WithoutACacheWarmIsColdAndNothingIsClaimed) {
   const Outcome r = RunPrefixCache(0, "1000");
   const json& row = r.result["prefixes"][0];
   EXPECT_TRUE(row["cached_tokens"].is_null()) << row.dump();  // the server said nothing
+  EXPECT_TRUE(r.warnings.empty());  // nothing said is not "0 cached": no warning
   const double speedup = row["speedup"];
   EXPECT_GT(speedup, 0.7) << row.dump();
   EXPECT_LT(speedup, 1.4) << row.dump();
