@@ -251,7 +251,8 @@ class Session {
                                             const std::string& profile,
                                             const std::vector<std::string>& labels,
                                             const BatchLimits& limits = BatchLimits());
-  // The record of `r` (samples.jsonl's line, and a row's "runs" item).
+  // The record of `r` (samples.jsonl's line, and a row's "runs" item) with what the session
+  // adds: the images it carried, and a load profile's workload fields (request_record.h).
   RequestRecord Record(const client::ChatResponse& r, const std::string& profile,
                        const std::string& label, bool warmup) const;
   // Adds the latest batch's "resources" to a row, when there are any.
@@ -355,8 +356,6 @@ class Session {
   // Adds a finished replay to the session's totals; notes a send lag p99 above late_ms.
   void TallyReplay(const ReplayTally& t, const std::vector<client::ChatResponse>& results,
                    double late_ms);
-  // The record of `r` with what the session adds: the images it carried, and a load profile's
-  // workload fields (request_record.h).
   // The client-bound self-check of each measured batch, said once per profile by Run();
   // `sim_reasons`: the simulator measured was itself behind (ClientCheck::sim_reasons).
   void NoteClientBound(const std::string& what, const std::vector<std::string>& reasons,
