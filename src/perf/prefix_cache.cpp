@@ -66,6 +66,7 @@ json RunPrefixCache(Session& s, const ProfileOptions& options) {
     json runs = json::array();
     int errors = 0;
     int counted = -1;
+    s.ScaleFirstByteLimit(options, size);
     for (int run = 0; run < options.runs && !s.Halted(); ++run) {
       auto [prefix, n] = s.FitText(fmt::format("[prefix {}] ", s.UniqueTag()), size,
                                    Mix64(static_cast<std::uint64_t>(size) * 131 + run), overhead);
@@ -84,6 +85,9 @@ json RunPrefixCache(Session& s, const ProfileOptions& options) {
         const RequestMetrics m = ComputeMetrics(r);
         if (r.outcome != client::Outcome::kOk || !m.ttft_ms) {
           errors += r.outcome != client::Outcome::kCancelled ? 1 : 0;
+          if (i == 0) {
+            break;  // no cold prefix reached the cache: this run's "warm" requests would be cold
+          }
           continue;
         }
         (i == 0 ? cold : warm).push_back(*m.ttft_ms);
@@ -95,6 +99,7 @@ json RunPrefixCache(Session& s, const ProfileOptions& options) {
         }
       }
     }
+    s.ScaleFirstByteLimit(options, 0);
     // The prefix by the server's tokenizer, and the whole cold prompt by its usage: the chat
     // template's own tokens (a system prompt it adds) are in the prompt and in what it caches.
     row["prefix_counted"] = counted >= 0 ? json(counted) : json(nullptr);

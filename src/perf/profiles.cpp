@@ -56,6 +56,12 @@ int Session::TemplateOverhead() {
   return one ? std::max(0, *one - 1) : -1;
 }
 
+void Session::ScaleFirstByteLimit(const ProfileOptions& options, int prompt_tokens) {
+  first_byte_override_ = prompt_tokens > 0
+                             ? ScaledFirstByteTimeout(options.first_byte_timeout, prompt_tokens)
+                             : std::chrono::milliseconds(0);
+}
+
 std::string Session::UniqueTag() {
   return fmt::format("{:x}-{}", session_nonce_, ++nonce_);
 }

@@ -262,6 +262,10 @@ class Session {
   // -1 when the server has no tokenizer (the text is then an estimate).
   std::pair<std::string, int> FitText(const std::string& head, int tokens, std::uint64_t seed,
                                       int overhead);
+  // The first-byte limit of the requests that follow, for a prompt of `prompt_tokens`: the
+  // client's --first-byte-timeout-s × max(1, prompt_tokens / 8,000), as the context profile
+  // scales it (a long prefill is not a frozen server); 0 = back to the client's own limit.
+  void ScaleFirstByteLimit(const ProfileOptions& options, int prompt_tokens);
   // The chat template's tokens around one message's text, by the server's tokenizer; -1
   // without one.
   int TemplateOverhead();

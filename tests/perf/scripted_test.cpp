@@ -2,7 +2,9 @@
 // an exact truth because the "server" answers on a virtual clock. The loopback tests
 // (profiles_test.cpp, against the simulator) keep the transport honest; these keep the
 // arithmetic and the bookkeeping honest, with nothing timed.
+#include <algorithm>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -116,6 +118,53 @@ TEST(ScriptedProfiles, EachConcurrencyLevelSendsItsStreamsAndTakesThePerStreamMe
     EXPECT_NEAR(level["per_stream_decode_tok_s"]["median"].get<double>(), want_median[l], 1e-9)
         << "level " << po.levels[l];
     EXPECT_DOUBLE_EQ(level["ttft_ms"]["median"].get<double>(), 50.0);
+  }
+}
+
+// The prefix-cache profile's arithmetic on exact truths: a cold request (a new prefix) answers
+// in 300 ms, a warm one (the prefix seen before) in 50 ms; the speedup is exactly 6. A cold
+// request that fails ends its run: the "warm" requests after it would meet no cached prefix.
+TEST(ScriptedProfiles, PrefixCacheSpeedupIsColdOverWarmAndAFailedColdEndsItsRun) {
+  std::vector<std::string> seen;  // each prefix's first line, in the order first sent
+  Scripted s([&seen](const json& request, std::size_t i) {
+    const std::string text = request["messages"][0]["content"];
+    const std::string head = text.substr(0, text.find(']') + 1);
+    const bool cold = std::find(seen.begin(), seen.end(), head) == seen.end();
+    if (cold) {
+      seen.push_back(head);
+    }
+    ScriptedWire::Answer a{cold ? 300.0 : 50.0, 1, 4, 120, 200};
+    if (i == 0) {
+      a.http_status = 500;  // the first run's cold request
+    }
+    return a;
+  });
+  Session session = s.MakeSession();
+  ProfileOptions po = NoWarmup();
+  po.runs = 2;
+  po.args.Set("--prefix-sizes", "200");
+  po.args.Set("--prefix-hits", "2");
+  const json out = session.Run("prefix-cache", po);
+  // Run 1: its cold request failed, so no warm request was sent; run 2: cold + 2 warm.
+  ASSERT_EQ(s.wire->requests().size(), 4u) << out.dump();
+  const json& row = out["prefixes"][0];
+  EXPECT_EQ(row["errors"], 1);
+  EXPECT_EQ(row["cold_ttft_ms"]["n"], 1);
+  EXPECT_EQ(row["warm_ttft_ms"]["n"], 2);
+  EXPECT_DOUBLE_EQ(row["cold_ttft_ms"]["median"].get<double>(), 300.0);
+  EXPECT_DOUBLE_EQ(row["warm_ttft_ms"]["median"].get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(row["speedup"].get<double>(), 6.0);
+  EXPECT_EQ(row["prompt_tokens"], 120);
+  EXPECT_TRUE(row["cached_tokens"].is_null());  // the script reports no cached tokens
+  EXPECT_EQ(row["runs"].size(), 4u);
+  // Every request of a run shares its prefix: no unique line before it.
+  const auto requests = s.wire->requests();
+  const std::string first = requests[1]["messages"][0]["content"];
+  EXPECT_EQ(first.rfind("[prefix ", 0), 0u) << first.substr(0, 80);
+  for (std::size_t k = 2; k < 4; ++k) {
+    const std::string warm = requests[k]["messages"][0]["content"];
+    EXPECT_EQ(warm.substr(0, warm.find("\n\n")), first.substr(0, first.find("\n\n")));
+    EXPECT_NE(warm, first);  // another question
   }
 }
 
