@@ -89,6 +89,32 @@ const MetricRow* Row(const std::vector<MetricRow>& rows, const std::string& prof
   return nullptr;
 }
 
+// A profile's rows are placed by the profile table's dim: prefix-cache's `prefix_tokens` (not in
+// the store's fixed list) and the sessions profile's `turn` rows reach the store.
+TEST(StoreRecord, RowsArePlacedByTheProfileTablesDim) {
+  const json results = json::parse(R"({"perf": {
+    "prefix_cache": {"prefixes": [{"prefix_tokens": 1024,
+       "warm_ttft_ms": {"n": 3, "median": 25.0, "values": [24, 25, 26]}, "speedup": 2.8}]},
+    "sessions": {"turns": [{"turn": 2, "ttft_ms": {"n": 4, "median": 9.0}}],
+                 "levels": [{"concurrency": 4, "throughput_tok_s": 120.0}]}}})");
+  const std::vector<MetricRow> rows = MetricRows(results);
+  const MetricRow* warm = Row(rows, "prefix-cache", "warm_ttft_ms", "1024");
+  ASSERT_NE(warm, nullptr);
+  EXPECT_EQ(warm->dim, "prefix_tokens");
+  EXPECT_EQ(warm->value, 25.0);
+  EXPECT_EQ(warm->n, 3);
+  const MetricRow* speedup = Row(rows, "prefix-cache", "speedup", "1024");
+  ASSERT_NE(speedup, nullptr);
+  EXPECT_EQ(speedup->value, 2.8);
+  const MetricRow* turn = Row(rows, "sessions", "ttft_ms", "2");
+  ASSERT_NE(turn, nullptr);
+  EXPECT_EQ(turn->dim, "turn");
+  // A nested row without the table's dim falls back to the fixed list.
+  const MetricRow* level = Row(rows, "sessions", "throughput_tok_s", "4");
+  ASSERT_NE(level, nullptr);
+  EXPECT_EQ(level->dim, "concurrency");
+}
+
 TEST(StoreRecord, MedianIntervalUsesOrderStatistics) {
   EXPECT_FALSE(MedianInterval({5}).has_value());
   auto three = MedianInterval({3, 1, 2});
@@ -444,8 +470,7 @@ TEST(StoreRecord, ResourceFiguresAreMetricRowsOfTheWholeRunAndTheDecodeRuns) {
 // break the leaderboard's Markdown table (the store escaped only '|' before core/escape.h).
 TEST(StoreQuery, ALeaderboardCellCannotBreakItsMarkdownTable) {
   std::vector<RunRecord> runs = {
-      Synthetic("a", "evil|model\n<script>x</script>", "1", 200, 195, 205,
-                "2026-12-01T00:00:01Z"),
+      Synthetic("a", "evil|model\n<script>x</script>", "1", 200, 195, 205, "2026-12-01T00:00:01Z"),
   };
   const auto spec = ParseMetric("decode.decode_tok_s").value();
   const std::string md = RenderLeaderboard(runs, spec, "model", OutputFormat::kMarkdown);
@@ -454,9 +479,9 @@ TEST(StoreQuery, ALeaderboardCellCannotBreakItsMarkdownTable) {
   for (char c : md) {
     lines += c == '\n' ? 1 : 0;
   }
-  const std::string one_row = RenderLeaderboard(
-      {Synthetic("a", "plain", "1", 200, 195, 205, "2026-12-01T00:00:01Z")}, spec, "model",
-      OutputFormat::kMarkdown);
+  const std::string one_row =
+      RenderLeaderboard({Synthetic("a", "plain", "1", 200, 195, 205, "2026-12-01T00:00:01Z")}, spec,
+                        "model", OutputFormat::kMarkdown);
   std::size_t plain_lines = 0;
   for (char c : one_row) {
     plain_lines += c == '\n' ? 1 : 0;
