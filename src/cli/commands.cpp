@@ -281,6 +281,8 @@ void AddTableOptions(CLI::App* cmd, perf::ProfileOptions& profile) {
              std::string(o.flag),
              [&profile, flag = o.flag](const std::string& v) { profile.args.Set(flag, v); },
              std::string(o.help))
+          ->type_name(std::string(o.integer ? "INT" : "FLOAT") +
+                      (o.kind == OptionSpec::kNumbers ? ",..." : ""))
           ->default_str(std::string(o.default_value))
           ->check([&o](const std::string& v) { return CheckOption(o, v); }, "", "");
     }
