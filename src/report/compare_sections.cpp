@@ -377,9 +377,7 @@ std::vector<CompareSection> ExtraSections(const std::vector<CompareRun>& runs,
   std::vector<CompareSection> out;
   for (const ProfileSpec& p : Profiles()) {
     if (DrawnFromRows(p)) {
-      std::string note = std::string(p.summary) + ".";
-      note.front() = static_cast<char>(std::toupper(static_cast<unsigned char>(note.front())));
-      AddSection(out, std::string(p.name), std::string(p.title), std::move(note),
+      AddSection(out, std::string(p.name), std::string(p.title), Capitalized(p.summary) + ".",
                  ProfileMetricRows(runs, p));
     }
   }

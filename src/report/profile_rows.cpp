@@ -71,10 +71,17 @@ std::string RowPlace(const json& row, const ProfileSpec& p) {
   return std::string(kMissing);
 }
 
+std::string Capitalized(std::string_view text) {
+  std::string out(text);
+  if (!out.empty()) {
+    out.front() = static_cast<char>(std::toupper(static_cast<unsigned char>(out.front())));
+  }
+  return out;
+}
+
 std::string DimHeader(const ProfileSpec& p) {
-  std::string out(p.dim.empty() ? std::string_view("Row") : p.dim);
+  std::string out = Capitalized(p.dim.empty() ? std::string_view("Row") : p.dim);
   std::replace(out.begin(), out.end(), '_', ' ');
-  out.front() = static_cast<char>(std::toupper(static_cast<unsigned char>(out.front())));
   return out;
 }
 
@@ -86,10 +93,8 @@ void RenderRows(const ProfileSpec& p, const json& section, std::string& out) {
     return;
   }
   out += fmt::format("### {}\n\n", p.title);
-  std::string summary(p.summary);
-  summary.front() = static_cast<char>(std::toupper(static_cast<unsigned char>(summary.front())));
-  out +=
-      fmt::format("{}. Medians; results.json `perf.{}` has every statistic.\n\n", summary, p.key);
+  out += fmt::format("{}. Medians; results.json `perf.{}` has every statistic.\n\n",
+                     Capitalized(p.summary), p.key);
   const bool errors = std::any_of(rows.begin(), rows.end(), [](const json* r) {
     return NumberAt(*r, {"errors"}).value_or(0) > 0;
   });
@@ -148,15 +153,15 @@ std::string RowsSection(const ProfileSpec& p, const json& section, int& charts) 
     chart::XYChart c;
     c.id = std::string(p.name);
     c.title = std::string(p.title);
-    double lo = 0, hi = 0;
-    for (const json* r : rows) {
-      const double x = *NumberAt(*r, {p.dim});
-      lo = lo == 0 ? x : std::min(lo, x);
-      hi = std::max(hi, x);
-    }
+    const auto [lo, hi] =
+        std::minmax_element(rows.begin(), rows.end(), [&p](const json* a, const json* b) {
+          return *NumberAt(*a, {p.dim}) < *NumberAt(*b, {p.dim});
+        });
+    const double x_min = *NumberAt(**lo, {p.dim});
+    const double x_max = *NumberAt(**hi, {p.dim});
     c.x = chart::Axis{.label = DimHeader(p),
                       .unit = std::string(p.dim_unit),
-                      .log = lo > 0 && hi >= 10 * lo,
+                      .log = x_min > 0 && x_max >= 10 * x_min,
                       .decimals = 0};
     c.y = y;
     int css = 0;

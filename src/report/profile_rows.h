@@ -38,6 +38,9 @@ std::string MetricHeader(const MetricSpec& m);
 // when absent.
 std::string RowPlace(const nlohmann::json& row, const ProfileSpec& p);
 
+// text with its first letter upper-case ("" stays ""): a table entry's summary as a sentence.
+std::string Capitalized(std::string_view text);
+
 // The dim's header: "prefix_tokens" -> "Prefix tokens".
 std::string DimHeader(const ProfileSpec& p);
 
@@ -48,8 +51,9 @@ void RenderRows(const ProfileSpec& p, const nlohmann::json& section, std::string
 }  // namespace md
 
 namespace html {
-// A <section> with one chart: the metrics sharing the first metric's unit against the dim
-// (lines over a numeric dim, bars over named rows); "" when no row has a value.
+// REQUIRES: DrawnFromRows(p). A <section> with one chart: the metrics sharing the first metric's
+// unit against the dim (lines over a numeric dim, bars over named rows); "" when no row has a
+// value.
 std::string RowsSection(const ProfileSpec& p, const nlohmann::json& section, int& charts);
 }  // namespace html
 

@@ -66,6 +66,8 @@ TEST(ProfileRows, MetricValuesAreMediansOrNumbersAndNothingIsMadeUp) {
   EXPECT_EQ(FormatMetric(0.909, "%"), "90.9%");
   EXPECT_EQ(FormatMetric(std::nullopt, "ms"), "—");
   EXPECT_EQ(DimHeader(kSpec), "Prefix tokens");
+  EXPECT_EQ(Capitalized("cold and warm"), "Cold and warm");
+  EXPECT_EQ(Capitalized(""), "");  // an empty summary is no crash
   EXPECT_EQ(RowPlace(rows[2], kSpec), "100,000");
   EXPECT_TRUE(DrawnFromRows(kSpec));
 }
