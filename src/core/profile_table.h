@@ -81,9 +81,13 @@ struct ProfileSpec {
   // Its rows' metrics. A profile with metrics and no writer of its own is drawn from them by
   // report.md, report.html and compare (docs/architecture.md "The profile table").
   std::span<const MetricSpec> metrics = {};
-  // The heading of its sections in the reports ("Prefix cache"); "" for a profile whose writers
-  // are its own.
+  // The heading of its sections in the reports and in compare ("Prefix cache").
   std::string_view title = {};
+  // True when report.md and report.html draw it with sections of their own (the profiles older
+  // than the table's metrics: their sections carry tails, frontiers, classes and notes a table
+  // of medians does not); false when they draw it from its metrics. compare draws every profile
+  // that has metrics from them, a row per place and metric (docs/compare.md).
+  bool own_sections = false;
 };
 
 // ---- The table --------------------------------------------------------------------------------
@@ -97,6 +101,24 @@ inline constexpr OptionSpec kPrefixCacheOptions[] = {
      "Prefix-cache profile: requests that reuse each cold prefix (warm TTFT is their median)"},
 };
 
+inline constexpr MetricSpec kContextMetrics[] = {
+    {"ttft_ms", "TTFT", "ms", -1},
+    {"prefill_tok_s", "Prefill tok/s", "tok/s", +1},
+    {"decode_tok_s", "Decode tok/s", "tok/s", +1},
+};
+
+inline constexpr MetricSpec kReplayMetrics[] = {
+    {"ttft_ms", "TTFT", "ms", -1},
+    {"itl_ms", "ITL", "ms", -1},
+    {"e2e_ms", "E2E", "ms", -1},
+};
+
+inline constexpr MetricSpec kSessionsMetrics[] = {
+    {"ttft_ms", "TTFT", "ms", -1},
+    {"tpot_ms", "TPOT", "ms", -1},
+    {"cached_tokens", "Cached tokens", "tokens", 0},
+};
+
 inline constexpr MetricSpec kPrefixCacheMetrics[] = {
     {"cold_ttft_ms", "TTFT cold", "ms", -1},
     {"warm_ttft_ms", "TTFT warm", "ms", -1},
@@ -107,29 +129,34 @@ inline constexpr MetricSpec kPrefixCacheMetrics[] = {
 // clang-format off
 inline constexpr ProfileSpec kProfiles[] = {
     {ProfileId::kDecode, "decode", "decode", "runs", "", "",
-     true, true, "single-stream decode speed, TTFT excluded (median of --runs)", ""},
+     true, true, "single-stream decode speed, TTFT excluded (median of --runs)", "", {}, {}, "",
+     true},
     {ProfileId::kConcurrency, "concurrency", "concurrency", "levels", "concurrency", "streams",
-     true, true, "throughput at each of --levels parallel streams (closed loop)", "--levels,--dataset,--dataset-format,--dataset-order,--skip-bad-lines,--shared-prefix"},
+     true, true, "throughput at each of --levels parallel streams (closed loop)",
+     "--levels,--dataset,--dataset-format,--dataset-order,--skip-bad-lines,--shared-prefix",
+     {}, {}, "", true},
     {ProfileId::kMaxTokens, "max-tokens", "max_tokens", "lengths", "max_tokens", "tokens",
-     true, true, "decode speed at each output length of --lengths", "--lengths,--length-runs"},
+     true, true, "decode speed at each output length of --lengths", "--lengths,--length-runs",
+     {}, {}, "", true},
     {ProfileId::kTtft, "ttft", "ttft", "prompts", "name", "prompt",
-     true, true, "time to first token for a short and a long prompt", ""},
+     true, true, "time to first token for a short and a long prompt", "", {}, {}, "", true},
     {ProfileId::kContext, "context", "context", "rows", "size", "tokens",
      true, true, "prefill and decode at each prompt size of --sizes",
-     "--sizes,--depth,--context-cached"},
+     "--sizes,--depth,--context-cached", {}, kContextMetrics, "Context", true},
     {ProfileId::kRate, "rate", "rate", "rates", "rate_rps", "req/s",
      false, false, "open-loop load at each of --rates, goodput against --slo, --search-rate",
      "--rates,--arrival,--burstiness,--rate-tokens,--slo,--slo-fraction,--search-rate,"
      "--search-steps,--max-concurrency,--dataset,--dataset-format,--dataset-order,"
-     "--skip-bad-lines,--shared-prefix"},
+     "--skip-bad-lines,--shared-prefix", {}, {}, "", true},
     {ProfileId::kReplay, "replay", "replay", "classes", "class", "class",
      false, false, "a request trace (Mooncake, BurstGPT, Azure, JSONL) replayed on its own clock",
-     "--trace,--trace-format,--time-scale,--block-tokens"},
+     "--trace,--trace-format,--time-scale,--block-tokens", {}, kReplayMetrics,
+     "Replay per request class", true},
     {ProfileId::kSessions, "sessions", "sessions", "turns", "turn", "turn",
      false, false, "multi-turn conversations and tool-calling agent loops with think time",
      "--sessions,--turns,--turn-input-tokens,--system-prompt-tokens,--think-ms,"
      "--session-concurrency,--session-rate,--max-sessions,--max-tool-rounds,"
-     "--tool-result-tokens,--keep-reasoning"},
+     "--tool-result-tokens,--keep-reasoning", {}, kSessionsMetrics, "Sessions per turn", true},
     {ProfileId::kPrefixCache, "prefix-cache", "prefix_cache", "prefixes", "prefix_tokens", "tokens",
      false, false, "time to first token with a cold and a warm shared prefix at each of --prefix-sizes",
      "", kPrefixCacheOptions, kPrefixCacheMetrics, "Prefix cache"},

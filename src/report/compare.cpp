@@ -253,9 +253,12 @@ Judgement Judge(const CompareRow& row, const std::vector<std::string>& labels,
   if (!ci && TieWithin(row, idx, j, labels)) {
     return j;
   }
+  // "n=1": each figure is one value; "no CI": a figure summarises values this run did not keep.
+  const std::string no_ci =
+      std::max(row.cells[best].n, row.cells[runner].n) > 1 ? "no CI" : "n=1, no CI";
   if (!ci && ratio == 1.0) {
     j.verdict = Verdict::kNoInterval;
-    j.text = "Equal (n=1, no CI)";
+    j.text = fmt::format("Equal ({})", no_ci);
     return j;
   }
   j.winner = best;
@@ -265,7 +268,7 @@ Judgement Judge(const CompareRow& row, const std::vector<std::string>& labels,
     j.text = fmt::format("{} {}× {} (95% CI {}–{}×)", who, p.point, row.word, p.lo, p.hi);
   } else {
     j.verdict = Verdict::kNoInterval;
-    j.text = fmt::format("{} {} {} (n=1, no CI)", who, RatioText(ratio), row.word);
+    j.text = fmt::format("{} {} {} ({})", who, RatioText(ratio), row.word, no_ci);
   }
   return j;
 }

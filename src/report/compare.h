@@ -61,6 +61,9 @@ struct CompareCell {
   std::optional<double> pass;   // score rows only
   std::optional<double> total;  // score rows only
   std::vector<double> samples;  // the raw per-request values behind the figure (may be empty)
+  // How many values the figure summarises (a median's requests) when samples cannot be had: a
+  // ratio without an interval then says "no CI", not "n=1".
+  double n = 1;
   // How precisely value is known, in its unit (0: exactly). Two single values no further apart
   // than the larger of their resolutions tie (e.g. a server's time to ready, known to the poll).
   double resolution = 0;

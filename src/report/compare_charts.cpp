@@ -1,6 +1,8 @@
 #include "report/compare_charts.h"
 
 #include <algorithm>
+#include <cctype>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,9 +12,11 @@
 
 #include "chart/chart.h"
 #include "chart/svg.h"
+#include "core/profile_table.h"
 #include "report/compare.h"
 #include "report/format.h"
 #include "report/html_figure.h"
+#include "report/profile_rows.h"
 
 namespace sb::report {
 namespace {
@@ -65,10 +69,15 @@ std::string ShortLabel(const std::string& key, const std::string& metric) {
   if (key.starts_with("score.category.")) {
     return CategoryName(after("score.category."));
   }
+  // A profile compared from its rows: "TTFT, turn 3" -> "turn 3".
+  if (const auto comma = metric.find(", "); comma != std::string::npos) {
+    return metric.substr(comma + 2);
+  }
   return metric;
 }
 
-std::vector<Row> Rows(const json& doc, std::size_t runs, bool (*want)(const std::string&)) {
+std::vector<Row> Rows(const json& doc, std::size_t runs,
+                      const std::function<bool(const std::string&)>& want) {
   std::vector<Row> rows;
   std::vector<const json*> all;
   for (const json* section : ArrayAt(doc, {"sections"})) {
@@ -133,8 +142,9 @@ bool SpecKey(const std::string& k) {
   return k == "spec_decode.acceptance_rate";
 }
 
-chart::BarChart Grouped(const char* id, const char* title, const char* x_label, chart::Axis y,
-                        const std::vector<Row>& rows, const std::vector<std::string>& labels) {
+chart::BarChart Grouped(const std::string& id, const std::string& title, const std::string& x_label,
+                        chart::Axis y, const std::vector<Row>& rows,
+                        const std::vector<std::string>& labels) {
   chart::BarChart c;
   c.id = id;
   c.title = title;
@@ -195,8 +205,9 @@ std::string CompareCharts(const json& doc, int& charts) {
   std::string out;
   const auto speed = Rows(doc, labels.size(), SpeedKey);
   const chart::Axis tok_s{"Speed", "tok/s", false, true, false, 1};
-  auto panel = [&](const char* id, const char* title, const char* x_label, chart::Axis y,
-                   bool (*want)(const std::string&), const char* note) {
+  auto panel = [&](const std::string& id, const std::string& title, const std::string& x_label,
+                   chart::Axis y, const std::function<bool(const std::string&)>& want,
+                   const std::string& note) {
     const auto rows = Rows(doc, labels.size(), want);
     if (!rows.empty()) {
       out += html::Figure(Grouped(id, title, x_label, std::move(y), rows, labels), note);
@@ -215,6 +226,28 @@ std::string CompareCharts(const json& doc, int& charts) {
   panel("compare-rate-ttft", "TTFT p99 per offered rate and run", "Offered rate",
         chart::Axis{"TTFT p99", "ms", false, true, false, 1}, RateTtftKey,
         "From the scheduled send; lower is better.");
+  // A profile compared from its rows (profile_rows.h): its first metric at each place.
+  for (const ProfileSpec& p : Profiles()) {
+    if (!ComparedFromRows(p)) {
+      continue;
+    }
+    const MetricSpec& m = p.metrics.front();
+    const std::string prefix = fmt::format("{}.", p.name);
+    const std::string suffix = fmt::format(".{}", m.field);
+    std::string dim = DimHeader(p);
+    std::transform(dim.begin(), dim.end(), dim.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    panel(
+        fmt::format("compare-{}", p.name), fmt::format("{} per {} and run", m.label, dim),
+        DimHeader(p),
+        chart::Axis{std::string(m.label), m.unit == "x" ? "" : std::string(m.unit), false, true,
+                    false, m.unit == "tokens" ? 0 : 1},
+        [&](const std::string& k) { return k.starts_with(prefix) && k.ends_with(suffix); },
+        fmt::format("{} at each {}; {}.", m.label, dim,
+                    m.better < 0   ? "lower is better"
+                    : m.better > 0 ? "higher is better"
+                                   : "neither higher nor lower is better"));
+  }
   const auto ttft = Rows(doc, labels.size(), TtftKey);
   if (!ttft.empty()) {
     out += html::Figure(Grouped("compare-ttft", "Time to first token per prompt and run", "Prompt",

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/profile_table.h"
+#include "core/stats.h"
 #include "report/compare_internal.h"
 #include "report/compare_stats.h"
 #include "report/format.h"
@@ -125,7 +126,7 @@ std::vector<CompareRow> RateRows(const std::vector<CompareRun>& runs) {
   return b.Take();
 }
 
-// ---- Roofline, spec decoding, context, startup -------------------------------------------------
+// ---- Roofline, spec decoding, startup -------------------------------------------------
 
 std::vector<CompareRow> RooflineRows(const std::vector<CompareRun>& runs) {
   RowBuilder b(runs);
@@ -186,30 +187,6 @@ std::vector<CompareRow> SpecRows(const std::vector<CompareRun>& runs,
     rows.push_back(std::move(uplift));
   }
   return rows;
-}
-
-std::vector<CompareRow> ContextRows(const std::vector<CompareRun>& runs) {
-  RowBuilder b(runs);
-  for (double size : NumbersOver(runs, {"perf", "context", "rows"}, "size")) {
-    std::string at = FormatCount(size) + " tokens";
-    auto field = [size](const CompareRun& r, std::string_view f) -> std::optional<double> {
-      const json* row = ItemWith(r.results, {"perf", "context", "rows"}, "size", size);
-      return row == nullptr ? std::nullopt : NumberAt(*row, {f});
-    };
-    b.Add(Spec("TTFT, " + at, fmt::format("context.{:.0f}.ttft_ms", size), "ms", Better::kLower,
-               "faster"),
-          [field](const CompareRun& r) {
-            auto v = field(r, "ttft_ms");
-            return v ? Cell(v, Ms(*v)) : Missing();
-          });
-    b.Add(Spec("Prefill tok/s, " + at, fmt::format("context.{:.0f}.prefill_tok_s", size), "tok/s",
-               Better::kHigher, "faster"),
-          [field](const CompareRun& r) {
-            auto v = field(r, "prefill_tok_s");
-            return v ? Cell(v, TokS(*v)) : Missing();
-          });
-  }
-  return b.Take();
 }
 
 std::vector<CompareRow> StartupRows(const std::vector<CompareRun>& runs) {
@@ -317,7 +294,36 @@ std::string ProfileName(const std::string& key) {
 
 namespace {
 
-// A profile drawn from its rows (profile_rows.h): one row per place in its sweep and metric;
+// The per-request values behind a row's median when its statistics keep none (sessions' turns,
+// replay's classes): the run's successful samples.jsonl records of the profile whose dim field
+// is the row's place. Used only when their median is the row's own: a record set that does not
+// reproduce the figure (a sessions turn whose tool rounds are records too, a replay TTFT timed
+// from the schedule) gives no interval rather than a wrong one.
+std::vector<double> PlaceSamples(const CompareRun& run, const ProfileSpec& p, const json& place,
+                                 const MetricSpec& m, double median) {
+  if (!run.has_samples) {
+    return {};
+  }
+  std::vector<double> out;
+  for (const json& s : run.samples) {
+    if (StringAt(s, {"profile"}) != p.name || StringAt(s, {"status"}) != "ok") {
+      continue;
+    }
+    const json* at = Find(s, {p.dim});
+    if (at == nullptr || *at != place) {
+      continue;
+    }
+    if (auto v = NumberAt(s, {m.field})) {
+      out.push_back(*v);
+    }
+  }
+  if (out.empty() || std::abs(Median(out) - median) > 1e-9 * std::max(1.0, std::abs(median))) {
+    return {};
+  }
+  return out;
+}
+
+// A profile compared from its rows (profile_rows.h): one row per place in its sweep and metric;
 // the places in the first run's order, then any only a later run has.
 std::vector<CompareRow> ProfileMetricRows(const std::vector<CompareRun>& runs,
                                           const ProfileSpec& p) {
@@ -325,8 +331,7 @@ std::vector<CompareRow> ProfileMetricRows(const std::vector<CompareRun>& runs,
   for (const CompareRun& run : runs) {
     for (const json* row : ArrayAt(run.results, {"perf", p.key, p.rows})) {
       const json* place = Find(*row, {p.dim});
-      if (place != nullptr && (place->is_number() || place->is_string()) &&
-          std::find(places.begin(), places.end(), *place) == places.end()) {
+      if (PlaceOf(*row, p) && std::find(places.begin(), places.end(), *place) == places.end()) {
         places.push_back(*place);
       }
     }
@@ -341,29 +346,33 @@ std::vector<CompareRow> ProfileMetricRows(const std::vector<CompareRun>& runs,
       }
       return nullptr;
     };
-    // "1,024 tokens" in the metric's name; 1024 in its key, as the context rows' keys.
-    const bool number = place.is_number();
-    const std::string at = number ? FormatCount(place.get<double>()) : place.get<std::string>();
-    const double x = number ? place.get<double>() : 0;
-    const std::string key_at = !number              ? place.get<std::string>()
-                               : std::floor(x) == x ? fmt::format("{:.0f}", x)
-                                                    : fmt::format("{}", x);
+    const Place at = *PlaceOf(json{{std::string(p.dim), place}}, p);
     for (const MetricSpec& m : p.metrics) {
-      RowSpec spec = Spec(fmt::format("{}, {} {}", m.label, at, p.dim_unit),
-                          fmt::format("{}.{}.{}", p.name, key_at, m.field), std::string(m.unit),
+      RowSpec spec = Spec(fmt::format("{}, {}", m.label, at.phrase),
+                          fmt::format("{}.{}.{}", p.name, at.key, m.field), std::string(m.unit),
                           m.better < 0   ? Better::kLower
                           : m.better > 0 ? Better::kHigher
                                          : Better::kNone,
-                          m.unit == "ms"       ? "faster"
-                          : m.unit == "tokens" ? "more"
-                                               : "higher");
+                          m.unit == "ms" || m.unit == "tok/s" ? "faster"
+                          : m.unit == "tokens"                ? "more"
+                                                              : "higher");
       b.Add(spec, [&](const CompareRun& r) {
         const json* row = row_of(r);
         if (row == nullptr) {
           return Missing();
         }
         const auto v = MetricValue(*row, m);
-        return v ? Cell(v, FormatMetric(v, m.unit), MetricSamples(*row, m)) : Missing();
+        if (!v) {
+          return Missing();
+        }
+        std::vector<double> samples = MetricSamples(*row, m);
+        if (samples.empty() && Find(*row, {m.field}) != nullptr &&
+            Find(*row, {m.field})->is_object()) {
+          samples = PlaceSamples(r, p, place, m, *v);
+        }
+        CompareCell cell = Cell(v, FormatMetricWithUnit(v, m.unit), std::move(samples));
+        cell.n = NumberAt(*row, {m.field, "n"}).value_or(1);
+        return cell;
       });
     }
   }
@@ -376,7 +385,7 @@ std::vector<CompareSection> ExtraSections(const std::vector<CompareRun>& runs,
                                           const std::vector<CompareRow>& glance) {
   std::vector<CompareSection> out;
   for (const ProfileSpec& p : Profiles()) {
-    if (DrawnFromRows(p)) {
+    if (ComparedFromRows(p)) {
       AddSection(out, std::string(p.name), std::string(p.title), Capitalized(p.summary) + ".",
                  ProfileMetricRows(runs, p));
     }
@@ -392,7 +401,6 @@ std::vector<CompareSection> ExtraSections(const std::vector<CompareRun>& runs,
   AddSection(out, "spec_decode", "Speculative decoding",
              "Server counters over the measurement windows (docs/metrics.md).",
              SpecRows(runs, glance));
-  AddSection(out, "context", "Context", "Per prompt size (one request each).", ContextRows(runs));
   AddSection(out, "startup", "Startup", "Runs whose server servebench started (--serve, launch).",
              StartupRows(runs));
   AddSection(out, "resources", "Resources",

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -16,8 +17,12 @@ namespace sb::report {
 
 using nlohmann::json;
 
-bool DrawnFromRows(const ProfileSpec& p) {
+bool ComparedFromRows(const ProfileSpec& p) {
   return !p.metrics.empty() && !p.title.empty();
+}
+
+bool DrawnFromRows(const ProfileSpec& p) {
+  return ComparedFromRows(p) && !p.own_sections;
 }
 
 std::optional<double> MetricValue(const json& row, const MetricSpec& m) {
@@ -54,6 +59,14 @@ std::string FormatMetric(std::optional<double> v, std::string_view unit) {
   return FormatFixed2(v);
 }
 
+std::string FormatMetricWithUnit(std::optional<double> v, std::string_view unit) {
+  std::string text = FormatMetric(v, unit);
+  if (v && (unit == "ms" || unit == "tok/s" || unit == "tokens")) {
+    text += fmt::format(" {}", unit);
+  }
+  return text;
+}
+
 std::string MetricHeader(const MetricSpec& m) {
   if (m.unit == "ms" || m.unit == "tok/s") {
     return fmt::format("{} ({})", m.label, m.unit);
@@ -69,6 +82,36 @@ std::string RowPlace(const json& row, const ProfileSpec& p) {
     return *s;
   }
   return std::string(kMissing);
+}
+
+std::optional<Place> PlaceOf(const json& row, const ProfileSpec& p) {
+  const json* v = Find(row, {p.dim});
+  if (v == nullptr || !(v->is_number() || v->is_string())) {
+    return std::nullopt;
+  }
+  Place out;
+  std::string at;
+  if (v->is_number()) {
+    const double x = v->get<double>();
+    at = FormatCount(x);
+    out.key = std::floor(x) == x ? fmt::format("{:.0f}", x) : fmt::format("{}", x);
+  } else {
+    at = v->get<std::string>();
+    out.key = at;
+    for (char& ch : out.key) {
+      if (std::isalnum(static_cast<unsigned char>(ch)) == 0 && ch != '-' && ch != '_') {
+        ch = '_';
+      }
+    }
+  }
+  if (p.dim_unit.empty()) {
+    out.phrase = at;
+  } else if (p.dim == p.dim_unit) {
+    out.phrase = fmt::format("{} {}", p.dim_unit, at);
+  } else {
+    out.phrase = fmt::format("{} {}", at, p.dim_unit);
+  }
+  return out;
 }
 
 std::string Capitalized(std::string_view text) {

@@ -1,7 +1,8 @@
 // Internal to sb_report: a profile drawn from its rows alone. A profile whose table entry has
-// metrics and a title (core/profile_table.h) and no writer of its own gets its report.md table,
-// its report.html chart and its compare rows from here, read through the table: adding such a
-// profile needs no code in src/report (docs/architecture.md "The profile table").
+// metrics and a title (core/profile_table.h) gets its compare rows from them; when it has no
+// sections of its own, its report.md table and its report.html chart too, all read through the
+// table: adding such a profile needs no code in src/report (docs/architecture.md "The profile
+// table").
 // Thread safety: pure functions.
 #pragma once
 
@@ -16,7 +17,11 @@
 
 namespace sb::report {
 
-// True when p is drawn from its rows here (metrics and a title in its entry).
+// True when compare draws p from its rows (metrics and a title in its entry).
+bool ComparedFromRows(const ProfileSpec& p);
+
+// True when report.md and report.html draw p from its rows here: compared from them, and no
+// sections of its own.
 bool DrawnFromRows(const ProfileSpec& p);
 
 // A metric's value in a row: the median of its statistics object, or the number itself;
@@ -31,12 +36,28 @@ std::vector<double> MetricSamples(const nlohmann::json& row, const MetricSpec& m
 // "4,096" (tokens), "90.9%" (%); kMissing for nullopt.
 std::string FormatMetric(std::optional<double> v, std::string_view unit);
 
+// As FormatMetric, with the unit where a table header does not carry it: "41 ms",
+// "198.7 tok/s", "4,096 tokens", "3.9×", "90.9%".
+std::string FormatMetricWithUnit(std::optional<double> v, std::string_view unit);
+
 // A column header: the label, and the unit in brackets for ms and tok/s ("TTFT warm (ms)").
 std::string MetricHeader(const MetricSpec& m);
 
 // Where a row sits in the sweep, as text: its dim field, a count ("4,000") or a name; kMissing
 // when absent.
 std::string RowPlace(const nlohmann::json& row, const ProfileSpec& p);
+
+// A row's place as a phrase and as a key, from its dim field (a number or a name): a quantity
+// is followed by its unit ("1,024 tokens", key "1024"); a place that names its own unit (the
+// dim is its unit: turn, class) follows it ("turn 3", "class cache hit", keys "3",
+// "cache_hit": a name's characters other than letters, digits, '-' and '_' become '_').
+// nullopt when the row has no such field.
+struct Place {
+  std::string phrase;
+  std::string key;
+};
+
+std::optional<Place> PlaceOf(const nlohmann::json& row, const ProfileSpec& p);
 
 // text with its first letter upper-case ("" stays ""): a table entry's summary as a sentence.
 std::string Capitalized(std::string_view text);

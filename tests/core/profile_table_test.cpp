@@ -29,16 +29,22 @@ TEST(ProfileTable, EveryIdHasOneEntryAndEveryNameAndKeyIsUnique) {
 }
 
 TEST(ProfileTable, EveryProfileIsDrawnByTheReports) {
-  // The profiles with a report writer of their own (src/report: RenderProfile's cases); every
-  // other profile must be drawn from its rows: metrics and a title in its entry.
+  // The profiles with report sections of their own (src/report: RenderProfile's cases) say so in
+  // their entries; every other profile must be drawn from its rows: metrics, a title and a dim.
   const std::set<ProfileId> own = {
       ProfileId::kDecode,  ProfileId::kConcurrency, ProfileId::kMaxTokens, ProfileId::kTtft,
       ProfileId::kContext, ProfileId::kRate,        ProfileId::kReplay,    ProfileId::kSessions};
   for (const ProfileSpec& p : Profiles()) {
-    if (!own.contains(p.id)) {
+    EXPECT_EQ(p.own_sections, own.contains(p.id)) << p.name;
+    if (!p.own_sections) {
       EXPECT_FALSE(p.metrics.empty()) << p.name << " has no writer and no metrics";
       EXPECT_FALSE(p.title.empty()) << p.name;
+    }
+    // A profile with metrics is compared from them: its rows need a place and a title.
+    if (!p.metrics.empty()) {
+      EXPECT_FALSE(p.title.empty()) << p.name;
       EXPECT_FALSE(p.dim.empty()) << p.name;
+      EXPECT_FALSE(p.dim_unit.empty()) << p.name;
     }
   }
 }

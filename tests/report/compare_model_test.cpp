@@ -217,6 +217,109 @@ TEST(CompareModelTest, SectionsWhenBothRunsHaveTheData) {
   EXPECT_EQ(SectionOf(Build({a, b}), "rate"), nullptr);
 }
 
+// The profiles compared from their table entries' metrics (core/profile_table.h): sessions per
+// turn, replay per request class, context per size, each a row per place and metric.
+TEST(CompareModelTest, SessionsReplayAndContextAreComparedPerPlaceFromTheTable) {
+  auto stats = [](double median) {
+    return json{{"n", 3}, {"median", median}, {"p50", median}, {"p99", median * 2}};
+  };
+  auto turn = [&](int n, double ttft, json cached) {
+    return json{{"turn", n},
+                {"requests", 4},
+                {"failed", 0},
+                {"ttft_ms", stats(ttft)},
+                {"tpot_ms", stats(10)},
+                {"cached_tokens", std::move(cached)}};
+  };
+  json a = MakeDoc("a");
+  json b = MakeDoc("b");
+  json cached = stats(900);
+  cached["reported"] = true;
+  a["perf"]["sessions"] = {
+      {"turns", {turn(1, 200, json{{"reported", false}}), turn(2, 40, cached)}}};
+  b["perf"]["sessions"] = {{"turns", {turn(1, 210, cached), turn(2, 160, cached)}}};
+  a["perf"]["replay"] = {{"classes", {{{"class", "cache hit"}, {"ttft_ms", stats(30)}}}}};
+  b["perf"]["replay"] = {{"classes", {{{"class", "cache hit"}, {"ttft_ms", stats(90)}}}}};
+  a["perf"]["context"] = {
+      {"rows",
+       {{{"size", 2000}, {"ttft_ms", 80.0}, {"prefill_tok_s", 25000}},
+        {{"size", 128000}, {"skipped", "over the server's max model length"}}}}};
+  b["perf"]["context"] = {
+      {"rows", {{{"size", 2000}, {"ttft_ms", 160.0}, {"prefill_tok_s", 12500}}}}};
+  const Comparison c = Build({a, b});
+
+  const CompareSection* sessions = SectionOf(c, "sessions");
+  ASSERT_NE(sessions, nullptr);
+  EXPECT_EQ(sessions->title, "Sessions per turn");
+  const CompareRow* t2 = RowOf(c, "sessions.2.ttft_ms");
+  ASSERT_NE(t2, nullptr);
+  EXPECT_EQ(t2->metric, "TTFT, turn 2");
+  EXPECT_EQ(t2->cells[0].text, "40 ms");
+  EXPECT_EQ(t2->judgement.winner, 0u);
+  // The turns' statistics keep no values: a ratio, no interval.
+  EXPECT_EQ(t2->judgement.verdict, Verdict::kNoInterval);
+  // Turn 1's cache was not reported by A's server: its cell says nothing, not a zero.
+  const CompareRow* c1 = RowOf(c, "sessions.1.cached_tokens");
+  ASSERT_NE(c1, nullptr);
+  EXPECT_EQ(c1->cells[0].text, "—");
+  EXPECT_FALSE(c1->cells[0].value.has_value());
+  EXPECT_EQ(RowOf(c, "sessions.2.cached_tokens")->cells[1].text, "900 tokens");
+
+  const CompareRow* hit = RowOf(c, "replay.cache_hit.ttft_ms");
+  ASSERT_NE(hit, nullptr);
+  EXPECT_EQ(hit->metric, "TTFT, class cache hit");
+  EXPECT_EQ(hit->judgement.winner, 0u);
+  EXPECT_EQ(RowOf(c, "replay.cache_hit.itl_ms"), nullptr) << "neither run has ITL: no row";
+
+  // The context rows kept their keys and names; the skipped size is no row.
+  const CompareRow* ctx = RowOf(c, "context.2000.prefill_tok_s");
+  ASSERT_NE(ctx, nullptr);
+  EXPECT_EQ(ctx->metric, "Prefill tok/s, 2,000 tokens");
+  EXPECT_EQ(RowOf(c, "context.2000.ttft_ms")->metric, "TTFT, 2,000 tokens");
+  EXPECT_EQ(RowOf(c, "context.128000.ttft_ms"), nullptr);
+  EXPECT_EQ(SectionOf(c, "context")->title, "Context");
+
+  // One run without sessions: no sessions section (nothing to compare).
+  b["perf"].erase("sessions");
+  EXPECT_EQ(SectionOf(Build({a, b}), "sessions"), nullptr);
+}
+
+// A turn's statistics keep no values; the run's samples.jsonl records of that turn give the
+// interval, but only when their median is the row's own.
+TEST(CompareModelTest, ATurnsIntervalComesFromItsRecordsWhenTheyGiveItsMedian) {
+  auto run = [](double median, const std::vector<double>& ttfts) {
+    json doc = MakeDoc("m");
+    doc["perf"]["sessions"] = {
+        {"turns", {{{"turn", 2}, {"ttft_ms", {{"n", ttfts.size()}, {"median", median}}}}}}};
+    CompareRun r{doc, {}, true, {}};
+    for (double t : ttfts) {
+      r.samples.push_back({{"profile", "sessions"}, {"status", "ok"}, {"turn", 2}, {"ttft_ms", t}});
+    }
+    r.samples.push_back({{"profile", "sessions"}, {"status", "ok"}, {"turn", 1}, {"ttft_ms", 1}});
+    r.samples.push_back({{"profile", "sessions"}, {"status", "http_error"}, {"turn", 2}});
+    return r;
+  };
+  auto c =
+      BuildComparison({run(20, {19, 20, 21, 20, 22}), run(80, {78, 80, 83, 79, 81})}, {"A", "B"});
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  const CompareRow* row = RowOf(*c, "sessions.2.ttft_ms");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->cells[0].samples, (std::vector<double>{19, 20, 21, 20, 22}));
+  EXPECT_EQ(row->judgement.verdict, Verdict::kBetter);
+  EXPECT_EQ(row->judgement.winner, 0u);
+  ASSERT_TRUE(row->judgement.ci_low.has_value());
+  EXPECT_GT(*row->judgement.ci_low, 3.0);
+  // Records whose median is not the row's (tool rounds among them, say): no samples, no interval.
+  c = BuildComparison({run(20, {19, 20, 21, 40, 42}), run(80, {78, 80, 83, 79, 81})}, {"A", "B"});
+  ASSERT_TRUE(c.has_value());
+  row = RowOf(*c, "sessions.2.ttft_ms");
+  ASSERT_NE(row, nullptr);
+  EXPECT_TRUE(row->cells[0].samples.empty());
+  EXPECT_EQ(row->judgement.verdict, Verdict::kNoInterval);
+  // A median of five requests is not one value: "no CI", not "n=1".
+  EXPECT_EQ(row->judgement.text, "A 4.0× faster (no CI)");
+}
+
 // Issue 24 item 6: a goodput at a nominal rate shows the rate the drawn schedule offered.
 TEST(CompareModelTest, GoodputCellsShowTheOfferedRateBesideTheNominal) {
   json a = MakeDoc("a");

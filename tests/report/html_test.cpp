@@ -345,6 +345,25 @@ TEST(CompareChartsTest, RateRunsGetRateChartsAndNoOtherCaption) {
   EXPECT_FALSE(Contains(html, "cN:"));
 }
 
+// A profile compared from its table entry's metrics gets a chart of its first metric per place;
+// its other metrics stay in the tables.
+TEST(CompareChartsTest, AProfileComparedFromItsRowsGetsItsFirstMetricPerPlace) {
+  json doc = json::parse(R"({"runs": [{"label": "a"}, {"label": "b"}], "sections": [
+      {"id": "sessions", "rows": [
+        {"key": "sessions.1.ttft_ms", "metric": "TTFT, turn 1", "values": [200, 210]},
+        {"key": "sessions.2.ttft_ms", "metric": "TTFT, turn 2", "values": [40, 160.5]},
+        {"key": "sessions.2.tpot_ms", "metric": "TPOT, turn 2", "values": [10, 11]}]}]})");
+  int charts = 0;
+  const std::string html = CompareCharts(doc, charts);
+  EXPECT_EQ(charts, 1);
+  EXPECT_TRUE(Contains(html, "data-chart=\"compare-sessions\"")) << html;
+  EXPECT_TRUE(Contains(html, "TTFT per turn and run"));
+  EXPECT_TRUE(Contains(html, "TTFT at each turn; lower is better."));
+  EXPECT_TRUE(Contains(html, "data-series=\"b\" data-x=\"turn 2\" data-y=\"160.5\""));
+  EXPECT_FALSE(Contains(html, "data-y=\"11\"")) << "TPOT is not the first metric";
+  ExpectSelfContained(html);
+}
+
 TEST(CompareChartsTest, NothingToDrawGivesNoSection) {
   int charts = 0;
   EXPECT_EQ(CompareCharts(json::parse(R"({"runs": [{"label": "a"}], "sections": [{"rows": []}]})"),

@@ -126,5 +126,43 @@ TEST(ProfileRows, HtmlChartDrawsTheMetricsOfTheFirstUnitAgainstTheDim) {
   EXPECT_TRUE(Contains(bars, "data-y=\"9\"")) << bars;
 }
 
+TEST(ProfileRows, PlacesAreQuantitiesWithTheirUnitOrNamesAfterIt) {
+  // A quantity: the unit follows; its key is the whole number.
+  auto place = PlaceOf(json{{"prefix_tokens", 1024}}, kSpec);
+  ASSERT_TRUE(place.has_value());
+  EXPECT_EQ(place->phrase, "1,024 tokens");
+  EXPECT_EQ(place->key, "1024");
+  EXPECT_EQ(PlaceOf(json{{"prefix_tokens", 2.5}}, kSpec)->key, "2.5");
+  // A place that names its own unit (turn, class): the unit leads; a name's key is a slug.
+  const ProfileSpec& sessions = Profile(ProfileId::kSessions);
+  EXPECT_EQ(PlaceOf(json{{"turn", 3}}, sessions)->phrase, "turn 3");
+  const ProfileSpec& replay = Profile(ProfileId::kReplay);
+  place = PlaceOf(json{{"class", "trace:mooncake v2"}}, replay);
+  ASSERT_TRUE(place.has_value());
+  EXPECT_EQ(place->phrase, "class trace:mooncake v2");
+  EXPECT_EQ(place->key, "trace_mooncake_v2");
+  EXPECT_EQ(PlaceOf(json{{"class", "shared-prefix_2"}}, replay)->key, "shared-prefix_2");
+  // No place, or one that is neither a number nor a name.
+  EXPECT_FALSE(PlaceOf(json{{"other", 1}}, kSpec).has_value());
+  EXPECT_FALSE(PlaceOf(json{{"prefix_tokens", nullptr}}, kSpec).has_value());
+  EXPECT_FALSE(PlaceOf(json{{"prefix_tokens", json::array()}}, kSpec).has_value());
+}
+
+TEST(ProfileRows, ComparedCellsCarryTheirUnit) {
+  EXPECT_EQ(FormatMetricWithUnit(41.0, "ms"), FormatMetric(41.0, "ms") + " ms");
+  EXPECT_EQ(FormatMetricWithUnit(198.74, "tok/s"), "198.7 tok/s");
+  EXPECT_EQ(FormatMetricWithUnit(4096, "tokens"), "4,096 tokens");
+  EXPECT_EQ(FormatMetricWithUnit(0.909, "%"), FormatMetric(0.909, "%"));
+  EXPECT_EQ(FormatMetricWithUnit(std::nullopt, "ms"), FormatMetric(std::nullopt, "ms"));
+}
+
+TEST(ProfileRows, ProfilesWithSectionsOfTheirOwnAreComparedButNotDrawnFromRows) {
+  const ProfileSpec& context = Profile(ProfileId::kContext);
+  EXPECT_TRUE(ComparedFromRows(context));
+  EXPECT_FALSE(DrawnFromRows(context));
+  EXPECT_TRUE(DrawnFromRows(Profile(ProfileId::kPrefixCache)));
+  EXPECT_FALSE(ComparedFromRows(Profile(ProfileId::kConcurrency)));  // its rows are glance's
+}
+
 }  // namespace
 }  // namespace sb::report
