@@ -219,7 +219,7 @@ int main(int argc, char** argv) {
   for (int n : levels) {
     sb::perf::ProfileOptions o;
     o.warmup = 0;
-    o.levels = {n};
+    o.args.SetInts("--levels", {n});
     o.tokens = std::min(tokens, 64);
     session.Concurrency(o);  // opens n connections; not measured
     o.tokens = tokens;

@@ -47,6 +47,7 @@ using nlohmann::json;
 using run::Fail;
 
 // A list flag given as "1,,2" or "1,2," (CLI11 drops the empty item silently): a usage error.
+// (The table's options, --levels among them, have failed their own check before this runs.)
 Result<void> CheckListArgs(int argc, char** argv) {
   static const std::vector<std::string> kListFlags = {
       "--levels", "--lengths", "--sizes", "--rates", "--profile",    "--profiles",
@@ -284,7 +285,14 @@ void AddTableOptions(CLI::App* cmd, perf::ProfileOptions& profile) {
           ->type_name(std::string(o.integer ? "INT" : "FLOAT") +
                       (o.kind == OptionSpec::kNumbers ? ",..." : ""))
           ->default_str(std::string(o.default_value))
-          ->check([&o](const std::string& v) { return CheckOption(o, v); }, "", "");
+          ->check(
+              [&o](const std::string& v) {
+                // CLI11 writes "--levels: " before it: the message without its own flag.
+                std::string why = CheckOption(o, v);
+                const std::string own = std::string(o.flag) + " ";
+                return why.starts_with(own) ? why.substr(own.size()) : why;
+              },
+              "", "");
     }
   }
 }
@@ -314,22 +322,6 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
                   "GPUs serving the model: the frontier's total tok/s is also given per GPU "
                   "(concurrency, rate)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--levels", c.profile.levels, "Concurrency levels")
-      ->delimiter(',')
-      ->capture_default_str();
-  cmd->add_option("--lengths", c.profile.lengths, "Output lengths of the max-tokens profile")
-      ->delimiter(',')
-      ->capture_default_str();
-  cmd->add_option("--length-runs", c.profile.length_runs, "Repetitions per max-tokens length")
-      ->capture_default_str();
-  cmd->add_option("--sizes", c.profile.sizes,
-                  "Prompt sizes of the context profile, in the server's tokens")
-      ->delimiter(',')
-      ->capture_default_str();
-  cmd->add_option("--depth", c.profile.depth,
-                  "Where the context profile's question sits in the filler (0 = start, 1 = end)")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str();
   cmd->add_flag("--context-cached", c.profile.context_cached,
                 "Context profile: send each prompt twice and report the prefix-cached TTFT too");
   cmd->add_option("--warmup", c.profile.warmup, "Warm-up requests, excluded from results")

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -57,6 +58,10 @@ std::string SuggestFlag(const CLI::App& app, const std::string& error_text) {
       continue;
     }
     word = word.substr(0, word.find('='));
+    // "--levels:" in "--levels: --levels must be ...": a known flag with CLI11's punctuation.
+    while (!word.empty() && std::string_view(":,.;'\"").find(word.back()) != std::string::npos) {
+      word.pop_back();
+    }
     if (std::find(flags.begin(), flags.end(), word) != flags.end()) {
       continue;
     }

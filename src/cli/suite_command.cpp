@@ -33,13 +33,13 @@ std::size_t RowCount(const suite::TestSpec& t) {
                                                                           : fallback;
   };
   if (t.profile == "concurrency") {
-    return size_of("levels", defaults.levels.size());
+    return size_of("levels", defaults.args.Ints("--levels").size());
   }
   if (t.profile == Profile(ProfileId::kMaxTokens).name) {
-    return size_of("lengths", defaults.lengths.size());
+    return size_of("lengths", defaults.args.Ints("--lengths").size());
   }
   if (t.profile == "context") {
-    return size_of("sizes", defaults.sizes.size());
+    return size_of("sizes", defaults.args.Ints("--sizes").size());
   }
   if (t.profile == "ttft") {
     return 3;  // short, medium, long

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace sb {
 
@@ -113,6 +114,9 @@ std::string CheckOption(const OptionSpec& o, std::string_view value) {
     return fmt::format("{} takes one number, got '{}'", o.flag, value);
   }
   for (std::string_view item : items) {
+    if (item.empty() && items.size() > 1) {
+      return fmt::format("{} {}: an empty item in the list", o.flag, value);
+    }
     const std::optional<double> v = ParseNumber(item);
     const bool whole = v && std::floor(*v) == *v;
     if (!v || *v < o.min || *v > o.max || (o.integer && !whole)) {
@@ -136,6 +140,26 @@ std::string_view ProfileArgs::Text(std::string_view flag) const {
   }
   const OptionSpec* o = FindOption(flag).second;
   return o != nullptr ? o->default_value : std::string_view();
+}
+
+void ProfileArgs::SetNumber(std::string_view flag, double value) {
+  Set(flag, fmt::format("{}", value));
+}
+
+void ProfileArgs::SetInts(std::string_view flag, const std::vector<int>& values) {
+  Set(flag, fmt::format("{}", fmt::join(values, ",")));
+}
+
+int ProfileArgs::Int(std::string_view flag) const {
+  return static_cast<int>(Number(flag));
+}
+
+std::vector<int> ProfileArgs::Ints(std::string_view flag) const {
+  std::vector<int> out;
+  for (const double v : Numbers(flag)) {
+    out.push_back(static_cast<int>(v));
+  }
+  return out;
 }
 
 double ProfileArgs::Number(std::string_view flag) const {

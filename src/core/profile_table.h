@@ -40,8 +40,11 @@ struct MetricSpec {
 
 // A flag only one profile reads, declared here and registered by the CLI for every command
 // that runs profiles: its value arrives in ProfileOptions::args (ProfileArgs below), so a new
-// profile's flags need no code in src/cli. Older profiles' flags are registered by hand
-// (ProfileSpec::flags lists them).
+// profile's flags need no code in src/cli. The concurrency, max-tokens, context and
+// prefix-cache numbers are declared so. Flags that take text, a choice or nothing (--trace,
+// --arrival, --context-cached), those two profiles share (--dataset), and the rate, replay and
+// sessions profiles' flags (read into their own option structs) are registered by hand and
+// named in ProfileSpec::flags.
 struct OptionSpec {
   enum Kind { kNumber, kNumbers };  // one number, or a comma-separated list of them
 
@@ -94,6 +97,25 @@ struct ProfileSpec {
 // Every profile, in the order `run` runs them. Adding one: an id above, an entry here, its
 // runner in src/perf (docs/architecture.md "How to add ...").
 
+inline constexpr OptionSpec kConcurrencyOptions[] = {
+    {"--levels", OptionSpec::kNumbers, "1,2,4,8", 1, 1e6, true,
+     "Concurrency profile: the levels, parallel streams each"},
+};
+
+inline constexpr OptionSpec kMaxTokensOptions[] = {
+    {"--lengths", OptionSpec::kNumbers, "64,128,256,512,1024", 1, 1e7, true,
+     "Max-tokens profile: the output lengths"},
+    {"--length-runs", OptionSpec::kNumber, "1", 1, 1e4, true,
+     "Max-tokens profile: repetitions per output length"},
+};
+
+inline constexpr OptionSpec kContextOptions[] = {
+    {"--sizes", OptionSpec::kNumbers, "100,500,2000,8000,32000,128000", 1, 1e8, true,
+     "Context profile: prompt sizes, in the server's tokens"},
+    {"--depth", OptionSpec::kNumber, "0.5", 0, 1, false,
+     "Context profile: where the question sits in the filler (0 = start, 1 = end)"},
+};
+
 inline constexpr OptionSpec kPrefixCacheOptions[] = {
     {"--prefix-sizes", OptionSpec::kNumbers, "1000,4000", 16, 1e7, true,
      "Prefix-cache profile: shared prefix sizes, in the server's tokens"},
@@ -133,16 +155,16 @@ inline constexpr ProfileSpec kProfiles[] = {
      true},
     {ProfileId::kConcurrency, "concurrency", "concurrency", "levels", "concurrency", "streams",
      true, true, "throughput at each of --levels parallel streams (closed loop)",
-     "--levels,--dataset,--dataset-format,--dataset-order,--skip-bad-lines,--shared-prefix",
-     {}, {}, "", true},
+     "--dataset,--dataset-format,--dataset-order,--skip-bad-lines,--shared-prefix",
+     kConcurrencyOptions, {}, "", true},
     {ProfileId::kMaxTokens, "max-tokens", "max_tokens", "lengths", "max_tokens", "tokens",
-     true, true, "decode speed at each output length of --lengths", "--lengths,--length-runs",
-     {}, {}, "", true},
+     true, true, "decode speed at each output length of --lengths", "", kMaxTokensOptions, {}, "",
+     true},
     {ProfileId::kTtft, "ttft", "ttft", "prompts", "name", "prompt",
      true, true, "time to first token for a short and a long prompt", "", {}, {}, "", true},
     {ProfileId::kContext, "context", "context", "rows", "size", "tokens",
      true, true, "prefill and decode at each prompt size of --sizes",
-     "--sizes,--depth,--context-cached", {}, kContextMetrics, "Context", true},
+     "--context-cached", kContextOptions, kContextMetrics, "Context", true},
     {ProfileId::kRate, "rate", "rate", "rates", "rate_rps", "req/s",
      false, false, "open-loop load at each of --rates, goodput against --slo, --search-rate",
      "--rates,--arrival,--burstiness,--rate-tokens,--slo,--slo-fraction,--search-rate,"
@@ -200,10 +222,17 @@ class ProfileArgs {
   // The values given, by flag (results.json records them).
   const std::map<std::string, std::string, std::less<>>& given() const { return given_; }
 
+  // Typed setters for callers that are not the command line (suites, tests, benchmarks).
+  void SetNumber(std::string_view flag, double value);
+  void SetInts(std::string_view flag, const std::vector<int>& values);
+
   // The one number of a kNumber option.
   double Number(std::string_view flag) const;
   // The numbers of a kNumbers option, in the order given.
   std::vector<double> Numbers(std::string_view flag) const;
+  // The same, of an integer option (OptionSpec::integer), as ints.
+  int Int(std::string_view flag) const;
+  std::vector<int> Ints(std::string_view flag) const;
 
  private:
   std::string_view Text(std::string_view flag) const;

@@ -196,7 +196,7 @@ json Session::Concurrency(const ProfileOptions& options) {
   WarmUp(options);
   json levels = json::array();
   const bool closed_loop = options.level_requests > 0 || options.level_duration_s > 0;
-  for (int n : options.levels) {
+  for (int n : options.args.Ints("--levels")) {
     if (Halted()) {
       break;
     }
@@ -310,7 +310,8 @@ json Session::Concurrency(const ProfileOptions& options) {
 json Session::MaxTokens(const ProfileOptions& options) {
   WarmUp(options);
   json lengths = json::array();
-  for (int len : options.lengths) {
+  const int length_runs = options.args.Int("--length-runs");
+  for (int len : options.args.Ints("--lengths")) {
     if (Halted()) {
       break;
     }
@@ -319,7 +320,7 @@ json Session::MaxTokens(const ProfileOptions& options) {
     int errors = 0;
     std::string first_failure;
     LevelTails tails;
-    for (int i = 0; i < options.length_runs && !Halted(); ++i) {
+    for (int i = 0; i < length_runs && !Halted(); ++i) {
       std::string label = fmt::format("{} tokens run {}", len, i + 1);
       const std::string key(Profile(ProfileId::kMaxTokens).key);  // samples' "profile"
       auto rs = Execute({Params(options, kDecodePrompt, len, true)}, key, {label});

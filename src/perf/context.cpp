@@ -331,7 +331,8 @@ json Session::Context(const ProfileOptions& options) {
   ChooseCounter();
   const std::int64_t limit = target_.max_model_len;
   int index = 0;
-  for (int size : options.sizes) {
+  const double depth = options.args.Number("--depth");
+  for (int size : options.args.Ints("--sizes")) {
     ++index;
     if (Halted()) {
       break;
@@ -352,9 +353,7 @@ json Session::Context(const ProfileOptions& options) {
     std::uint64_t seed = 1000 + static_cast<std::uint64_t>(size);
     client::ChatParams params = Params(options, "", options.context_max_tokens, false);
     const std::string prefix = params.messages[0].content;  // "[request N] "
-    auto content_for = [&](int words) {
-      return prefix + BuildBody(words, options.depth, question, seed);
-    };
+    auto content_for = [&](int words) { return prefix + BuildBody(words, depth, question, seed); };
     // Search the filler length whose prompt is `size` tokens.
     auto [words, tokens] = FitWords(size, -1, content_for);
     params.messages[0].content = content_for(words);
@@ -375,7 +374,7 @@ json Session::Context(const ProfileOptions& options) {
         {"prompt_tokens", r.usage.prompt_tokens >= 0 ? json(r.usage.prompt_tokens)
                                                      : (tokens ? json(*tokens) : json())},
         {"counted_by", CounterName()},
-        {"depth", options.depth},
+        {"depth", depth},
         {"expected", expected},
         {"answer", r.answer.substr(0, 200)},
         {"correct", r.outcome == client::Outcome::kOk && ContainsNumber(r.answer, expected)},

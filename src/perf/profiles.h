@@ -87,13 +87,10 @@ Result<std::pair<double, double>> ParseRateRange(std::string_view text);
 Result<void> ValidateRateOptions(const RateOptions& options);
 
 struct ProfileOptions {
-  int tokens = 256;                        // forced output tokens (decode, concurrency)
-  int runs = 3;                            // repetitions (decode, ttft)
-  std::vector<int> levels = {1, 2, 4, 8};  // concurrency levels
-  std::vector<int> lengths = {64, 128, 256, 512, 1024};  // max-tokens profile
-  int length_runs = 1;                                   // repetitions per max-tokens length
-  int ttft_max_tokens = 16;                              // output budget of a TTFT request
-  int warmup = 1;                                        // warm-up requests per session (excluded)
+  int tokens = 256;          // forced output tokens (decode, concurrency)
+  int runs = 3;              // repetitions (decode, ttft)
+  int ttft_max_tokens = 16;  // output budget of a TTFT request
+  int warmup = 1;            // warm-up requests per session (excluded)
   int gpus =
       0;  // --gpus: GPUs serving the model; the frontier's total is also per GPU (0: unknown)
   std::optional<bool> enable_thinking;  // chat_template_kwargs.enable_thinking
@@ -114,11 +111,9 @@ struct ProfileOptions {
   // --shared-prefix GROUPS:TOKENS (shared_prefix.h): concurrency and rate prompts start with one
   // of GROUPS shared prefixes; groups 0 = off.
   SharedPrefix shared_prefix;
-  // Context scaling (context.cpp): prompt sizes in the server's tokens, the depth of the
-  // question in the filler (0 = start, 1 = end), the answer budget, and whether to measure the
-  // prefix-cached case too (each prompt sent a second time).
-  std::vector<int> sizes = {100, 500, 2000, 8000, 32000, 128000};
-  double depth = 0.5;
+  // Context scaling (context.cpp): the answer budget, and whether to measure the prefix-cached
+  // case too (each prompt sent a second time). Its sizes and depth, like the concurrency
+  // levels and the max-tokens lengths, are table options (args below).
   int context_max_tokens = 16;
   bool context_cached = false;
   // > 0: every decode, concurrency and rate prompt is this many tokens by the server's own

@@ -29,8 +29,9 @@ Result<void> CheckOpenFilesFor(const Plan& c) {
   };
   const bool embedded =
       c.target.endpoint.empty() && c.serve.empty() && c.recipe_file.empty() && !c.recipe;
-  if (has("concurrency") && !c.profile.levels.empty()) {
-    const int most = *std::max_element(c.profile.levels.begin(), c.profile.levels.end());
+  if (const std::vector<int> levels = c.profile.args.Ints("--levels");
+      has("concurrency") && !levels.empty()) {
+    const int most = *std::max_element(levels.begin(), levels.end());
     if (auto ok = CheckOpenFiles(fmt::format("--levels {}", most), most, embedded, lim.rlim_max);
         !ok) {
       return ok;
@@ -181,9 +182,6 @@ namespace {
 
 // The numbers the speed profiles take (--tokens, --levels, --requests, --late-ms, ...).
 Result<void> CheckProfileNumbers(Plan& c) {
-  auto positive = [](const std::vector<int>& v) {
-    return std::all_of(v.begin(), v.end(), [](int x) { return x > 0; });
-  };
   auto usage = [](std::string text) { return MakeError(ErrorCode::kUsage, std::move(text)); };
   if (auto ok = CheckSloGateArgs(c.slo_gate, c.profile.rate.slo); !ok) {
     return ok;
@@ -191,18 +189,18 @@ Result<void> CheckProfileNumbers(Plan& c) {
   if (c.profile.tokens < 2) {
     return usage(fmt::format("--tokens must be at least 2 (got {})", c.profile.tokens));
   }
-  for (auto [flag, v] :
-       {std::pair{"--runs", c.profile.runs}, {"--length-runs", c.profile.length_runs}}) {
-    if (v < 1) {
-      return usage(fmt::format("{} must be at least 1 (got {})", flag, v));
-    }
+  if (c.profile.runs < 1) {
+    return usage(fmt::format("--runs must be at least 1 (got {})", c.profile.runs));
   }
-  for (auto [flag, v] : {std::pair{"--levels", &c.profile.levels},
-                         {"--lengths", &c.profile.lengths},
-                         {"--sizes", &c.profile.sizes}}) {
-    if (!positive(*v)) {
-      return usage(
-          fmt::format("{} must list positive whole numbers (got {})", flag, fmt::join(*v, ",")));
+  // The table's options (--levels, --lengths, --sizes ...): the command line checked them as
+  // they were parsed; a plan made otherwise (a suite, a program) is checked here alike.
+  for (const auto& [flag, value] : c.profile.args.given()) {
+    const OptionSpec* o = FindOption(flag).second;
+    if (o == nullptr) {
+      return usage(fmt::format("{} is no option of any profile", flag));
+    }
+    if (std::string why = CheckOption(*o, value); !why.empty()) {
+      return usage(why);
     }
   }
   if (c.profile.input_tokens < 0 || c.profile.input_tokens > 10'000'000) {

@@ -27,18 +27,18 @@ long long PlannedRequests(const Plan& plan, std::size_t tests) {
         if (o.level_duration_s > 0) {
           return 0;
         }
-        for (int level : o.levels) {
+        for (int level : o.args.Ints("--levels")) {
           n += o.level_requests > 0 ? o.level_requests : level;
         }
         break;
       case ProfileId::kMaxTokens:
-        n += static_cast<long long>(o.lengths.size()) * o.length_runs;
+        n += static_cast<long long>(o.args.Ints("--lengths").size()) * o.args.Int("--length-runs");
         break;
       case ProfileId::kTtft:
         n += 3LL * o.runs;  // short, medium and long prompts
         break;
       case ProfileId::kContext:
-        n += static_cast<long long>(o.sizes.size()) * (o.context_cached ? 2 : 1);
+        n += static_cast<long long>(o.args.Ints("--sizes").size()) * (o.context_cached ? 2 : 1);
         break;
       case ProfileId::kRate:
         if (o.rate.duration_s > 0) {

@@ -202,23 +202,23 @@ perf::ProfileOptions ProfileTestOptions(const TestSpec& test, perf::ProfileOptio
                                         const std::optional<double>& run_temperature) {
   const json args = json::parse(test.profile_args_json, nullptr, false);
   if (args.is_object()) {
-    auto ints = [&](const char* key, std::vector<int>& dest) {
+    auto ints = [&](const char* key, std::string_view flag) {
       if (args.contains(key)) {
-        dest = args[key].get<std::vector<int>>();
+        o.args.SetInts(flag, args[key].get<std::vector<int>>());
       }
     };
-    ints("levels", o.levels);
-    ints("lengths", o.lengths);
-    ints("sizes", o.sizes);
+    ints("levels", "--levels");
+    ints("lengths", "--lengths");
+    ints("sizes", "--sizes");
     if (args.contains("runs")) {
       o.runs = args["runs"].get<int>();
-      o.length_runs = o.runs;
+      o.args.SetInts("--length-runs", {o.runs});
     }
     if (args.contains("tokens")) {
       o.tokens = args["tokens"].get<int>();
     }
     if (args.contains("depth")) {
-      o.depth = args["depth"].get<double>();
+      o.args.SetNumber("--depth", args["depth"].get<double>());
     }
     if (args.contains("context_max_tokens")) {
       o.context_max_tokens = args["context_max_tokens"].get<int>();

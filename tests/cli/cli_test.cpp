@@ -92,6 +92,22 @@ TEST(CliTest, AFlagCloseToOneTheCommandTakesGetsADidYouMean) {
   EXPECT_NE(typo.err.find("did you mean --request-timeout-s?"), std::string::npos) << typo.err;
 }
 
+// A bad value of a known flag: its own message, and no "did you mean" of the flag itself (CLI11
+// writes "--levels: ...", which read as an unknown flag one character from --levels).
+TEST(CliTest, ABadValueOfAKnownFlagIsNotTakenForATypo) {
+  ProcessResult r = RunProcess({kBin, "perf", "--endpoint", "http://127.0.0.1:9/v1", "--profile",
+                                "concurrency", "--levels", "1,0"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--levels: must be whole numbers in [1, 1000000], got '0'"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
+  r = RunProcess({kBin, "run", "--depth", "2"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--depth: must be a number in [0, 1], got '2'"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
+}
+
 TEST(CliTest, UnknownProfileIsAUsageErrorNamingTheChoices) {
   ProcessResult r = RunProcess({kBin, "perf", "--profile", "warp"});
   EXPECT_EQ(r.exit_code, 2);

@@ -82,13 +82,13 @@ TEST(PrefixCacheCli, ItsFlagsAreCheckedAndNamedWhenNoProfileReadsThem) {
   ProcessResult r = RunProcess({kBin, "perf", "--endpoint", "http://127.0.0.1:9/v1", "--profile",
                                 "prefix-cache", "--prefix-hits", "0"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("--prefix-hits must be a whole number in [1, 1000], got '0'"),
+  EXPECT_NE(r.err.find("--prefix-hits: must be a whole number in [1, 1000], got '0'"),
             std::string::npos)
       << r.err;
   r = RunProcess({kBin, "perf", "--endpoint", "http://127.0.0.1:9/v1", "--profile", "prefix-cache",
                   "--prefix-sizes", "1000,x"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("--prefix-sizes must be whole numbers in [16, 10000000], got 'x'"),
+  EXPECT_NE(r.err.find("--prefix-sizes: must be whole numbers in [16, 10000000], got 'x'"),
             std::string::npos)
       << r.err;
   r = RunProcess({kBin, "perf", "--help"});

@@ -63,7 +63,32 @@ TEST(ProfileTable, EveryOptionIsOneProfilesAndItsDefaultIsValid) {
   }
   EXPECT_TRUE(ProfileReads(Profile(ProfileId::kMaxTokens), "--lengths"));
   EXPECT_FALSE(ProfileReads(Profile(ProfileId::kMaxTokens), "--levels"));
-  EXPECT_EQ(FindOption("--levels").second, nullptr);  // hand-registered, not a table option
+  EXPECT_EQ(FindOption("--levels").first, &Profile(ProfileId::kConcurrency));
+  EXPECT_EQ(FindOption("--dataset").second, nullptr);  // shared and text: hand-registered
+  // A flag is declared once: as a table option or in `flags`, never both.
+  for (const ProfileSpec& p : Profiles()) {
+    for (const OptionSpec& o : p.options) {
+      EXPECT_EQ(std::string_view(p.flags).find(o.flag), std::string_view::npos) << o.flag;
+    }
+  }
+}
+
+TEST(ProfileTable, TheOlderProfilesNumbersReadAsTheirDefaultsOrAsSet) {
+  ProfileArgs args;
+  EXPECT_EQ(args.Ints("--levels"), (std::vector<int>{1, 2, 4, 8}));
+  EXPECT_EQ(args.Ints("--lengths"), (std::vector<int>{64, 128, 256, 512, 1024}));
+  EXPECT_EQ(args.Int("--length-runs"), 1);
+  EXPECT_EQ(args.Ints("--sizes"), (std::vector<int>{100, 500, 2000, 8000, 32000, 128000}));
+  EXPECT_EQ(args.Number("--depth"), 0.5);
+  args.SetInts("--levels", {3, 12});
+  args.SetNumber("--depth", 0.25);
+  EXPECT_EQ(args.Ints("--levels"), (std::vector<int>{3, 12}));
+  EXPECT_EQ(args.Number("--depth"), 0.25);
+  EXPECT_EQ(args.given().at("--levels"), "3,12");
+  EXPECT_EQ(CheckOption(*FindOption("--levels").second, "1,0"),
+            "--levels must be whole numbers in [1, 1000000], got '0'");
+  EXPECT_EQ(CheckOption(*FindOption("--depth").second, "1.5"),
+            "--depth must be a number in [0, 1], got '1.5'");
 }
 
 TEST(ProfileTable, OptionValuesAreCheckedAndReadWithTheirDefaults) {
@@ -77,8 +102,8 @@ TEST(ProfileTable, OptionValuesAreCheckedAndReadWithTheirDefaults) {
   EXPECT_EQ(CheckOption(count, "abc"), "--hits must be a whole number in [1, 1000], got 'abc'");
   EXPECT_EQ(CheckOption(count, "nan"), "--hits must be a whole number in [1, 1000], got 'nan'");
   EXPECT_EQ(CheckOption(sizes, "1000, 4000"), "");
-  EXPECT_EQ(CheckOption(sizes, "1000,,4000"),
-            "--sizes-x must be whole numbers in [16, 1000000], got ''");
+  EXPECT_EQ(CheckOption(sizes, "1000,,4000"), "--sizes-x 1000,,4000: an empty item in the list");
+  EXPECT_EQ(CheckOption(sizes, ""), "--sizes-x must be whole numbers in [16, 1000000], got ''");
   EXPECT_EQ(CheckOption(sizes, "8"), "--sizes-x must be whole numbers in [16, 1000000], got '8'");
   EXPECT_EQ(CheckOption(share, "0.25"), "");
   EXPECT_EQ(CheckOption(share, "1.5"), "--share must be a number in [0, 1], got '1.5'");

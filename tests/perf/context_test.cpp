@@ -72,7 +72,7 @@ TEST(ContextTest, PromptSizesAreExactAndTheBuriedQuestionIsAnswered) {
   so.prefill_us_per_token = 10;
   so.max_model_len = 9000;
   ProfileOptions po;
-  po.sizes = {100, 777, 4000, 8990, 20000};
+  po.args.SetInts("--sizes", {100, 777, 4000, 8990, 20000});
   po.warmup = 0;
   json c = RunContext(so, po, 9000);
   EXPECT_EQ(c["counted_by"], "tokenize");
@@ -102,10 +102,10 @@ TEST(ContextTest, QuestionDepthMovesTheQuestion) {
   so.ttft_ms = 1;
   so.itl_ms = 0.2;
   ProfileOptions po;
-  po.sizes = {600};
+  po.args.SetInts("--sizes", {600});
   po.warmup = 0;
   for (double depth : {0.0, 1.0}) {
-    po.depth = depth;
+    po.args.SetNumber("--depth", depth);
     json c = RunContext(so, po, 0);
     const json& r = c["rows"][0];
     EXPECT_TRUE(r["correct"].get<bool>()) << depth;

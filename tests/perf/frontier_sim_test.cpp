@@ -18,7 +18,7 @@ TEST(FrontierSimTest, AConcurrencySweepHasAPointPerLevelPerGpu) {
   Session s = f.MakeSession();
   ProfileOptions o;
   o.tokens = 32;
-  o.levels = {1, 2, 4};
+  o.args.SetInts("--levels", {1, 2, 4});
   o.warmup = 0;
   o.gpus = 2;
   json c = s.Concurrency(o);

@@ -32,7 +32,7 @@ TEST(LengthsTest, DrawnInputAndOutputLengthsAreSentExactlyInSeedOrder) {
   ProfileOptions po;
   po.warmup = 0;
   po.runs = 3;
-  po.levels = {4};
+  po.args.SetInts("--levels", {4});
   po.rate.rates = {50};
   po.rate.requests = 6;
   po.rate.seed = 11;

@@ -49,7 +49,7 @@ TEST(LoadShapesTest, InputTokensAreExactToTheServersTokenizer) {
   po.warmup = 0;
   po.tokens = 8;
   po.runs = 2;
-  po.levels = {3};
+  po.args.SetInts("--levels", {3});
   po.rate.rates = {40};
   po.rate.requests = 4;
   po.rate.tokens = 8;
@@ -92,7 +92,7 @@ TEST(LoadShapesTest, ClosedLoopSendsMRequestsPerLevelWithNeverMoreThanNInFlight)
   ProfileOptions po;
   po.warmup = 0;
   po.tokens = 6;
-  po.levels = {1, 3};
+  po.args.SetInts("--levels", {1, 3});
   po.level_requests = 11;
   json c = s.Concurrency(po);
   ASSERT_EQ(c["levels"].size(), 2u);
@@ -118,7 +118,7 @@ TEST(LoadShapesTest, TimedClosedLoopKeepsNInFlightForTheDuration) {
   ProfileOptions po;
   po.warmup = 0;
   po.tokens = 20;  // >= 40 ms a request: at most ~8 per slot in 0.3 s, far below the cap
-  po.levels = {2};
+  po.args.SetInts("--levels", {2});
   po.level_duration_s = 0.3;
   json c = s.Concurrency(po);
   const json& level = c["levels"][0];
@@ -146,7 +146,7 @@ TEST(LoadShapesTest, ClientBoundFlagAppearsOnlyWhenTheClientIsTheBottleneck) {
   po.warmup = 0;
   po.tokens = 40;
   po.runs = 1;
-  po.levels = {2};
+  po.args.SetInts("--levels", {2});
   // Easy load: a few streams the client handles in microseconds per event.
   json easy = s.Concurrency(po);
   ASSERT_TRUE(easy["levels"][0].contains("self_check")) << easy.dump(1);

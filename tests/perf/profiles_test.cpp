@@ -30,7 +30,7 @@ TEST(ProfilesTest, MaxTokensReportsOneRowPerLength) {
   Fixture f(Quiet());
   Session s = f.MakeSession();
   ProfileOptions o;
-  o.lengths = {16, 48};
+  o.args.SetInts("--lengths", {16, 48});
   json m = s.MaxTokens(o);
   ASSERT_EQ(m["lengths"].size(), 2u);
   EXPECT_EQ(m["lengths"][1]["max_tokens"], 48);
@@ -45,7 +45,7 @@ TEST(ProfilesTest, FailedRequestsAreRecordedNotHidden) {
   Session s = f.MakeSession();
   ProfileOptions o;
   o.tokens = 16;
-  o.levels = {2};
+  o.args.SetInts("--levels", {2});
   o.warmup = 0;
   // Aim a session at a model the server does not serve: every request fails with HTTP 404.
   Session wrong(
@@ -101,7 +101,7 @@ TEST(ProfilesTest, ALevelWhereEveryStreamFailedHasNoThroughput) {
   Session s = f.MakeSession();
   ProfileOptions o;
   o.tokens = 64;
-  o.levels = {4};
+  o.args.SetInts("--levels", {4});
   o.warmup = 0;
   json c = s.Concurrency(o);
   const json& l = c["levels"][0];
@@ -198,7 +198,7 @@ TEST(ProfilesTest, AServerThatIgnoresStreamTrueGetsNoSpeed) {
   ProfileOptions o;
   o.tokens = 64;
   o.runs = 2;
-  o.levels = {2};
+  o.args.SetInts("--levels", {2});
   o.warmup = 0;
   json d = s.Decode(o);
   ASSERT_EQ(d["runs"].size(), 2u);
@@ -308,7 +308,7 @@ TEST(ProfilesTest, OneProcessDrivesAThousandConcurrentStreams) {
   Session s = f.MakeSession();
   ProfileOptions o;
   o.tokens = 8;
-  o.levels = {1000};
+  o.args.SetInts("--levels", {1000});
   o.warmup = 0;
   json c = s.Concurrency(o);
   const json& l = c["levels"][0];

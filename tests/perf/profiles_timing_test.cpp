@@ -68,7 +68,7 @@ TEST(ProfilesTest, ConcurrencyThroughputReflectsSlowdown) {
   Session s = f.MakeSession();
   ProfileOptions o;
   o.tokens = 40;
-  o.levels = {1, 4};
+  o.args.SetInts("--levels", {1, 4});
   json c = s.Concurrency(o);
   ASSERT_EQ(c["levels"].size(), 2u);
   const json& l1 = c["levels"][0];

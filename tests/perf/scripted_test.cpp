@@ -105,18 +105,19 @@ TEST(ScriptedProfiles, EachConcurrencyLevelSendsItsStreamsAndTakesThePerStreamMe
   });
   Session session = s.MakeSession();
   ProfileOptions po = NoWarmup();
-  po.levels = {1, 2, 4};
+  po.args.SetInts("--levels", {1, 2, 4});
   po.tokens = 21;
   const json c = session.Concurrency(po);
   ASSERT_EQ(s.wire->requests().size(), 7u);
   ASSERT_EQ(c["levels"].size(), 3u);
   const double want_median[] = {100.0, (100.0 + 50.0) / 2, (50.0 + 100.0 / 3) / 2};
+  const std::vector<int> levels = po.args.Ints("--levels");
   for (std::size_t l = 0; l < 3; ++l) {
     const json& level = c["levels"][l];
-    EXPECT_EQ(level["sent"], po.levels[l]);
-    EXPECT_EQ(level["ok"], po.levels[l]);
+    EXPECT_EQ(level["sent"], levels[l]);
+    EXPECT_EQ(level["ok"], levels[l]);
     EXPECT_NEAR(level["per_stream_decode_tok_s"]["median"].get<double>(), want_median[l], 1e-9)
-        << "level " << po.levels[l];
+        << "level " << levels[l];
     EXPECT_DOUBLE_EQ(level["ttft_ms"]["median"].get<double>(), 50.0);
   }
 }

@@ -31,7 +31,7 @@ TEST(TailsTest, EveryConcurrencyLevelHasTailsOfTtftItlTpotAndE2e) {
   Session s = f.MakeSession();
   ProfileOptions o;
   o.tokens = 32;
-  o.levels = {1, 4};
+  o.args.SetInts("--levels", {1, 4});
   o.warmup = 0;
   json c = s.Concurrency(o);
   ASSERT_EQ(c["levels"].size(), 2u);
@@ -60,8 +60,8 @@ TEST(TailsTest, EveryMaxTokensLengthHasTailsOfTtftItlTpotAndE2e) {
   Fixture f(Quiet());
   Session s = f.MakeSession();
   ProfileOptions o;
-  o.lengths = {16, 64};
-  o.length_runs = 3;
+  o.args.SetInts("--lengths", {16, 64});
+  o.args.SetInts("--length-runs", {3});
   o.warmup = 0;
   json m = s.MaxTokens(o);
   ASSERT_EQ(m["lengths"].size(), 2u);

@@ -85,15 +85,15 @@ TEST(RunPlan, CheckPlanBadValuesAreUsageErrorsNamingTheFlag) {
   ExpectUsage(p, "--runs");
 
   p = DecodePlan();
-  p.profile.length_runs = -1;
+  p.profile.args.SetInts("--length-runs", {-1});
   ExpectUsage(p, "--length-runs");
 
   p = DecodePlan();
-  p.profile.levels = {1, 0};
+  p.profile.args.SetInts("--levels", {1, 0});
   ExpectUsage(p, "--levels");
 
   p = DecodePlan();
-  p.profile.sizes = {-5};
+  p.profile.args.SetInts("--sizes", {-5});
   ExpectUsage(p, "--sizes");
 
   p = DecodePlan();
@@ -283,7 +283,7 @@ TEST(RunExecute, ResumeReplaysFinishedUnitsAndMeasuresTheCutOffOneAgain) {
   const std::filesystem::path dir = tmp.path() / "run";
   Plan p = DecodePlan();
   p.profiles = {"concurrency"};
-  p.profile.levels = {1, 2, 3};
+  p.profile.args.SetInts("--levels", {1, 2, 3});
   p.out = dir.string();
   std::stop_source stop;
   ASSERT_EQ(ExecuteRun(p, "servebench perf", stop), kExitOk);
@@ -299,7 +299,7 @@ TEST(RunExecute, ResumeReplaysFinishedUnitsAndMeasuresTheCutOffOneAgain) {
 
   Plan again = DecodePlan();
   again.profiles = {"concurrency"};
-  again.profile.levels = {1, 2, 3};
+  again.profile.args.SetInts("--levels", {1, 2, 3});
   again.resume_dir = dir.string();
   ASSERT_EQ(ExecuteRun(again, "servebench perf --resume", stop), kExitOk);
   const json after = json::parse(sb::testing::ReadFile(dir / "results.json"));
