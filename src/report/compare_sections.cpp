@@ -327,17 +327,22 @@ std::vector<double> PlaceSamples(const CompareRun& run, const ProfileSpec& p, co
 // the places in the first run's order, then any only a later run has.
 std::vector<CompareRow> ProfileMetricRows(const std::vector<CompareRun>& runs,
                                           const ProfileSpec& p) {
-  std::vector<json> places;
+  std::vector<std::pair<json, Place>> places;  // the dim's value, and it as a phrase and key
   for (const CompareRun& run : runs) {
     for (const json* row : ArrayAt(run.results, {"perf", p.key, p.rows})) {
-      const json* place = Find(*row, {p.dim});
-      if (PlaceOf(*row, p) && std::find(places.begin(), places.end(), *place) == places.end()) {
-        places.push_back(*place);
+      std::optional<Place> at = PlaceOf(*row, p);
+      if (!at) {
+        continue;
+      }
+      const json& place = *Find(*row, {p.dim});  // PlaceOf found it
+      if (std::none_of(places.begin(), places.end(),
+                       [&place](const auto& seen) { return seen.first == place; })) {
+        places.emplace_back(place, std::move(*at));
       }
     }
   }
   RowBuilder b(runs);
-  for (const json& place : places) {
+  for (const auto& [place, at] : places) {
     auto row_of = [&p, &place](const CompareRun& r) -> const json* {
       for (const json* row : ArrayAt(r.results, {"perf", p.key, p.rows})) {
         if (const json* v = Find(*row, {p.dim}); v != nullptr && *v == place) {
@@ -346,7 +351,6 @@ std::vector<CompareRow> ProfileMetricRows(const std::vector<CompareRun>& runs,
       }
       return nullptr;
     };
-    const Place at = *PlaceOf(json{{std::string(p.dim), place}}, p);
     for (const MetricSpec& m : p.metrics) {
       RowSpec spec = Spec(fmt::format("{}, {}", m.label, at.phrase),
                           fmt::format("{}.{}.{}", p.name, at.key, m.field), std::string(m.unit),
@@ -366,8 +370,8 @@ std::vector<CompareRow> ProfileMetricRows(const std::vector<CompareRun>& runs,
           return Missing();
         }
         std::vector<double> samples = MetricSamples(*row, m);
-        if (samples.empty() && Find(*row, {m.field}) != nullptr &&
-            Find(*row, {m.field})->is_object()) {
+        if (const json* stats = Find(*row, {m.field});
+            samples.empty() && stats != nullptr && stats->is_object()) {
           samples = PlaceSamples(r, p, place, m, *v);
         }
         CompareCell cell = Cell(v, FormatMetricWithUnit(v, m.unit), std::move(samples));
