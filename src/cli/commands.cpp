@@ -23,7 +23,6 @@
 #include "cli/merge_command.h"
 #include "cli/resume_args.h"
 #include "cli/roofline_command.h"
-#include "cli/sessions_options.h"
 #include "cli/signals.h"
 #include "cli/sim_command.h"
 #include "cli/store_command.h"
@@ -47,11 +46,17 @@ using nlohmann::json;
 using run::Fail;
 
 // A list flag given as "1,,2" or "1,2," (CLI11 drops the empty item silently): a usage error.
-// The table's options (--levels, --sizes ...) check their own lists (CheckOption).
+// The list options of the profile table (--levels, --rates, --slo ...) are such flags too.
 Result<void> CheckListArgs(int argc, char** argv) {
-  static const std::vector<std::string> kListFlags = {"--rates", "--profile",    "--profiles",
-                                                      "--suite", "--tests",      "--slo",
-                                                      "--only",  "--rerun-empty"};
+  static const std::vector<std::string> kListFlags = {"--profile", "--profiles", "--suite",
+                                                      "--tests",   "--only",     "--rerun-empty"};
+  auto is_list = [](const std::string& flag) {
+    if (std::find(kListFlags.begin(), kListFlags.end(), flag) != kListFlags.end()) {
+      return true;
+    }
+    const OptionSpec* o = FindOption(flag).second;
+    return o != nullptr && (o->kind == OptionSpec::kNumbers || o->kind == OptionSpec::kTexts);
+  };
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     std::string value;
@@ -62,7 +67,7 @@ Result<void> CheckListArgs(int argc, char** argv) {
     } else if (i + 1 < argc) {
       value = argv[i + 1];
     }
-    if (std::find(kListFlags.begin(), kListFlags.end(), flag) == kListFlags.end()) {
+    if (!is_list(flag)) {
       continue;
     }
     if (value.find(",,") != std::string::npos || value.starts_with(",") ||
@@ -134,108 +139,29 @@ void AddServeOptions(CLI::App* cmd, run::Plan& c) {
       ->capture_default_str();
 }
 
-// The replay profile (a trace at its own times, docs/workloads.md); these affect nothing else.
-void AddReplayOptions(CLI::App* cmd, perf::ReplayOptions& replay) {
-  cmd->add_option("--trace", replay.trace,
-                  "replay: the trace file (Mooncake JSONL, BurstGPT CSV, Azure 2023 CSV or "
-                  "servebench JSONL)");
-  cmd->add_option("--trace-format", replay.format,
-                  "replay: mooncake, burstgpt, azure or jsonl (default: told by the first line)")
-      ->check(CLI::IsMember({"mooncake", "burstgpt", "azure", "jsonl"}));
-  cmd->add_option("--time-scale", replay.time_scale,
-                  "replay: each request is sent at its trace time x this (0.5 = twice as fast)")
-      ->capture_default_str();
-  cmd->add_option("--max-requests", replay.max_requests,
-                  "replay: only the first N requests of the trace; --dataset: only the first N "
-                  "entries of its order (0 = all)")
-      ->capture_default_str();
-  cmd->add_option("--block-tokens", replay.block_tokens,
-                  "replay: prompt tokens per Mooncake hash id (the published traces: 512)")
-      ->capture_default_str();
-}
-
-// Dataset prompts for concurrency and rate (docs/workloads.md "Datasets").
-void AddDatasetOptions(CLI::App* cmd, perf::ProfileOptions& p) {
-  cmd->add_option("--dataset", p.dataset.path,
-                  "concurrency, rate: take each request's prompt from this file (ShareGPT JSON "
-                  "or JSONL with prompt/messages, output_tokens, images)");
-  cmd->add_option("--dataset-format", p.dataset.format,
-                  "--dataset: sharegpt or jsonl (default: told by the first character)")
-      ->check(CLI::IsMember({"sharegpt", "jsonl"}));
-  cmd->add_option("--dataset-order", p.dataset.order,
-                  "--dataset: file (in the file's order) or shuffle (seeded by --seed)")
-      ->check(CLI::IsMember({"file", "shuffle"}))
-      ->capture_default_str();
-  cmd->add_flag("--skip-bad-lines", p.dataset.skip_bad,
-                "--dataset: skip and count bad lines instead of stopping at the first");
-  cmd->add_option_function<std::string>(
-      "--shared-prefix",
-      [&p](const std::string& text) {
-        auto sp = perf::ParseSharedPrefix(text);
-        if (!sp) {
-          throw CLI::ValidationError(sp.error().message);
-        }
-        p.shared_prefix = *sp;
-      },
-      "concurrency, rate: GROUPS:TOKENS: each prompt starts with one of GROUPS shared prefixes "
-      "of TOKENS tokens (round robin), then its unique part (docs/workloads.md)");
-  cmd->add_flag("--allow-cache", p.allow_cache,
-                "Leave out the unique nonce at the start of each prompt, so a server's prefix "
-                "cache may serve repeated prompt text (decode, concurrency, rate)");
-}
-
-// The rate profile (open-loop load, docs/load.md); these affect nothing else.
-void AddRateOptions(CLI::App* cmd, perf::RateOptions& rate) {
-  cmd->add_option("--rates", rate.rates, "rate: arrival rates in req/s, one open-loop run each")
-      ->delimiter(',');
-  cmd->add_option_function<std::string>(
-         "--arrival",
-         [&rate](const std::string& name) { rate.arrival = *perf::ParseArrival(name); },
-         "rate: arrival process: poisson (default), constant, gamma")
-      ->check(CLI::IsMember({"constant", "poisson", "gamma"}));
-  cmd->add_option("--burstiness", rate.burstiness,
-                  "rate: gamma shape (--arrival gamma): gaps' CV = 1/sqrt(X); < 1 burstier")
-      ->capture_default_str();
-  cmd->add_option("--seed", rate.seed,
+// The load flags that several profiles read beside their table options (docs/load.md,
+// docs/workloads.md): the seed, the lateness bound, --max-requests, --allow-cache, images.
+void AddLoadOptions(CLI::App* cmd, perf::ProfileOptions& p) {
+  cmd->add_option("--seed", p.rate.seed,
                   "rate: seed of the arrival schedule; --input-tokens / --output-tokens "
                   "distributions: seed of the lengths")
       ->capture_default_str();
-  cmd->add_option("--rate-tokens", rate.tokens, "rate: forced output tokens per request")
-      ->capture_default_str();
-  cmd->add_option_function<std::vector<std::string>>(
-         "--slo",
-         [&rate](const std::vector<std::string>& items) {
-           auto slo = perf::ParseSlo(items);
-           if (!slo) {
-             throw CLI::ValidationError(slo.error().message);
-           }
-           rate.slo = slo.value();
-         },
-         "rate: objectives from the scheduled send, e.g. ttft_ms=500,tpot_ms=50,e2e_ms=5000; "
-         "with --fail-on-slo also each concurrency level's (from its send)")
-      ->delimiter(',');
-  cmd->add_option("--slo-fraction", rate.slo_fraction,
-                  "rate: share of good requests a rate needs to meet the SLOs")
-      ->capture_default_str();
-  cmd->add_option_function<std::string>(
-      "--search-rate",
-      [&rate](const std::string& text) {
-        auto range = perf::ParseRateRange(text);
-        if (!range) {
-          throw CLI::ValidationError(range.error().message);
-        }
-        rate.search = range.value();
-      },
-      "rate: find the highest rate in MIN:MAX (req/s) that meets the SLOs");
-  cmd->add_option("--search-steps", rate.search_steps, "rate: bisection steps of --search-rate")
-      ->capture_default_str();
-  cmd->add_option("--late-ms", rate.late_ms,
+  cmd->add_option("--late-ms", p.rate.late_ms,
                   "rate: a send this far behind its schedule counts as late; every profile: a "
                   "row whose events waited longer (p99) in the client is flagged client-bound")
       ->capture_default_str();
-  cmd->add_option("--max-concurrency", rate.max_concurrency,
-                  "rate: at most N requests in flight; later arrivals wait in the client (the "
-                  "wait counts from the scheduled time); 0 = no cap")
+  cmd->add_option("--max-requests", p.replay.max_requests,
+                  "replay: only the first N requests of the trace; --dataset: only the first N "
+                  "entries of its order (0 = all)")
+      ->capture_default_str();
+  cmd->add_flag("--allow-cache", p.allow_cache,
+                "Leave out the unique nonce at the start of each prompt, so a server's prefix "
+                "cache may serve repeated prompt text (decode, concurrency, rate)");
+  cmd->add_option("--images-per-request", p.images.per_request,
+                  "decode, concurrency, rate, sessions: N generated PNG images in each prompt "
+                  "(each sessions turn); a server without vision refuses them (UNSUPPORTED)")
+      ->capture_default_str();
+  cmd->add_option("--image-size", p.images.size, "--images-per-request: each image's WxH in pixels")
       ->capture_default_str();
 }
 
@@ -273,26 +199,66 @@ void AddResourceOptions(CLI::App* cmd, run::ResourceArgs& r) {
                   "libnvidia-ml.so.1)");
 }
 
-// The options the profile table declares (OptionSpec): checked here, read by their profile
-// from ProfileOptions::args.
+// CLI11 writes "--levels: " before a check's message: the message without its own flag.
+std::string WithoutFlag(const OptionSpec& o, std::string why) {
+  const std::string own = std::string(o.flag) + " ";
+  return why.starts_with(own) ? why.substr(own.size()) : why;
+}
+
+// The options the profile table declares (OptionSpec), each flag once (two profiles may list
+// one): checked here, read by their profile from ProfileOptions::args.
 void AddTableOptions(CLI::App* cmd, perf::ProfileOptions& profile) {
+  std::vector<std::string_view> added;
   for (const ProfileSpec& p : Profiles()) {
     for (const OptionSpec& o : p.options) {
-      cmd->add_option_function<std::string>(
-             std::string(o.flag),
-             [&profile, flag = o.flag](const std::string& v) { profile.args.Set(flag, v); },
-             std::string(o.help))
-          ->type_name(std::string(o.integer ? "INT" : "FLOAT") +
-                      (o.kind == OptionSpec::kNumbers ? ",..." : ""))
-          ->default_str(std::string(o.default_value))
-          ->check(
-              [&o](const std::string& v) {
-                // CLI11 writes "--levels: " before it: the message without its own flag.
-                std::string why = CheckOption(o, v);
-                const std::string own = std::string(o.flag) + " ";
-                return why.starts_with(own) ? why.substr(own.size()) : why;
-              },
-              "", "");
+      if (std::find(added.begin(), added.end(), o.flag) != added.end()) {
+        continue;
+      }
+      added.push_back(o.flag);
+      const std::string flag(o.flag);
+      const std::string help(o.help);
+      CLI::Option* opt = nullptr;
+      switch (o.kind) {
+        case OptionSpec::kFlag:
+          cmd->add_flag_function(
+              flag, [&profile, f = o.flag](std::int64_t) { profile.args.Set(f, "1"); }, help);
+          continue;
+        case OptionSpec::kNumbers:
+        case OptionSpec::kTexts:
+          // A list: "1,2,4", "1 2 4" or the flag given again, items joined by ','.
+          opt = cmd->add_option_function<std::vector<std::string>>(
+                       flag,
+                       [&profile, f = o.flag](const std::vector<std::string>& items) {
+                         profile.args.Set(f, fmt::format("{}", fmt::join(items, ",")));
+                       },
+                       help)
+                    ->delimiter(',');
+          break;
+        case OptionSpec::kNumber:
+        case OptionSpec::kText:
+        case OptionSpec::kChoice:
+          opt = cmd->add_option_function<std::string>(
+              flag, [&profile, f = o.flag](const std::string& v) { profile.args.Set(f, v); }, help);
+          break;
+      }
+      if (o.kind == OptionSpec::kChoice) {
+        std::vector<std::string> choices;
+        for (std::string_view rest = o.choices; !rest.empty();) {
+          const auto comma = rest.find(',');
+          choices.emplace_back(rest.substr(0, comma));
+          rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
+        }
+        opt->check(CLI::IsMember(choices));  // its type name lists them for completion
+      } else if (o.kind == OptionSpec::kNumber || o.kind == OptionSpec::kNumbers) {
+        opt->type_name(std::string(o.integer ? "INT" : "FLOAT") +
+                       (o.kind == OptionSpec::kNumbers ? ",..." : ""));
+        // Each item of a list alone (CLI11 splits it first).
+        opt->check([&o](const std::string& v) { return WithoutFlag(o, CheckOption(o, v)); }, "",
+                   "");
+      }
+      if (!o.default_value.empty()) {
+        opt->default_str(std::string(o.default_value));
+      }
     }
   }
 }
@@ -322,8 +288,6 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
                   "GPUs serving the model: the frontier's total tok/s is also given per GPU "
                   "(concurrency, rate)")
       ->check(CLI::PositiveNumber);
-  cmd->add_flag("--context-cached", c.profile.context_cached,
-                "Context profile: send each prompt twice and report the prefix-cached TTFT too");
   cmd->add_option("--warmup", c.profile.warmup, "Warm-up requests, excluded from results")
       ->capture_default_str();
   cmd->add_option("--thinking", c.thinking,
@@ -340,7 +304,7 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
                   "Time limit of the whole run, e.g. 90s, 45m, 2h (a bare number is seconds): "
                   "then it stops sending and writes what was measured (status interrupted, "
                   "exit 3)");
-  AddRateOptions(cmd, c.profile.rate);
+  AddLoadOptions(cmd, c.profile);
   AddSloGateOptions(cmd, c.slo_gate);
   // Shared by rate (open loop) and concurrency (closed loop, only when given).
   cmd->add_option_function<int>(
@@ -362,9 +326,6 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
       "rate: arrivals during this many seconds per rate instead of --requests; concurrency: "
       "keep N in flight for this many seconds per level; sessions: no session starts after "
       "this many seconds");
-  AddReplayOptions(cmd, c.profile.replay);
-  AddSessionsOptions(cmd, c.profile.sessions, c.profile.images);
-  AddDatasetOptions(cmd, c.profile);
   cmd->add_option_function<std::string>(
          "--input-tokens",
          [&c](const std::string& text) {

@@ -82,13 +82,6 @@ std::string ProfileNameList(bool suites_only) {
 }
 
 bool ProfileReads(const ProfileSpec& p, std::string_view flag) {
-  if (!p.flags.empty()) {
-    for (std::string_view f : Items(p.flags)) {
-      if (f == flag) {
-        return true;
-      }
-    }
-  }
   for (const OptionSpec& o : p.options) {
     if (o.flag == flag) {
       return true;
@@ -109,6 +102,26 @@ std::pair<const ProfileSpec*, const OptionSpec*> FindOption(std::string_view fla
 }
 
 std::string CheckOption(const OptionSpec& o, std::string_view value) {
+  switch (o.kind) {
+    case OptionSpec::kFlag:
+      return value == "1" || value == "true"
+                 ? ""
+                 : fmt::format("{} takes no value, got '{}'", o.flag, value);
+    case OptionSpec::kText:
+      return "";
+    case OptionSpec::kChoice:
+      for (std::string_view c : Items(o.choices)) {
+        if (c == value) {
+          return "";
+        }
+      }
+      return fmt::format("{} must be one of {}, got '{}'", o.flag,
+                         fmt::join(Items(o.choices), ", "), value);
+    case OptionSpec::kNumber:
+    case OptionSpec::kNumbers:
+    case OptionSpec::kTexts:
+      break;
+  }
   const std::vector<std::string_view> items = Items(value);
   if (o.kind == OptionSpec::kNumber && items.size() != 1) {
     return fmt::format("{} takes one number, got '{}'", o.flag, value);
@@ -117,14 +130,17 @@ std::string CheckOption(const OptionSpec& o, std::string_view value) {
     if (item.empty() && items.size() > 1) {
       return fmt::format("{} {}: an empty item in the list", o.flag, value);
     }
+    if (o.kind == OptionSpec::kTexts) {
+      continue;
+    }
     const std::optional<double> v = ParseNumber(item);
     const bool whole = v && std::floor(*v) == *v;
-    if (!v || *v < o.min || *v > o.max || (o.integer && !whole)) {
+    if (!v || *v < o.min || (o.min_open && *v == o.min) || *v > o.max || (o.integer && !whole)) {
       const bool one = o.kind == OptionSpec::kNumber;
       return fmt::format(
-          "{} must be {} in [{}, {}], got '{}'", o.flag,
+          "{} must be {} in {}{}, {}], got '{}'", o.flag,
           o.integer ? (one ? "a whole number" : "whole numbers") : (one ? "a number" : "numbers"),
-          o.min, o.max, item);
+          o.min_open ? '(' : '[', o.min, o.max, item);
     }
   }
   return "";
@@ -134,7 +150,7 @@ void ProfileArgs::Set(std::string_view flag, std::string value) {
   given_.insert_or_assign(std::string(flag), std::move(value));
 }
 
-std::string_view ProfileArgs::Text(std::string_view flag) const {
+std::string_view ProfileArgs::Value(std::string_view flag) const {
   if (const auto it = given_.find(flag); it != given_.end()) {
     return it->second;
   }
@@ -168,7 +184,7 @@ double ProfileArgs::Number(std::string_view flag) const {
 }
 
 std::vector<double> ProfileArgs::Numbers(std::string_view flag) const {
-  const std::string_view text = Text(flag);
+  const std::string_view text = Value(flag);
   std::vector<double> out;
   if (text.empty()) {
     return out;
@@ -177,6 +193,18 @@ std::vector<double> ProfileArgs::Numbers(std::string_view flag) const {
     if (const auto v = ParseNumber(item)) {
       out.push_back(*v);
     }
+  }
+  return out;
+}
+
+std::vector<std::string> ProfileArgs::Texts(std::string_view flag) const {
+  const std::string_view text = Value(flag);
+  std::vector<std::string> out;
+  if (text.empty()) {
+    return out;
+  }
+  for (std::string_view item : Items(text)) {
+    out.emplace_back(item);
   }
   return out;
 }

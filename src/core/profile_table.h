@@ -38,23 +38,31 @@ struct MetricSpec {
   int better = 0;          // +1: higher is better, -1: lower is, 0: neither (no verdict)
 };
 
-// A flag only one profile reads, declared here and registered by the CLI for every command
-// that runs profiles: its value arrives in ProfileOptions::args (ProfileArgs below), so a new
-// profile's flags need no code in src/cli. The concurrency, max-tokens, context and
-// prefix-cache numbers are declared so. Flags that take text, a choice or nothing (--trace,
-// --arrival, --context-cached), those two profiles share (--dataset), and the rate, replay and
-// sessions profiles' flags (read into their own option structs) are registered by hand and
-// named in ProfileSpec::flags.
+// A flag that only some profiles read, declared here and registered by the CLI for every
+// command that runs profiles: its value arrives in ProfileOptions::args (ProfileArgs below),
+// so a new profile's flags need no code in src/cli. A flag two profiles read (--dataset,
+// --arrival) is listed in both their option arrays, with the same declaration. Flags every
+// profile or other commands read too (--tokens, --seed, --late-ms, --max-requests, --images-
+// per-request, --allow-cache ...) are the CLI's own.
 struct OptionSpec {
-  enum Kind { kNumber, kNumbers };  // one number, or a comma-separated list of them
+  enum Kind {
+    kNumber,   // one number in [min, max]
+    kNumbers,  // numbers: "1,2,4" (or "1 2 4", or the flag given again)
+    kText,     // one text value, its grammar checked by the profile that reads it
+    kTexts,    // text items, as kNumbers ("ttft_ms=500,tpot_ms=50")
+    kChoice,   // one of `choices`
+    kFlag,     // no value: on when given
+  };
 
   std::string_view flag;  // "--prefix-hits"
   Kind kind = kNumber;
-  std::string_view default_value;  // as the user would type it: "3", "1000,4000"
-  double min = 0;                  // every value must lie in [min, max] ...
+  std::string_view default_value;  // as the user would type it: "3", "1000,4000"; "" = none
+  double min = 0;                  // every number must lie in [min, max] ...
   double max = 1e9;
   bool integer = true;  // ... and be a whole number when set
   std::string_view help;
+  std::string_view choices = {};  // kChoice: "poisson,constant,gamma"
+  bool min_open = false;          // min itself is out: (min, max]
 };
 
 struct ProfileSpec {
@@ -77,9 +85,8 @@ struct ProfileSpec {
   bool in_suites;
   // One line for --help and completion.
   std::string_view summary;
-  // The hand-registered options only this profile reads (a comma-separated list, "" for none).
-  std::string_view flags;
-  // The options only this profile reads, registered from here (OptionSpec).
+  // The options this profile reads that not every profile does, registered from here
+  // (OptionSpec).
   std::span<const OptionSpec> options = {};
   // Its rows' metrics. A profile with metrics and no writer of its own is drawn from them by
   // report.md, report.html and compare (docs/architecture.md "The profile table").
@@ -97,30 +104,174 @@ struct ProfileSpec {
 // Every profile, in the order `run` runs them. Adding one: an id above, an entry here, its
 // runner in src/perf (docs/architecture.md "How to add ...").
 
+// Builders of the declarations below, one per kind (every field set).
+constexpr OptionSpec IntOption(std::string_view flag, std::string_view def, double min, double max,
+                               std::string_view help) {
+  return {flag, OptionSpec::kNumber, def, min, max, true, help, {}, false};
+}
+
+constexpr OptionSpec IntsOption(std::string_view flag, std::string_view def, double min, double max,
+                                std::string_view help) {
+  return {flag, OptionSpec::kNumbers, def, min, max, true, help, {}, false};
+}
+
+// min_open: min itself is out, (min, max].
+constexpr OptionSpec RealOption(std::string_view flag, std::string_view def, double min, double max,
+                                std::string_view help, bool min_open = false) {
+  return {flag, OptionSpec::kNumber, def, min, max, false, help, {}, min_open};
+}
+
+constexpr OptionSpec RealsOption(std::string_view flag, std::string_view def, double min,
+                                 double max, std::string_view help, bool min_open = false) {
+  return {flag, OptionSpec::kNumbers, def, min, max, false, help, {}, min_open};
+}
+
+constexpr OptionSpec TextOption(std::string_view flag, std::string_view def,
+                                std::string_view help) {
+  return {flag, OptionSpec::kText, def, 0, 0, false, help, {}, false};
+}
+
+constexpr OptionSpec TextsOption(std::string_view flag, std::string_view help) {
+  return {flag, OptionSpec::kTexts, {}, 0, 0, false, help, {}, false};
+}
+
+constexpr OptionSpec ChoiceOption(std::string_view flag, std::string_view choices,
+                                  std::string_view def, std::string_view help) {
+  return {flag, OptionSpec::kChoice, def, 0, 0, false, help, choices, false};
+}
+
+constexpr OptionSpec FlagOption(std::string_view flag, std::string_view help) {
+  return {flag, OptionSpec::kFlag, {}, 0, 0, false, help, {}, false};
+}
+
+// Shared by concurrency and rate (docs/workloads.md "Datasets", "Shared prefixes").
+inline constexpr OptionSpec kDatasetOption = TextOption(
+    "--dataset", "",
+    "concurrency, rate: take each request's prompt from this file (ShareGPT JSON or JSONL with "
+    "prompt/messages, output_tokens, images)");
+inline constexpr OptionSpec kDatasetFormatOption =
+    ChoiceOption("--dataset-format", "sharegpt,jsonl", "",
+                 "--dataset: sharegpt or jsonl (default: told by the first character)");
+inline constexpr OptionSpec kDatasetOrderOption =
+    ChoiceOption("--dataset-order", "file,shuffle", "file",
+                 "--dataset: file (in the file's order) or shuffle (seeded by --seed)");
+inline constexpr OptionSpec kSkipBadLinesOption = FlagOption(
+    "--skip-bad-lines", "--dataset: skip and count bad lines instead of stopping at the first");
+inline constexpr OptionSpec kSharedPrefixOption = TextOption(
+    "--shared-prefix", "",
+    "concurrency, rate: GROUPS:TOKENS: each prompt starts with one of GROUPS shared prefixes of "
+    "TOKENS tokens (round robin), then its unique part (docs/workloads.md)");
+// Shared by rate and sessions (--session-rate).
+inline constexpr OptionSpec kArrivalOption =
+    ChoiceOption("--arrival", "constant,poisson,gamma", "poisson",
+                 "rate, sessions (--session-rate): arrival process: poisson, constant, gamma");
+
 inline constexpr OptionSpec kConcurrencyOptions[] = {
-    {"--levels", OptionSpec::kNumbers, "1,2,4,8", 1, 1e6, true,
-     "Concurrency profile: the levels, parallel streams each"},
+    IntsOption("--levels", "1,2,4,8", 1, 1e6,
+               "Concurrency profile: the levels, parallel streams each"),
+    kDatasetOption,
+    kDatasetFormatOption,
+    kDatasetOrderOption,
+    kSkipBadLinesOption,
+    kSharedPrefixOption,
 };
 
 inline constexpr OptionSpec kMaxTokensOptions[] = {
-    {"--lengths", OptionSpec::kNumbers, "64,128,256,512,1024", 1, 1e7, true,
-     "Max-tokens profile: the output lengths"},
-    {"--length-runs", OptionSpec::kNumber, "1", 1, 1e4, true,
-     "Max-tokens profile: repetitions per output length"},
+    IntsOption("--lengths", "64,128,256,512,1024", 1, 1e7,
+               "Max-tokens profile: the output lengths"),
+    IntOption("--length-runs", "1", 1, 1e4, "Max-tokens profile: repetitions per output length"),
 };
 
 inline constexpr OptionSpec kContextOptions[] = {
-    {"--sizes", OptionSpec::kNumbers, "100,500,2000,8000,32000,128000", 1, 1e8, true,
-     "Context profile: prompt sizes, in the server's tokens"},
-    {"--depth", OptionSpec::kNumber, "0.5", 0, 1, false,
-     "Context profile: where the question sits in the filler (0 = start, 1 = end)"},
+    IntsOption("--sizes", "100,500,2000,8000,32000,128000", 1, 1e8,
+               "Context profile: prompt sizes, in the server's tokens"),
+    RealOption("--depth", "0.5", 0, 1,
+               "Context profile: where the question sits in the filler (0 = start, 1 = end)"),
+    FlagOption("--context-cached",
+               "Context profile: send each prompt twice and report the prefix-cached TTFT too"),
+};
+
+// The rate profile (open-loop load, docs/load.md).
+inline constexpr OptionSpec kRateOptions[] = {
+    RealsOption("--rates", "", 0, 1e6, "rate: arrival rates in req/s, one open-loop run each",
+                /*min_open=*/true),
+    kArrivalOption,
+    RealOption("--burstiness", "1", 0, 1e6,
+               "rate: gamma shape (--arrival gamma): gaps' CV = 1/sqrt(X); < 1 burstier",
+               /*min_open=*/true),
+    IntOption("--rate-tokens", "64", 1, 1e7, "rate: forced output tokens per request"),
+    TextsOption("--slo",
+                "rate: objectives from the scheduled send, e.g. ttft_ms=500,tpot_ms=50,"
+                "e2e_ms=5000; with --fail-on-slo also each concurrency level's (from its send)"),
+    RealOption("--slo-fraction", "0.99", 0, 1,
+               "rate: share of good requests a rate needs to meet the SLOs", /*min_open=*/true),
+    TextOption("--search-rate", "",
+               "rate: find the highest rate in MIN:MAX (req/s) that meets the SLOs"),
+    IntOption("--search-steps", "6", 0, 30, "rate: bisection steps of --search-rate"),
+    IntOption("--max-concurrency", "0", 0, 4096,
+              "rate: at most N requests in flight; later arrivals wait in the client (the wait "
+              "counts from the scheduled time); 0 = no cap"),
+    kDatasetOption,
+    kDatasetFormatOption,
+    kDatasetOrderOption,
+    kSkipBadLinesOption,
+    kSharedPrefixOption,
+};
+
+// The replay profile (a trace at its own times, docs/workloads.md).
+inline constexpr OptionSpec kReplayOptions[] = {
+    TextOption("--trace", "",
+               "replay: the trace file (Mooncake JSONL, BurstGPT CSV, Azure 2023 CSV or "
+               "servebench JSONL)"),
+    ChoiceOption("--trace-format", "mooncake,burstgpt,azure,jsonl", "",
+                 "replay: mooncake, burstgpt, azure or jsonl (default: told by the first line)"),
+    RealOption("--time-scale", "1", 0, 1e6,
+               "replay: each request is sent at its trace time x this (0.5 = twice as fast)",
+               /*min_open=*/true),
+    IntOption("--block-tokens", "512", 1, 1048576,
+              "replay: prompt tokens per Mooncake hash id (the published traces: 512)"),
+};
+
+// The sessions profile (multi-turn conversations and agent loops, docs/sessions.md).
+inline constexpr OptionSpec kSessionsOptions[] = {
+    TextOption("--sessions", "",
+               "sessions: a session file (JSONL, one conversation per line: turns, tools, "
+               "tool_results, think_ms, output_tokens; docs/sessions.md); without it, synthetic "
+               "sessions"),
+    IntOption("--turns", "4", 1, 10000, "sessions: user turns per synthetic session"),
+    TextOption("--turn-input-tokens", "64",
+               "sessions: tokens of each synthetic user message (a distribution as "
+               "--input-tokens)"),
+    IntOption("--system-prompt-tokens", "0", 0, 1e7,
+              "sessions: one system prompt of N tokens shared by every synthetic session (0 = "
+              "none)"),
+    TextOption("--think-ms", "",
+               "sessions: pause after each answer before the next turn, in ms (a distribution "
+               "as --input-tokens; a session file's think_ms wins; default none)"),
+    IntOption("--session-concurrency", "4", 1, 4096,
+              "sessions: conversations in flight at once (closed loop)"),
+    RealOption("--session-rate", "0", 0, 1e6,
+               "sessions: start new sessions at this rate per second (open loop, --arrival "
+               "poisson or constant), at most --session-concurrency in flight; 0 = closed loop"),
+    IntOption("--max-sessions", "0", 0, 1e7,
+              "sessions: how many sessions (a file: its first N, 0 = all; synthetic: 0 = 16)"),
+    IntOption("--max-tool-rounds", "4", 0, 1000,
+              "sessions: tool-call rounds per turn at most; then the turn ends"),
+    IntOption("--tool-result-tokens", "32", 1, 1e6,
+              "sessions: words of a generated tool result (a call the file scripts no result "
+              "for)"),
+    FlagOption("--keep-reasoning",
+               "sessions: send earlier answers' reasoning back (reasoning_content), as a chat "
+               "template that keeps it would; default: dropped"),
+    kArrivalOption,
 };
 
 inline constexpr OptionSpec kPrefixCacheOptions[] = {
-    {"--prefix-sizes", OptionSpec::kNumbers, "1000,4000", 16, 1e7, true,
-     "Prefix-cache profile: shared prefix sizes, in the server's tokens"},
-    {"--prefix-hits", OptionSpec::kNumber, "3", 1, 1000, true,
-     "Prefix-cache profile: requests that reuse each cold prefix (warm TTFT is their median)"},
+    IntsOption("--prefix-sizes", "1000,4000", 16, 1e7,
+               "Prefix-cache profile: shared prefix sizes, in the server's tokens"),
+    IntOption("--prefix-hits", "3", 1, 1000,
+              "Prefix-cache profile: requests that reuse each cold prefix (warm TTFT is their "
+              "median)"),
 };
 
 inline constexpr MetricSpec kContextMetrics[] = {
@@ -151,37 +302,31 @@ inline constexpr MetricSpec kPrefixCacheMetrics[] = {
 // clang-format off
 inline constexpr ProfileSpec kProfiles[] = {
     {ProfileId::kDecode, "decode", "decode", "runs", "", "",
-     true, true, "single-stream decode speed, TTFT excluded (median of --runs)", "", {}, {}, "",
+     true, true, "single-stream decode speed, TTFT excluded (median of --runs)", {}, {}, "",
      true},
     {ProfileId::kConcurrency, "concurrency", "concurrency", "levels", "concurrency", "streams",
      true, true, "throughput at each of --levels parallel streams (closed loop)",
-     "--dataset,--dataset-format,--dataset-order,--skip-bad-lines,--shared-prefix",
      kConcurrencyOptions, {}, "", true},
     {ProfileId::kMaxTokens, "max-tokens", "max_tokens", "lengths", "max_tokens", "tokens",
-     true, true, "decode speed at each output length of --lengths", "", kMaxTokensOptions, {}, "",
+     true, true, "decode speed at each output length of --lengths", kMaxTokensOptions, {}, "",
      true},
     {ProfileId::kTtft, "ttft", "ttft", "prompts", "name", "prompt",
-     true, true, "time to first token for a short and a long prompt", "", {}, {}, "", true},
+     true, true, "time to first token for a short and a long prompt", {}, {}, "", true},
     {ProfileId::kContext, "context", "context", "rows", "size", "tokens",
      true, true, "prefill and decode at each prompt size of --sizes",
-     "--context-cached", kContextOptions, kContextMetrics, "Context", true},
+     kContextOptions, kContextMetrics, "Context", true},
     {ProfileId::kRate, "rate", "rate", "rates", "rate_rps", "req/s",
      false, false, "open-loop load at each of --rates, goodput against --slo, --search-rate",
-     "--rates,--arrival,--burstiness,--rate-tokens,--slo,--slo-fraction,--search-rate,"
-     "--search-steps,--max-concurrency,--dataset,--dataset-format,--dataset-order,"
-     "--skip-bad-lines,--shared-prefix", {}, {}, "", true},
+     kRateOptions, {}, "", true},
     {ProfileId::kReplay, "replay", "replay", "classes", "class", "class",
      false, false, "a request trace (Mooncake, BurstGPT, Azure, JSONL) replayed on its own clock",
-     "--trace,--trace-format,--time-scale,--block-tokens", {}, kReplayMetrics,
-     "Replay per request class", true},
+     kReplayOptions, kReplayMetrics, "Replay per request class", true},
     {ProfileId::kSessions, "sessions", "sessions", "turns", "turn", "turn",
      false, false, "multi-turn conversations and tool-calling agent loops with think time",
-     "--sessions,--turns,--turn-input-tokens,--system-prompt-tokens,--think-ms,"
-     "--session-concurrency,--session-rate,--max-sessions,--max-tool-rounds,"
-     "--tool-result-tokens,--keep-reasoning", {}, kSessionsMetrics, "Sessions per turn", true},
+     kSessionsOptions, kSessionsMetrics, "Sessions per turn", true},
     {ProfileId::kPrefixCache, "prefix-cache", "prefix_cache", "prefixes", "prefix_tokens", "tokens",
      false, false, "time to first token with a cold and a warm shared prefix at each of --prefix-sizes",
-     "", kPrefixCacheOptions, kPrefixCacheMetrics, "Prefix cache"},
+     kPrefixCacheOptions, kPrefixCacheMetrics, "Prefix cache"},
 };
 // clang-format on
 
@@ -202,14 +347,16 @@ std::string ProfileDisplayName(std::string_view name);
 // "decode, concurrency, max-tokens, ttft, context, rate" (for messages and --help).
 std::string ProfileNameList(bool suites_only = false);
 
-// True when `flag` ("--levels") is one only profile p reads: in its flags or its options.
+// True when `flag` ("--levels") is one of the options profile p reads.
 bool ProfileReads(const ProfileSpec& p, std::string_view flag);
 
 // The table's option called `flag` and its profile; {nullptr, nullptr} when there is none.
 std::pair<const ProfileSpec*, const OptionSpec*> FindOption(std::string_view flag);
 
 // "" when `value` is a valid value of option o, else why not ("--prefix-hits must be a whole
-// number in [1, 1000], got 0").
+// number in [1, 1000], got '0'"; "--arrival must be one of constant, poisson, gamma, got 'x'").
+// A number's range, a choice and the items of a list are checked here; the grammar of a text
+// value (--slo, --shared-prefix) by the profile that reads it.
 std::string CheckOption(const OptionSpec& o, std::string_view value);
 
 // The values of the table's options (OptionSpec) as the user gave them, by flag. A flag not
@@ -226,6 +373,17 @@ class ProfileArgs {
   void SetNumber(std::string_view flag, double value);
   void SetInts(std::string_view flag, const std::vector<int>& values);
 
+  // True when `flag` was given (a default is not).
+  bool Given(std::string_view flag) const { return given_.find(flag) != given_.end(); }
+
+  // The value as given, else the table's default ("" for none).
+  std::string_view Value(std::string_view flag) const;
+  // The items of a kTexts or kNumbers option, in the order given.
+  std::vector<std::string> Texts(std::string_view flag) const;
+
+  // True when a kFlag option was given.
+  bool Flag(std::string_view flag) const { return Given(flag); }
+
   // The one number of a kNumber option.
   double Number(std::string_view flag) const;
   // The numbers of a kNumbers option, in the order given.
@@ -235,8 +393,6 @@ class ProfileArgs {
   std::vector<int> Ints(std::string_view flag) const;
 
  private:
-  std::string_view Text(std::string_view flag) const;
-
   std::map<std::string, std::string, std::less<>> given_;
 };
 

@@ -139,6 +139,13 @@ struct ProfileOptions {
   double client_bound_ms = 1.0;
 };
 
+// Sets the fields of o that the table's text, choice and flag options feed (the rate, replay,
+// sessions and dataset options, --shared-prefix, --context-cached) from o.args, for each flag
+// given: a flag not given leaves its field as it is (its default is the table's). kUsage error
+// naming the flag when a value's grammar is wrong (--slo, --search-rate, --shared-prefix,
+// --turn-input-tokens, --think-ms). The ranges and choices were checked by CheckOption.
+Result<void> ApplyProfileArgs(ProfileOptions& o);
+
 // The profiles `run` executes by default, in the table's order (core/profile_table.h).
 std::vector<std::string> DefaultProfileNames();
 

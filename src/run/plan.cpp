@@ -180,12 +180,10 @@ static Result<void> MakeLoadImages(perf::ImageLoad& images) {
 
 namespace {
 
-// The numbers the speed profiles take (--tokens, --levels, --requests, --late-ms, ...).
+// The numbers the speed profiles take (--tokens, --levels, --requests, --late-ms, ...), and
+// the table's options read into the profiles' option structs.
 Result<void> CheckProfileNumbers(Plan& c) {
   auto usage = [](std::string text) { return MakeError(ErrorCode::kUsage, std::move(text)); };
-  if (auto ok = CheckSloGateArgs(c.slo_gate, c.profile.rate.slo); !ok) {
-    return ok;
-  }
   if (c.profile.tokens < 2) {
     return usage(fmt::format("--tokens must be at least 2 (got {})", c.profile.tokens));
   }
@@ -202,6 +200,13 @@ Result<void> CheckProfileNumbers(Plan& c) {
     if (std::string why = CheckOption(*o, value); !why.empty()) {
       return usage(why);
     }
+  }
+  // Into the option structs the runners read (--slo, --trace, --turns ...).
+  if (auto ok = perf::ApplyProfileArgs(c.profile); !ok) {
+    return ok;
+  }
+  if (auto ok = CheckSloGateArgs(c.slo_gate, c.profile.rate.slo); !ok) {
+    return ok;
   }
   if (c.profile.input_tokens < 0 || c.profile.input_tokens > 10'000'000) {
     return usage(fmt::format("--input-tokens must be between 0 and 10000000 (got {})",

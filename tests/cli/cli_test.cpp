@@ -108,6 +108,60 @@ TEST(CliTest, ABadValueOfAKnownFlagIsNotTakenForATypo) {
   EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
 }
 
+// A list option of the profile table takes "1,2", "1 2", or the flag given again, as CLI11's
+// list flags always did (a plan recorded with "--rates 5 10" resumes).
+TEST(CliTest, AListOptionTakesCommasSpacesOrTheFlagAgain) {
+  SimProcess sim;
+  ASSERT_FALSE(sim.url().empty());
+  TempDir dir;
+  const fs::path out = dir.path() / "run";
+  ProcessResult r = RunProcess({kBin,         "perf",        "--endpoint",
+                                sim.url(),    "--profile",   "concurrency,rate",
+                                "--levels",   "1",           "--levels",
+                                "2",          "--tokens",    "4",
+                                "--rates",    "4",           "8",
+                                "--requests", "2",           "--rate-tokens",
+                                "4",          "--slo",       "ttft_ms=5000",
+                                "--slo",      "e2e_ms=9000", "--out",
+                                out.string()},
+                               std::chrono::seconds(120));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json res = json::parse(ReadFile(out / "results.json"));
+  ASSERT_EQ(res["perf"]["concurrency"]["levels"].size(), 2U);
+  EXPECT_EQ(res["perf"]["concurrency"]["levels"][1]["concurrency"], 2);
+  ASSERT_EQ(res["perf"]["rate"]["rates"].size(), 2U);
+  EXPECT_EQ(res["perf"]["rate"]["rates"][1]["rate_rps"], 8);
+  EXPECT_EQ(res["perf"]["rate"]["slo"]["ttft_ms"], 5000);
+  EXPECT_EQ(res["perf"]["rate"]["slo"]["e2e_ms"], 9000);
+  EXPECT_EQ(res["config"]["profile_options"]["--rates"], "4,8");
+  EXPECT_EQ(res["config"]["profile_options"]["--slo"], "ttft_ms=5000,e2e_ms=9000");
+}
+
+// The table's text, choice and flag options: a bad choice or grammar is named, exit 2.
+TEST(CliTest, ABadChoiceOrGrammarOfATableOptionIsNamed) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* says;
+  };
+
+  for (const Case& c :
+       {Case{{"--arrival", "bursty"}, "--arrival: bursty not in {constant,poisson,gamma}"},
+        Case{{"--trace-format", "csv"}, "--trace-format: csv not in"},
+        Case{{"--slo", "ttft=5"}, "--slo: 'ttft=5' is not KEY=MS"},
+        Case{{"--rates", "0"}, "--rates: must be numbers in (0, 1000000], got '0'"},
+        Case{{"--turns", "0"}, "--turns: must be a whole number in [1, 10000], got '0'"},
+        Case{{"--think-ms", "uniform:9"}, "--think-ms: "},
+        Case{{"--shared-prefix", "4"}, "--shared-prefix must be GROUPS:TOKENS"}}) {
+    std::vector<std::string> argv = {kBin,        "perf", "--endpoint", "http://127.0.0.1:9/v1",
+                                     "--profile", "rate", "--rates",    "1"};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    ProcessResult r = RunProcess(argv);
+    EXPECT_EQ(r.exit_code, 2) << c.args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
+  }
+}
+
 TEST(CliTest, UnknownProfileIsAUsageErrorNamingTheChoices) {
   ProcessResult r = RunProcess({kBin, "perf", "--profile", "warp"});
   EXPECT_EQ(r.exit_code, 2);

@@ -33,7 +33,6 @@ constexpr ProfileSpec kSpec = {ProfileId::kDecode,
                                false,
                                false,
                                "cold and warm time to first token",
-                               "",
                                {},
                                kMetrics,
                                "Demo cache"};
@@ -115,7 +114,7 @@ TEST(ProfileRows, HtmlChartDrawsTheMetricsOfTheFirstUnitAgainstTheDim) {
   // Rows placed by name: bars.
   constexpr ProfileSpec kNamed = {
       ProfileId::kDecode, "named", "named", "points", "name", "prompt", false, false,
-      "by name",          "",      {},      kMetrics, "Named"};
+      "by name",          {},      kMetrics, "Named"};
   const std::string bars = html::RowsSection(
       kNamed,
       json::parse(
