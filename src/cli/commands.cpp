@@ -36,7 +36,6 @@
 #include "run/run.h"
 #include "run/suites.h"
 #include "sim/sim_server.h"
-#include "workload/length.h"
 
 namespace sb::cli {
 
@@ -139,8 +138,8 @@ void AddServeOptions(CLI::App* cmd, run::Plan& c) {
       ->capture_default_str();
 }
 
-// The load flags that several profiles read beside their table options (docs/load.md,
-// docs/workloads.md): the seed, the lateness bound, --max-requests, --allow-cache, images.
+// The load flags that every profile reads beside its table options (docs/load.md,
+// docs/workloads.md): the seed, the lateness bound, --allow-cache.
 void AddLoadOptions(CLI::App* cmd, perf::ProfileOptions& p) {
   cmd->add_option("--seed", p.rate.seed,
                   "rate: seed of the arrival schedule; --input-tokens / --output-tokens "
@@ -150,19 +149,9 @@ void AddLoadOptions(CLI::App* cmd, perf::ProfileOptions& p) {
                   "rate: a send this far behind its schedule counts as late; every profile: a "
                   "row whose events waited longer (p99) in the client is flagged client-bound")
       ->capture_default_str();
-  cmd->add_option("--max-requests", p.replay.max_requests,
-                  "replay: only the first N requests of the trace; --dataset: only the first N "
-                  "entries of its order (0 = all)")
-      ->capture_default_str();
   cmd->add_flag("--allow-cache", p.allow_cache,
                 "Leave out the unique nonce at the start of each prompt, so a server's prefix "
                 "cache may serve repeated prompt text (decode, concurrency, rate)");
-  cmd->add_option("--images-per-request", p.images.per_request,
-                  "decode, concurrency, rate, sessions: N generated PNG images in each prompt "
-                  "(each sessions turn); a server without vision refuses them (UNSUPPORTED)")
-      ->capture_default_str();
-  cmd->add_option("--image-size", p.images.size, "--images-per-request: each image's WxH in pixels")
-      ->capture_default_str();
 }
 
 // The SLO gate (run/slo_gate.h, docs/load.md "The SLO gate").
@@ -278,16 +267,6 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
       ->check(CLI::IsMember({"auto", "tty", "plain", "off"}))
       ->capture_default_str();
   AddTableOptions(cmd, c.profile);
-  cmd->add_option("--tokens", c.profile.tokens,
-                  "Forced output tokens per request (decode, "
-                  "concurrency)")
-      ->capture_default_str();
-  cmd->add_option("--runs", c.profile.runs, "Repetitions (decode, ttft); the median is quoted")
-      ->capture_default_str();
-  cmd->add_option("--gpus", c.profile.gpus,
-                  "GPUs serving the model: the frontier's total tok/s is also given per GPU "
-                  "(concurrency, rate)")
-      ->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", c.profile.warmup, "Warm-up requests, excluded from results")
       ->capture_default_str();
   cmd->add_option("--thinking", c.thinking,
@@ -306,61 +285,6 @@ void AddSpeedOptions(CLI::App* cmd, run::Plan& c) {
                   "exit 3)");
   AddLoadOptions(cmd, c.profile);
   AddSloGateOptions(cmd, c.slo_gate);
-  // Shared by rate (open loop) and concurrency (closed loop, only when given).
-  cmd->add_option_function<int>(
-         "--requests",
-         [&c](int m) {
-           c.profile.rate.requests = m;
-           c.profile.level_requests = m;
-         },
-         "rate: requests per rate; concurrency: a sustained closed loop, N in flight per level "
-         "until M requests were sent (the cap of a --duration-s level; default 20 x N)")
-      ->default_str(std::to_string(c.profile.rate.requests));
-  cmd->add_option_function<double>(
-      "--duration-s",
-      [&c](double d) {
-        c.profile.rate.duration_s = d;
-        c.profile.level_duration_s = d;
-        c.profile.sessions.duration_s = d;
-      },
-      "rate: arrivals during this many seconds per rate instead of --requests; concurrency: "
-      "keep N in flight for this many seconds per level; sessions: no session starts after "
-      "this many seconds");
-  cmd->add_option_function<std::string>(
-         "--input-tokens",
-         [&c](const std::string& text) {
-           if (text == "0") {  // a short prompt, as without the flag
-             c.profile.input_tokens = 0;
-             c.profile.input_lengths.reset();
-             return;
-           }
-           auto spec = workload::ParseLengthSpec(text);
-           if (!spec) {
-             throw CLI::ValidationError(spec.error().message);
-           }
-           if (spec->kind == workload::LengthSpec::Kind::kFixed) {
-             c.profile.input_tokens = static_cast<int>(spec->a);
-             c.profile.input_lengths.reset();
-           } else {
-             c.profile.input_lengths = std::move(spec).value();
-           }
-         },
-         "Prompt tokens per request, exact to the server's tokenizer (decode, concurrency, "
-         "rate): N, uniform:A-B, normal:MEAN,SD, lognormal:MEDIAN,SIGMA or file:PATH (drawn per "
-         "request, seeded by --seed; docs/workloads.md). Default: a short prompt")
-      ->default_str("0");
-  cmd->add_option_function<std::string>(
-      "--output-tokens",
-      [&c](const std::string& text) {
-        auto spec = workload::ParseLengthSpec(text);
-        if (!spec) {
-          throw CLI::ValidationError(spec.error().message);
-        }
-        c.profile.output_lengths = std::move(spec).value();
-      },
-      "Forced output tokens per request drawn from N, uniform:A-B, normal:MEAN,SD, "
-      "lognormal:MEDIAN,SIGMA or file:PATH (decode, concurrency, rate, synthetic sessions; "
-      "seeded by --seed; instead of --tokens / --rate-tokens)");
   AddRecordOptions(cmd, c.store);
 }
 

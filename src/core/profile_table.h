@@ -40,10 +40,10 @@ struct MetricSpec {
 
 // A flag that only some profiles read, declared here and registered by the CLI for every
 // command that runs profiles: its value arrives in ProfileOptions::args (ProfileArgs below),
-// so a new profile's flags need no code in src/cli. A flag two profiles read (--dataset,
-// --arrival) is listed in both their option arrays, with the same declaration. Flags every
-// profile or other commands read too (--tokens, --seed, --late-ms, --max-requests, --images-
-// per-request, --allow-cache ...) are the CLI's own.
+// so a new profile's flags need no code in src/cli. A flag several profiles read (--tokens,
+// --dataset, --arrival) is listed in each one's option array, with the same declaration, so
+// the table knows every profile that reads it. Flags every profile reads, or other code too
+// (--warmup, --seed, --late-ms, --allow-cache, the target's), are the CLI's own.
 struct OptionSpec {
   enum Kind {
     kNumber,   // one number in [min, max]
@@ -144,6 +144,49 @@ constexpr OptionSpec FlagOption(std::string_view flag, std::string_view help) {
   return {flag, OptionSpec::kFlag, {}, 0, 0, false, help, {}, false};
 }
 
+// The load's shape, shared by the profiles that send generated prompts (docs/load.md,
+// docs/workloads.md).
+inline constexpr OptionSpec kTokensOption =
+    IntOption("--tokens", "256", 2, 1e7,
+              "Forced output tokens per request (decode, concurrency); sessions: each synthetic "
+              "answer's budget");
+inline constexpr OptionSpec kRunsOption = IntOption(
+    "--runs", "3", 1, 1e7, "Repetitions (decode, ttft, prefix-cache); the median is quoted");
+inline constexpr OptionSpec kGpusOption =
+    IntOption("--gpus", "", 1, 1e5,
+              "GPUs serving the model: the frontier's total tok/s is also given per GPU "
+              "(concurrency, rate, sessions)");
+inline constexpr OptionSpec kImagesOption =
+    IntOption("--images-per-request", "0", 0, 64,
+              "decode, concurrency, rate, sessions: N generated PNG images in each prompt (each "
+              "sessions turn); a server without vision refuses them (UNSUPPORTED)");
+inline constexpr OptionSpec kImageSizeOption =
+    TextOption("--image-size", "512x512", "--images-per-request: each image's WxH in pixels");
+inline constexpr OptionSpec kInputTokensOption =
+    TextOption("--input-tokens", "0",
+               "Prompt tokens per request, exact to the server's tokenizer (decode, concurrency, "
+               "rate): N, uniform:A-B, normal:MEAN,SD, lognormal:MEDIAN,SIGMA or file:PATH (drawn "
+               "per request, seeded by --seed; docs/workloads.md). 0: a short prompt");
+inline constexpr OptionSpec kOutputTokensOption =
+    TextOption("--output-tokens", "",
+               "Forced output tokens per request drawn from N, uniform:A-B, normal:MEAN,SD, "
+               "lognormal:MEDIAN,SIGMA or file:PATH (decode, concurrency, rate, synthetic "
+               "sessions; seeded by --seed; instead of --tokens / --rate-tokens)");
+inline constexpr OptionSpec kRequestsOption =
+    IntOption("--requests", "", 1, 1e6,
+              "rate: requests per rate (default 100); concurrency: a sustained closed loop, N in "
+              "flight per level until M requests were sent (the cap of a --duration-s level; "
+              "default 20 x N)");
+inline constexpr OptionSpec kDurationOption =
+    RealOption("--duration-s", "", 0, 604800,
+               "rate: arrivals during this many seconds per rate instead of --requests; "
+               "concurrency: keep N in flight for this many seconds per level; sessions: no "
+               "session starts after this many seconds");
+inline constexpr OptionSpec kMaxRequestsOption =
+    IntOption("--max-requests", "0", 0, 1e9,
+              "replay: only the first N requests of the trace; --dataset: only the first N "
+              "entries of its order (0 = all)");
+
 // Shared by concurrency and rate (docs/workloads.md "Datasets", "Shared prefixes").
 inline constexpr OptionSpec kDatasetOption = TextOption(
     "--dataset", "",
@@ -166,14 +209,32 @@ inline constexpr OptionSpec kArrivalOption =
     ChoiceOption("--arrival", "constant,poisson,gamma", "poisson",
                  "rate, sessions (--session-rate): arrival process: poisson, constant, gamma");
 
+inline constexpr OptionSpec kDecodeOptions[] = {
+    kTokensOption,    kRunsOption,        kImagesOption,
+    kImageSizeOption, kInputTokensOption, kOutputTokensOption,
+};
+
 inline constexpr OptionSpec kConcurrencyOptions[] = {
     IntsOption("--levels", "1,2,4,8", 1, 1e6,
                "Concurrency profile: the levels, parallel streams each"),
+    kTokensOption,
+    kGpusOption,
+    kImagesOption,
+    kImageSizeOption,
+    kInputTokensOption,
+    kOutputTokensOption,
+    kRequestsOption,
+    kDurationOption,
+    kMaxRequestsOption,
     kDatasetOption,
     kDatasetFormatOption,
     kDatasetOrderOption,
     kSkipBadLinesOption,
     kSharedPrefixOption,
+};
+
+inline constexpr OptionSpec kTtftOptions[] = {
+    kRunsOption,
 };
 
 inline constexpr OptionSpec kMaxTokensOptions[] = {
@@ -211,6 +272,14 @@ inline constexpr OptionSpec kRateOptions[] = {
     IntOption("--max-concurrency", "0", 0, 4096,
               "rate: at most N requests in flight; later arrivals wait in the client (the wait "
               "counts from the scheduled time); 0 = no cap"),
+    kGpusOption,
+    kImagesOption,
+    kImageSizeOption,
+    kInputTokensOption,
+    kOutputTokensOption,
+    kRequestsOption,
+    kDurationOption,
+    kMaxRequestsOption,
     kDatasetOption,
     kDatasetFormatOption,
     kDatasetOrderOption,
@@ -230,6 +299,7 @@ inline constexpr OptionSpec kReplayOptions[] = {
                /*min_open=*/true),
     IntOption("--block-tokens", "512", 1, 1048576,
               "replay: prompt tokens per Mooncake hash id (the published traces: 512)"),
+    kMaxRequestsOption,
 };
 
 // The sessions profile (multi-turn conversations and agent loops, docs/sessions.md).
@@ -260,6 +330,12 @@ inline constexpr OptionSpec kSessionsOptions[] = {
     IntOption("--tool-result-tokens", "32", 1, 1e6,
               "sessions: words of a generated tool result (a call the file scripts no result "
               "for)"),
+    kTokensOption,
+    kOutputTokensOption,
+    kGpusOption,
+    kImagesOption,
+    kImageSizeOption,
+    kDurationOption,
     FlagOption("--keep-reasoning",
                "sessions: send earlier answers' reasoning back (reasoning_content), as a chat "
                "template that keeps it would; default: dropped"),
@@ -272,6 +348,7 @@ inline constexpr OptionSpec kPrefixCacheOptions[] = {
     IntOption("--prefix-hits", "3", 1, 1000,
               "Prefix-cache profile: requests that reuse each cold prefix (warm TTFT is their "
               "median)"),
+    kRunsOption,
 };
 
 inline constexpr MetricSpec kContextMetrics[] = {
@@ -302,8 +379,8 @@ inline constexpr MetricSpec kPrefixCacheMetrics[] = {
 // clang-format off
 inline constexpr ProfileSpec kProfiles[] = {
     {ProfileId::kDecode, "decode", "decode", "runs", "", "",
-     true, true, "single-stream decode speed, TTFT excluded (median of --runs)", {}, {}, "",
-     true},
+     true, true, "single-stream decode speed, TTFT excluded (median of --runs)", kDecodeOptions,
+     {}, "", true},
     {ProfileId::kConcurrency, "concurrency", "concurrency", "levels", "concurrency", "streams",
      true, true, "throughput at each of --levels parallel streams (closed loop)",
      kConcurrencyOptions, {}, "", true},
@@ -311,7 +388,8 @@ inline constexpr ProfileSpec kProfiles[] = {
      true, true, "decode speed at each output length of --lengths", kMaxTokensOptions, {}, "",
      true},
     {ProfileId::kTtft, "ttft", "ttft", "prompts", "name", "prompt",
-     true, true, "time to first token for a short and a long prompt", {}, {}, "", true},
+     true, true, "time to first token for a short and a long prompt", kTtftOptions, {}, "",
+     true},
     {ProfileId::kContext, "context", "context", "rows", "size", "tokens",
      true, true, "prefill and decode at each prompt size of --sizes",
      kContextOptions, kContextMetrics, "Context", true},

@@ -109,10 +109,61 @@ void ReadDataset(const ProfileArgs& a, DatasetOptions& d) {
   }
 }
 
+// The load's shape: output budget, repetitions, GPUs, images, prompt and answer lengths, the
+// sustained loop's size.
+Result<void> ReadLoad(const ProfileArgs& a, ProfileOptions& o) {
+  if (a.Given("--tokens")) {
+    o.tokens = a.Int("--tokens");
+  }
+  if (a.Given("--runs")) {
+    o.runs = a.Int("--runs");
+  }
+  if (a.Given("--gpus")) {
+    o.gpus = a.Int("--gpus");
+  }
+  if (a.Given("--images-per-request")) {
+    o.images.per_request = a.Int("--images-per-request");
+  }
+  if (a.Given("--image-size")) {
+    o.images.size = a.Value("--image-size");  // checked as the images are made (plan.cpp)
+  }
+  if (a.Given("--requests")) {
+    o.rate.requests = a.Int("--requests");
+    o.level_requests = o.rate.requests;
+  }
+  if (a.Given("--duration-s")) {
+    o.rate.duration_s = a.Number("--duration-s");
+    o.level_duration_s = o.rate.duration_s;
+    o.sessions.duration_s = o.rate.duration_s;
+  }
+  if (a.Given("--max-requests")) {
+    o.replay.max_requests = a.Int("--max-requests");
+  }
+  if (a.Given("--input-tokens")) {
+    std::optional<workload::LengthSpec> spec;
+    if (a.Value("--input-tokens") != "0") {  // 0: a short prompt, as without the flag
+      if (auto ok = ReadLengthSpec(a, "--input-tokens", spec); !ok) {
+        return ok;
+      }
+    }
+    o.input_tokens = 0;
+    o.input_lengths.reset();
+    if (spec && spec->kind == workload::LengthSpec::Kind::kFixed) {
+      o.input_tokens = static_cast<int>(spec->a);
+    } else if (spec) {
+      o.input_lengths = std::move(spec);
+    }
+  }
+  return ReadLengthSpec(a, "--output-tokens", o.output_lengths);
+}
+
 }  // namespace
 
 Result<void> ApplyProfileArgs(ProfileOptions& o) {
   const ProfileArgs& a = o.args;
+  if (auto ok = ReadLoad(a, o); !ok) {
+    return ok;
+  }
   ReadRate(a, o.rate);
   if (a.Given("--slo")) {
     auto slo = ParseSlo(a.Texts("--slo"));

@@ -139,10 +139,12 @@ struct ProfileOptions {
   double client_bound_ms = 1.0;
 };
 
-// Sets the fields of o that the table's text, choice and flag options feed (the rate, replay,
-// sessions and dataset options, --shared-prefix, --context-cached) from o.args, for each flag
-// given: a flag not given leaves its field as it is (its default is the table's). kUsage error
-// naming the flag when a value's grammar is wrong (--slo, --search-rate, --shared-prefix,
+// Sets the fields of o that the table's options feed (the load's shape: --tokens, --runs,
+// --input-tokens ...; the rate, replay, sessions and dataset options, --shared-prefix,
+// --context-cached) from o.args, for each flag given: a flag not given leaves its field as it
+// is (its default is the table's). The older profiles' numbers (--levels, --sizes ...) are read
+// from args by their runners. kUsage error naming the flag when a value's grammar is wrong
+// (--slo, --search-rate, --shared-prefix, --input-tokens, --output-tokens,
 // --turn-input-tokens, --think-ms). The ranges and choices were checked by CheckOption.
 Result<void> ApplyProfileArgs(ProfileOptions& o);
 

@@ -85,7 +85,15 @@ TEST(ProfileTable, EveryOptionIsDeclaredOnceAndItsDefaultIsValid) {
   EXPECT_TRUE(ProfileReads(Profile(ProfileId::kRate), "--dataset"));
   EXPECT_FALSE(ProfileReads(Profile(ProfileId::kDecode), "--dataset"));
   EXPECT_TRUE(ProfileReads(Profile(ProfileId::kSessions), "--arrival"));
-  EXPECT_EQ(FindOption("--tokens").second, nullptr);  // every profile's: the CLI's own
+  // --tokens: the profiles that send generated prompts and forced answers, and no other.
+  std::vector<std::string_view> readers;
+  for (const ProfileSpec& p : Profiles()) {
+    if (ProfileReads(p, "--tokens")) {
+      readers.push_back(p.name);
+    }
+  }
+  EXPECT_EQ(readers, (std::vector<std::string_view>{"decode", "concurrency", "sessions"}));
+  EXPECT_EQ(FindOption("--warmup").second, nullptr);  // every profile's: the CLI's own
 }
 
 TEST(ProfileTable, TextChoiceAndFlagOptionsAreCheckedByKind) {

@@ -39,6 +39,16 @@ TEST(ProfileArgsTest, EachGivenFlagSetsItsField) {
   a.Set("--skip-bad-lines", "1");
   a.Set("--shared-prefix", "4:512");
   a.Set("--context-cached", "1");
+  a.Set("--tokens", "40");
+  a.Set("--runs", "5");
+  a.Set("--gpus", "8");
+  a.Set("--images-per-request", "2");
+  a.Set("--image-size", "64x32");
+  a.Set("--requests", "30");
+  a.Set("--duration-s", "2.5");
+  a.Set("--max-requests", "11");
+  a.Set("--input-tokens", "normal:100,10");
+  a.Set("--output-tokens", "48");
   ASSERT_TRUE(ApplyProfileArgs(o));
 
   EXPECT_EQ(o.rate.rates, (std::vector<double>{2, 8.5}));
@@ -78,6 +88,39 @@ TEST(ProfileArgsTest, EachGivenFlagSetsItsField) {
   EXPECT_EQ(o.shared_prefix.groups, 4);
   EXPECT_EQ(o.shared_prefix.tokens, 512);
   EXPECT_TRUE(o.context_cached);
+  EXPECT_EQ(o.tokens, 40);
+  EXPECT_EQ(o.runs, 5);
+  EXPECT_EQ(o.gpus, 8);
+  EXPECT_EQ(o.images.per_request, 2);
+  EXPECT_EQ(o.images.size, "64x32");
+  EXPECT_EQ(o.rate.requests, 30);
+  EXPECT_EQ(o.level_requests, 30);
+  EXPECT_EQ(o.rate.duration_s, 2.5);
+  EXPECT_EQ(o.level_duration_s, 2.5);
+  EXPECT_EQ(o.sessions.duration_s, 2.5);
+  EXPECT_EQ(o.replay.max_requests, 11);
+  EXPECT_EQ(o.input_tokens, 0);
+  ASSERT_TRUE(o.input_lengths.has_value());
+  EXPECT_EQ(o.input_lengths->kind, workload::LengthSpec::Kind::kNormal);
+  ASSERT_TRUE(o.output_lengths.has_value());
+  EXPECT_EQ(o.output_lengths->a, 48);
+}
+
+// --input-tokens N is a fixed prompt size, 0 a short prompt, anything else a distribution.
+TEST(ProfileArgsTest, InputTokensIsAFixedSizeAShortPromptOrADistribution) {
+  ProfileOptions o;
+  o.args.Set("--input-tokens", "1000");
+  ASSERT_TRUE(ApplyProfileArgs(o));
+  EXPECT_EQ(o.input_tokens, 1000);
+  EXPECT_FALSE(o.input_lengths.has_value());
+  o.args.Set("--input-tokens", "uniform:10-20");
+  ASSERT_TRUE(ApplyProfileArgs(o));
+  EXPECT_EQ(o.input_tokens, 0);
+  ASSERT_TRUE(o.input_lengths.has_value());
+  o.args.Set("--input-tokens", "0");
+  ASSERT_TRUE(ApplyProfileArgs(o));
+  EXPECT_EQ(o.input_tokens, 0);
+  EXPECT_FALSE(o.input_lengths.has_value());
 }
 
 // The table's defaults (shown by --help) are the structs' own: giving every option its
@@ -87,16 +130,15 @@ TEST(ProfileArgsTest, TheTablesDefaultsAreTheStructsDefaults) {
   int options = 0;
   for (const ProfileSpec& p : Profiles()) {
     for (const OptionSpec& o : p.options) {
-      // The older profiles' numbers are read from args directly; a text default ("64" tokens
-      // of --turn-input-tokens) stands for an unset distribution, checked below.
-      if (!o.default_value.empty() && p.id >= ProfileId::kRate && o.kind != OptionSpec::kText) {
+      // A text default of --turn-input-tokens ("64" tokens) stands for an unset distribution,
+      // checked below.
+      if (!o.default_value.empty() && o.flag != "--turn-input-tokens") {
         given.args.Set(o.flag, std::string(o.default_value));
         ++options;
       }
     }
   }
-  given.args.Set("--dataset-order", "file");
-  EXPECT_GE(options, 14);
+  EXPECT_GE(options, 20);
   ASSERT_TRUE(ApplyProfileArgs(given));
   const ProfileOptions d;
   EXPECT_EQ(given.rate.arrival, d.rate.arrival);
@@ -115,6 +157,13 @@ TEST(ProfileArgsTest, TheTablesDefaultsAreTheStructsDefaults) {
   EXPECT_EQ(given.sessions.max_tool_rounds, d.sessions.max_tool_rounds);
   EXPECT_EQ(given.sessions.tool_result_tokens, d.sessions.tool_result_tokens);
   EXPECT_EQ(given.dataset.order, d.dataset.order);
+  EXPECT_EQ(given.tokens, d.tokens);
+  EXPECT_EQ(given.runs, d.runs);
+  EXPECT_EQ(given.images.per_request, d.images.per_request);
+  EXPECT_EQ(given.images.size, d.images.size);
+  EXPECT_EQ(given.input_tokens, d.input_tokens);
+  EXPECT_FALSE(given.input_lengths.has_value());
+  EXPECT_EQ(given.replay.max_requests, d.replay.max_requests);
   // --turn-input-tokens' default: 64 tokens when unset (sessions.h).
   EXPECT_EQ(FindOption("--turn-input-tokens").second->default_value, "64");
 }
@@ -143,7 +192,9 @@ TEST(ProfileArgsTest, ABadGrammarIsAUsageErrorNamingTheFlag) {
                         Case{"--search-rate", "8:2", "--search-rate: MIN (8) must be below"},
                         Case{"--shared-prefix", "4", "--shared-prefix"},
                         Case{"--turn-input-tokens", "uniform:9", "--turn-input-tokens: "},
-                        Case{"--think-ms", "lognormal:x", "--think-ms: "}}) {
+                        Case{"--think-ms", "lognormal:x", "--think-ms: "},
+                        Case{"--input-tokens", "uniform:5", "--input-tokens: "},
+                        Case{"--output-tokens", "-3", "--output-tokens: "}}) {
     ProfileOptions o;
     o.args.Set(c.flag, c.value);
     auto ok = ApplyProfileArgs(o);
