@@ -145,6 +145,12 @@ std::string TypeName(const CLI::Option& o) {
   return type.substr(0, type.find(':'));
 }
 
+// A number ("INT", "FLOAT", "UINT", "INT,..."): nothing to complete, not even file names.
+bool TakesNumber(const CLI::Option& o) {
+  const std::string type = TypeName(o);
+  return type.starts_with("INT") || type.starts_with("FLOAT") || type.starts_with("UINT");
+}
+
 std::string Join(const std::vector<std::string>& items, const char* sep) {
   std::string out;
   for (const auto& s : items) {
@@ -190,6 +196,7 @@ std::string Bash(const CLI::App& app) {
   for (const auto* sub : Subcommands(app)) {
     std::vector<std::string> words;
     std::vector<std::string> files;
+    std::vector<std::string> numbers;
     std::string choices;
     words = NestedNames(*sub);  // `store import|ls|rm`
     for (const auto* o : AllOptions(*sub)) {
@@ -213,13 +220,20 @@ std::string Bash(const CLI::App& app) {
         choices += "        " + Join(n, "|") + ") COMPREPLY=($(compgen -W " +
                    SingleQuoted(Join(c, " ")) + " -- \"$cur\")" +
                    (IsSuite(*o) ? " $(compgen -f -- \"$cur\")" : "") + "); return ;;\n";
+      } else if (TakesNumber(*o)) {
+        numbers.insert(numbers.end(), n.begin(), n.end());
       } else {
         files.insert(files.end(), n.begin(), n.end());
       }
     }
     s += "    " + sub->get_name() + ")\n";
-    if (!choices.empty() || !files.empty()) {
+    if (!choices.empty() || !files.empty() || !numbers.empty()) {
       s += "      case $prev in\n" + choices;
+      if (!numbers.empty()) {
+        // -o default would offer file names for an empty reply: off for this word.
+        s += "        " + Join(numbers, "|") +
+             ") compopt +o default 2>/dev/null; return ;;  # a number\n";
+      }
       if (!files.empty()) {
         s += "        " + Join(files, "|") + ") return ;;  # a value: file names (-o default)\n";
       }
@@ -266,6 +280,8 @@ std::string ZshSpec(const CLI::Option& o, bool exclusive = false) {
   }
   if (IsMetric(o)) {
     action = "_servebench_metrics";
+  } else if (c.empty() && TakesNumber(o)) {
+    action = " ";  // the message alone: a number has nothing to complete
   } else if (!c.empty()) {
     action = IsSuite(o)
                  ? "{_alternative \"suites:suite:(" + Join(c, " ") + ")\" \"files:file:_files\"}"

@@ -76,6 +76,32 @@ TEST_F(CompletionCliTest, ProfileValues) {
   EXPECT_NE(std::find(run.begin(), run.end(), "decode"), run.end());
 }
 
+// A number has nothing to complete: not file names (bash's -o default is turned off for it,
+// zsh shows the message alone); a file still completes as one.
+TEST_F(CompletionCliTest, ANumberCompletesNothingAndAFileCompletesFileNames) {
+  EXPECT_TRUE(Complete({"perf", "--levels", ""}).empty());
+  std::ifstream in(dir_ / "servebench.bash");
+  std::string numbers;
+  std::string files;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("compopt +o default") != std::string::npos && numbers.empty()) {
+      numbers = line;
+    }
+    if (line.find("# a value: file names") != std::string::npos && files.empty()) {
+      files = line;
+    }
+  }
+  for (const char* flag : {"|--levels|", "|--rates|", "|--tokens|", "|--turns|"}) {
+    EXPECT_NE(numbers.find(flag), std::string::npos) << flag << " in " << numbers;
+  }
+  EXPECT_EQ(numbers.find("--trace"), std::string::npos) << numbers;
+  EXPECT_NE(files.find("--trace"), std::string::npos) << files;
+  ProcessResult zsh = RunProcess({kBin, "completion", "zsh"});
+  ASSERT_EQ(zsh.exit_code, 0);
+  EXPECT_NE(zsh.out.find("each]:levels: '"), std::string::npos);
+  EXPECT_NE(zsh.out.find("servebench JSONL)]:trace:_files'"), std::string::npos);
+}
+
 TEST_F(CompletionCliTest, SuiteNamesThenFiles) {
   Words got = Complete({"run", "--suite", "qu"});
   EXPECT_EQ(got, (Words{"quick"}));
