@@ -215,8 +215,7 @@ inline constexpr OptionSpec kDecodeOptions[] = {
 };
 
 inline constexpr OptionSpec kConcurrencyOptions[] = {
-    IntsOption("--levels", "1,2,4,8", 1, 1e6,
-               "Concurrency profile: the levels, parallel streams each"),
+    IntsOption("--levels", "1,2,4,8", 1, 1e6, "concurrency: the levels, parallel streams each"),
     kTokensOption,
     kGpusOption,
     kImagesOption,
@@ -238,18 +237,17 @@ inline constexpr OptionSpec kTtftOptions[] = {
 };
 
 inline constexpr OptionSpec kMaxTokensOptions[] = {
-    IntsOption("--lengths", "64,128,256,512,1024", 1, 1e7,
-               "Max-tokens profile: the output lengths"),
-    IntOption("--length-runs", "1", 1, 1e4, "Max-tokens profile: repetitions per output length"),
+    IntsOption("--lengths", "64,128,256,512,1024", 1, 1e7, "max-tokens: the output lengths"),
+    IntOption("--length-runs", "1", 1, 1e4, "max-tokens: repetitions per output length"),
 };
 
 inline constexpr OptionSpec kContextOptions[] = {
     IntsOption("--sizes", "100,500,2000,8000,32000,128000", 1, 1e8,
-               "Context profile: prompt sizes, in the server's tokens"),
+               "context: prompt sizes, in the server's tokens"),
     RealOption("--depth", "0.5", 0, 1,
-               "Context profile: where the question sits in the filler (0 = start, 1 = end)"),
+               "context: where the question sits in the filler (0 = start, 1 = end)"),
     FlagOption("--context-cached",
-               "Context profile: send each prompt twice and report the prefix-cached TTFT too"),
+               "context: send each prompt twice and report the prefix-cached TTFT too"),
 };
 
 // The rate profile (open-loop load, docs/load.md).
@@ -344,9 +342,9 @@ inline constexpr OptionSpec kSessionsOptions[] = {
 
 inline constexpr OptionSpec kPrefixCacheOptions[] = {
     IntsOption("--prefix-sizes", "1000,4000", 16, 1e7,
-               "Prefix-cache profile: shared prefix sizes, in the server's tokens"),
+               "prefix-cache: shared prefix sizes, in the server's tokens"),
     IntOption("--prefix-hits", "3", 1, 1000,
-              "Prefix-cache profile: requests that reuse each cold prefix (warm TTFT is their "
+              "prefix-cache: requests that reuse each cold prefix (warm TTFT is their "
               "median)"),
     kRunsOption,
 };
