@@ -7,6 +7,31 @@ namespace sb::perf {
 
 namespace {
 
+// The field takes the flag's value when the flag was given, and stays as it is otherwise.
+void Read(const ProfileArgs& a, std::string_view flag, int& into) {
+  if (a.Given(flag)) {
+    into = a.Int(flag);
+  }
+}
+
+void Read(const ProfileArgs& a, std::string_view flag, double& into) {
+  if (a.Given(flag)) {
+    into = a.Number(flag);
+  }
+}
+
+void Read(const ProfileArgs& a, std::string_view flag, std::string& into) {
+  if (a.Given(flag)) {
+    into = a.Value(flag);
+  }
+}
+
+void Read(const ProfileArgs& a, std::string_view flag, bool& into) {
+  if (a.Flag(flag)) {
+    into = true;
+  }
+}
+
 // A length distribution flag (N, uniform:A-B, normal:MEAN,SD, lognormal:MEDIAN,SIGMA, file:PATH).
 Result<void> ReadLengthSpec(const ProfileArgs& a, std::string_view flag,
                             std::optional<workload::LengthSpec>& into) {
@@ -28,66 +53,30 @@ void ReadRate(const ProfileArgs& a, RateOptions& r) {
   if (auto arrival = ParseArrival(a.Value("--arrival")); a.Given("--arrival") && arrival) {
     r.arrival = *arrival;
   }
-  if (a.Given("--burstiness")) {
-    r.burstiness = a.Number("--burstiness");
-  }
-  if (a.Given("--rate-tokens")) {
-    r.tokens = a.Int("--rate-tokens");
-  }
-  if (a.Given("--slo-fraction")) {
-    r.slo_fraction = a.Number("--slo-fraction");
-  }
-  if (a.Given("--search-steps")) {
-    r.search_steps = a.Int("--search-steps");
-  }
-  if (a.Given("--max-concurrency")) {
-    r.max_concurrency = a.Int("--max-concurrency");
-  }
+  Read(a, "--burstiness", r.burstiness);
+  Read(a, "--rate-tokens", r.tokens);
+  Read(a, "--slo-fraction", r.slo_fraction);
+  Read(a, "--search-steps", r.search_steps);
+  Read(a, "--max-concurrency", r.max_concurrency);
 }
 
 void ReadReplay(const ProfileArgs& a, ReplayOptions& r) {
-  if (a.Given("--trace")) {
-    r.trace = a.Value("--trace");
-  }
-  if (a.Given("--trace-format")) {
-    r.format = a.Value("--trace-format");
-  }
-  if (a.Given("--time-scale")) {
-    r.time_scale = a.Number("--time-scale");
-  }
-  if (a.Given("--block-tokens")) {
-    r.block_tokens = a.Int("--block-tokens");
-  }
+  Read(a, "--trace", r.trace);
+  Read(a, "--trace-format", r.format);
+  Read(a, "--time-scale", r.time_scale);
+  Read(a, "--block-tokens", r.block_tokens);
 }
 
 Result<void> ReadSessions(const ProfileArgs& a, SessionsOptions& s) {
-  if (a.Given("--sessions")) {
-    s.file = a.Value("--sessions");
-  }
-  if (a.Given("--turns")) {
-    s.turns = a.Int("--turns");
-  }
-  if (a.Given("--system-prompt-tokens")) {
-    s.system_prompt_tokens = a.Int("--system-prompt-tokens");
-  }
-  if (a.Given("--session-concurrency")) {
-    s.concurrency = a.Int("--session-concurrency");
-  }
-  if (a.Given("--session-rate")) {
-    s.rate = a.Number("--session-rate");
-  }
-  if (a.Given("--max-sessions")) {
-    s.max_sessions = a.Int("--max-sessions");
-  }
-  if (a.Given("--max-tool-rounds")) {
-    s.max_tool_rounds = a.Int("--max-tool-rounds");
-  }
-  if (a.Given("--tool-result-tokens")) {
-    s.tool_result_tokens = a.Int("--tool-result-tokens");
-  }
-  if (a.Flag("--keep-reasoning")) {
-    s.keep_reasoning = true;
-  }
+  Read(a, "--sessions", s.file);
+  Read(a, "--turns", s.turns);
+  Read(a, "--system-prompt-tokens", s.system_prompt_tokens);
+  Read(a, "--session-concurrency", s.concurrency);
+  Read(a, "--session-rate", s.rate);
+  Read(a, "--max-sessions", s.max_sessions);
+  Read(a, "--max-tool-rounds", s.max_tool_rounds);
+  Read(a, "--tool-result-tokens", s.tool_result_tokens);
+  Read(a, "--keep-reasoning", s.keep_reasoning);
   if (auto ok = ReadLengthSpec(a, "--turn-input-tokens", s.turn_input); !ok) {
     return ok;
   }
@@ -95,38 +84,20 @@ Result<void> ReadSessions(const ProfileArgs& a, SessionsOptions& s) {
 }
 
 void ReadDataset(const ProfileArgs& a, DatasetOptions& d) {
-  if (a.Given("--dataset")) {
-    d.path = a.Value("--dataset");
-  }
-  if (a.Given("--dataset-format")) {
-    d.format = a.Value("--dataset-format");
-  }
-  if (a.Given("--dataset-order")) {
-    d.order = a.Value("--dataset-order");
-  }
-  if (a.Flag("--skip-bad-lines")) {
-    d.skip_bad = true;
-  }
+  Read(a, "--dataset", d.path);
+  Read(a, "--dataset-format", d.format);
+  Read(a, "--dataset-order", d.order);
+  Read(a, "--skip-bad-lines", d.skip_bad);
 }
 
 // The load's shape: output budget, repetitions, GPUs, images, prompt and answer lengths, the
 // sustained loop's size.
 Result<void> ReadLoad(const ProfileArgs& a, ProfileOptions& o) {
-  if (a.Given("--tokens")) {
-    o.tokens = a.Int("--tokens");
-  }
-  if (a.Given("--runs")) {
-    o.runs = a.Int("--runs");
-  }
-  if (a.Given("--gpus")) {
-    o.gpus = a.Int("--gpus");
-  }
-  if (a.Given("--images-per-request")) {
-    o.images.per_request = a.Int("--images-per-request");
-  }
-  if (a.Given("--image-size")) {
-    o.images.size = a.Value("--image-size");  // checked as the images are made (plan.cpp)
-  }
+  Read(a, "--tokens", o.tokens);
+  Read(a, "--runs", o.runs);
+  Read(a, "--gpus", o.gpus);
+  Read(a, "--images-per-request", o.images.per_request);
+  Read(a, "--image-size", o.images.size);  // checked as the images are made (plan.cpp)
   if (a.Given("--requests")) {
     o.rate.requests = a.Int("--requests");
     o.level_requests = o.rate.requests;
@@ -136,9 +107,7 @@ Result<void> ReadLoad(const ProfileArgs& a, ProfileOptions& o) {
     o.level_duration_s = o.rate.duration_s;
     o.sessions.duration_s = o.rate.duration_s;
   }
-  if (a.Given("--max-requests")) {
-    o.replay.max_requests = a.Int("--max-requests");
-  }
+  Read(a, "--max-requests", o.replay.max_requests);
   if (a.Given("--input-tokens")) {
     std::optional<workload::LengthSpec> spec;
     if (a.Value("--input-tokens") != "0") {  // 0: a short prompt, as without the flag
@@ -191,9 +160,7 @@ Result<void> ApplyProfileArgs(ProfileOptions& o) {
     }
     o.shared_prefix = sp.value();
   }
-  if (a.Flag("--context-cached")) {
-    o.context_cached = true;
-  }
+  Read(a, "--context-cached", o.context_cached);
   return {};
 }
 
