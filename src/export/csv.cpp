@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/profile_table.h"
-#include "core/units.h"
+#include "core/result_rows.h"
 #include "export/export.h"
 
 namespace sb::exporter {
@@ -43,50 +43,41 @@ std::string Number(double v) {
   return fmt::format("{}", v);
 }
 
+// Collects the rows, each where `profile`, `level` and `level_unit` say.
 struct Writer {
-  std::string out;
+  std::vector<ResultRow> rows;
   std::string profile;
+  std::string dim;
   std::string level;
   std::string level_unit;
 
-  void Row(const std::string& metric, const std::string& stat, double value,
-           const std::string& unit) {
-    out += fmt::format("{},{},{},{},{},{},{}\n", Field(profile), Field(level), Field(level_unit),
-                       Field(metric), Field(stat), Number(value), Field(unit));
+  void Row(const std::string& metric, double value, const std::string& unit) {
+    ResultRow r;
+    r.metric = metric;
+    r.value = value;
+    r.unit = unit;
+    Add(std::move(r));
   }
 
-  // Numbers of `obj` (a row of a table), recursing into objects: a stats or percentile object
-  // ({"n", "median"/"p50", ...}) gives one row per statistic under its own key as the metric;
-  // another object prefixes its keys ("goodput.fraction").
-  void Walk(const json& obj, const std::string& prefix, const std::string& unit_key) {
-    bool stats = obj.contains("n") && (obj.contains("median") || obj.contains("p50"));
-    for (const auto& [k, v] : obj.items()) {
-      if (Skipped(k)) {
-        continue;
-      }
-      std::string unit = UnitOfKey(stats ? unit_key : k);
-      if (stats) {
-        if (v.is_number()) {
-          Row(prefix, k, v.get<double>(), k == "n" ? "count" : unit);
-        }
-        continue;
-      }
-      std::string metric = prefix.empty() ? k : prefix + "." + k;
-      if (v.is_number()) {
-        Row(metric, "value", v.get<double>(), unit);
-      } else if (v.is_boolean()) {
-        Row(metric, "value", v.get<bool>() ? 1 : 0, "bool");
-      } else if (v.is_object()) {
-        Walk(v, metric, k);
-      }
-    }
+  void Add(ResultRow r) {
+    r.profile = profile;
+    r.dim = level.empty() ? "" : dim;
+    r.point = level;
+    r.point_unit = level_unit;
+    rows.push_back(std::move(r));
   }
 
-  void Table(const json& rows, std::string_view level_key, std::string unit) {
-    if (!rows.is_array()) {
+  // The figures of `obj` (a row of a table, or a profile-wide object), every statistic of each;
+  // arrays below it are records or the profile's own tables, left out.
+  void Walk(const json& obj) {
+    WalkFigures(obj, "", FigureWalk{Skipped, nullptr}, [this](ResultRow r) { Add(std::move(r)); });
+  }
+
+  void Table(const json& table, std::string_view level_key, std::string unit) {
+    if (!table.is_array()) {
       return;
     }
-    for (const json& row : rows) {
+    for (const json& row : table) {
       if (!row.is_object()) {
         continue;
       }
@@ -96,7 +87,8 @@ struct Writer {
               : l->is_number() ? Number(l->get<double>())
                                : l->dump();
       level_unit = unit;
-      Walk(row, "", "");
+      dim = level_key;
+      Walk(row);
     }
     level.clear();
     level_unit.clear();
@@ -105,9 +97,8 @@ struct Writer {
 
 }  // namespace
 
-std::string ToCsv(const json& results) {
+std::vector<ResultRow> SpeedRows(const json& results) {
   Writer w;
-  w.out = std::string(kCsvHeader) + "\n";
   const json* perf = results.contains("perf") ? &results["perf"] : nullptr;
   for (const ProfileSpec& p : Profiles()) {  // the table's order, its names
     const std::string key(p.key);
@@ -118,17 +109,17 @@ std::string ToCsv(const json& results) {
     const json& s = (*perf)[key];
     w.profile = std::string(p.name);
     if (p.dim.empty()) {
-      w.Walk(s, "", "");
+      w.Walk(s);
       continue;
     }
     if (p.id == ProfileId::kConcurrency && s.contains("tokens") && s["tokens"].is_number()) {
-      w.Row("tokens", "value", s["tokens"].get<double>(), "tokens");
+      w.Row("tokens", s["tokens"].get<double>(), "tokens");
     }
     w.Table(s.value(std::string(p.rows), json()), std::string(p.dim), std::string(p.dim_unit));
     if (s.contains("frontier") && s["frontier"].is_array()) {  // concurrency, rate, sessions
       w.profile = std::string(p.name) + "-frontier";
       if (s.contains("gpus") && s["gpus"].is_number()) {
-        w.Row("gpus", "value", s["gpus"].get<double>(), "GPUs");
+        w.Row("gpus", s["gpus"].get<double>(), "GPUs");
       }
       // A sessions level is the sessions in flight, not a turn (the profile's own rows).
       w.Table(s["frontier"], "level",
@@ -142,14 +133,15 @@ std::string ToCsv(const json& results) {
   }
   if (results.contains("spec_decode") && results["spec_decode"].is_object()) {
     w.profile = "spec_decode";
-    w.Walk(results["spec_decode"], "", "");
+    w.Walk(results["spec_decode"]);
     const json& per = results["spec_decode"].value("per_position", json());
     if (per.is_array()) {
+      w.dim = "position";
       w.level_unit = "draft position";
       for (std::size_t i = 0; i < per.size(); ++i) {
         if (per[i].is_number()) {
           w.level = std::to_string(i + 1);
-          w.Row("acceptance", "value", per[i].get<double>(), "fraction");
+          w.Row("acceptance", per[i].get<double>(), "fraction");
         }
       }
       w.level.clear();
@@ -158,9 +150,19 @@ std::string ToCsv(const json& results) {
   }
   if (results.contains("roofline") && results["roofline"].is_object()) {
     w.profile = "roofline";
-    w.Walk(results["roofline"], "", "");
+    w.Walk(results["roofline"]);
   }
-  return w.out;
+  return std::move(w.rows);
+}
+
+std::string ToCsv(const json& results) {
+  std::string out = std::string(kCsvHeader) + "\n";
+  for (const ResultRow& r : SpeedRows(results)) {
+    out +=
+        fmt::format("{},{},{},{},{},{},{}\n", Field(r.profile), Field(r.point), Field(r.point_unit),
+                    Field(r.metric), Field(r.stat), Number(r.value), Field(r.unit));
+  }
+  return out;
 }
 
 }  // namespace sb::exporter

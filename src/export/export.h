@@ -12,11 +12,13 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/output_format.h"
 #include "core/result.h"
+#include "core/result_rows.h"
 #include "report/compare.h"
 
 namespace sb::exporter {
@@ -24,9 +26,16 @@ namespace sb::exporter {
 // The CSV header: profile,level,level_unit,metric,stat,value,unit
 inline constexpr std::string_view kCsvHeader = "profile,level,level_unit,metric,stat,value,unit";
 
-// Every numeric figure of results.json's "perf" tables, "spec_decode" and "roofline" (raw
-// request records and per-request values left out: they are jsonl's). Header first, CRLF-free
-// ("\n" line ends), fields quoted when they hold a comma, a quote or a line break.
+// Every numeric figure of results.json's "perf" tables, "spec_decode" and "roofline", as rows of
+// the one result model (core/result_rows.h): every statistic of each, profile by profile in the
+// table's order, then each profile's frontier points ("concurrency-frontier") and rate's search
+// probes ("rate-search"). Raw request records and per-request values are left out (they are
+// jsonl's).
+std::vector<ResultRow> SpeedRows(const nlohmann::json& results);
+
+// SpeedRows as CSV: profile,level,level_unit,metric,stat,value,unit (point, point_unit as level,
+// level_unit). Header first, "\n" line ends, fields quoted when they hold a comma, a quote or a
+// line break.
 std::string ToCsv(const nlohmann::json& results);
 
 // The JUnit XML of results.json's "tests": one <testsuite> per test category, in order of first

@@ -14,6 +14,7 @@
 #include "core/printable.h"
 #include "core/profile_table.h"
 #include "core/redact.h"
+#include "core/result_rows.h"
 #include "core/units.h"
 
 namespace sb::store {
@@ -62,14 +63,6 @@ std::string PointText(const json& v) {
   return {};
 }
 
-bool IsStats(const json& v) {
-  return v.is_object() && v.contains("median") && v.contains("n");
-}
-
-bool IsPercentiles(const json& v) {
-  return v.is_object() && v.contains("p50") && v.contains("n") && !v.contains("median");
-}
-
 struct Walker {
   std::string profile;
   std::vector<MetricRow>& out;
@@ -95,70 +88,63 @@ struct Walker {
     out.push_back(std::move(r));
   }
 
+  // The figures below `node` the store keeps (docs/store.md "Metrics"): plain numbers, a
+  // statistics object's median (with its n and interval), a percentile object's p50 and p99
+  // (as metric.p50, metric.p99); not flags, settings or records. The rows of an array below it
+  // that say where they sit (the profile table's dim, else the first of kDimKeys) are walked at
+  // their place, under the prefix of the object that holds the array.
   void Walk(const json& node, const std::string& dim, const std::string& point,
             const std::string& prefix) {
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      const std::string& k = it.key();
-      const json& v = it.value();
-      if (kSkipKeys.contains(k) || k == dim) {
+    const FigureWalk how{
+        [&dim](std::string_view k) { return kSkipKeys.contains(std::string(k)) || k == dim; },
+        [this](std::string_view, const json& array, const std::string& at) { Rows(array, at); }};
+    WalkFigures(node, prefix, how, [&](ResultRow r) {
+      if (!std::isfinite(r.value) || r.kind == ResultRow::kFlag ||
+          (r.kind == ResultRow::kStats && r.stat != "median") ||
+          (r.kind == ResultRow::kPercentiles && r.stat != "p50" && r.stat != "p99")) {
+        return;
+      }
+      if (r.kind == ResultRow::kPercentiles) {
+        r.metric += "." + r.stat;
+        r.ci_lo.reset();
+        r.ci_hi.reset();
+      }
+      r.profile = profile;
+      r.dim = dim;
+      r.point = point;
+      out.push_back(std::move(r));
+    });
+  }
+
+  void Rows(const json& array, const std::string& prefix) {
+    // The profile table's dim first (a profile added since kDimKeys), then kDimKeys.
+    const ProfileSpec* spec = FindProfile(profile);
+    for (const auto& el : array) {
+      if (!el.is_object()) {
         continue;
       }
-      const std::string name = prefix.empty() ? k : prefix + "." + k;
-      if (v.is_number()) {
-        Add(dim, point, name, k, v.get<double>(), std::nullopt, std::nullopt);
-      } else if (IsStats(v)) {
-        if (!v["median"].is_number()) {
-          continue;
-        }
-        std::vector<double> values;
-        if (v.contains("values") && v["values"].is_array()) {
-          for (const auto& x : v["values"]) {
-            if (x.is_number()) {
-              values.push_back(x.get<double>());
-            }
-          }
-        }
-        Add(dim, point, name, k, v["median"].get<double>(), v.value("n", 0LL),
-            MedianInterval(values));
-      } else if (IsPercentiles(v)) {
-        for (const char* q : {"p50", "p99"}) {
-          if (v.contains(q) && v[q].is_number()) {
-            Add(dim, point, name + "." + q, k, v[q].get<double>(), v.value("n", 0LL), std::nullopt);
-          }
-        }
-      } else if (v.is_object()) {
-        Walk(v, dim, point, name);
-      } else if (v.is_array()) {
-        for (const auto& el : v) {
-          if (!el.is_object()) {
-            continue;
-          }
-          std::string el_dim, el_point;
-          // The profile table's dim first (a profile added since this list), then the list.
-          const ProfileSpec* spec = FindProfile(profile);
-          if (spec != nullptr && !spec->dim.empty()) {
-            const std::string d(spec->dim);
-            if (el.contains(d) && (el[d].is_number() || el[d].is_string())) {
-              el_dim = d;
-              el_point = PointText(el[d]);
-            }
-          }
-          for (const auto& d : kDimKeys) {
-            if (!el_dim.empty()) {
-              break;
-            }
-            if (el.contains(d) && (el[d].is_number() || el[d].is_string())) {
-              el_dim = d;
-              el_point = PointText(el[d]);
-              break;
-            }
-          }
-          if (el_dim.empty()) {
-            continue;  // a row that does not say where it sits cannot be told from its siblings
-          }
-          Walk(el, el_dim, el_point, prefix);
+      std::string el_dim, el_point;
+      if (spec != nullptr && !spec->dim.empty()) {
+        const std::string d(spec->dim);
+        if (el.contains(d) && (el[d].is_number() || el[d].is_string())) {
+          el_dim = d;
+          el_point = PointText(el[d]);
         }
       }
+      for (const auto& d : kDimKeys) {
+        if (!el_dim.empty()) {
+          break;
+        }
+        if (el.contains(d) && (el[d].is_number() || el[d].is_string())) {
+          el_dim = d;
+          el_point = PointText(el[d]);
+          break;
+        }
+      }
+      if (el_dim.empty()) {
+        continue;  // a row that does not say where it sits cannot be told from its siblings
+      }
+      Walk(el, el_dim, el_point, prefix);
     }
   }
 };
@@ -332,32 +318,6 @@ Result<std::pair<std::string, std::string>> ParseTag(const std::string& text) {
 
 std::string UnitOf(const std::string& key) {
   return UnitOfKey(key);
-}
-
-std::optional<std::pair<double, double>> MedianInterval(std::vector<double> values) {
-  const std::size_t n = values.size();
-  if (n < 2) {
-    return std::nullopt;
-  }
-  std::sort(values.begin(), values.end());
-  // The largest j with P(Binomial(n, 1/2) < j) <= 2.5%: then [x(j), x(n-j+1)] (1-based) covers
-  // the median with at least 95%. log-space binomial terms: n can be in the thousands.
-  double cdf = 0;
-  std::size_t j = 0;
-  for (std::size_t k = 0; k < n; ++k) {
-    const double log_term =
-        std::lgamma(static_cast<double>(n) + 1) - std::lgamma(static_cast<double>(k) + 1) -
-        std::lgamma(static_cast<double>(n - k) + 1) - static_cast<double>(n) * std::log(2.0);
-    cdf += std::exp(log_term);
-    if (cdf > 0.025) {
-      break;
-    }
-    j = k + 1;  // P(B <= k) <= 2.5%: x(k+1) is a valid lower end
-  }
-  if (j == 0) {
-    return std::pair{values.front(), values.back()};
-  }
-  return std::pair{values[j - 1], values[n - j]};
 }
 
 std::vector<MetricRow> MetricRows(const json& results) {

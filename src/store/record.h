@@ -13,21 +13,16 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/result.h"
+#include "core/result_rows.h"
 
 namespace sb::store {
 
-// One figure: `profile`.`metric` (at `dim`=`point` for a row of a sweep), e.g.
-// decode.decode_tok_s, or concurrency.throughput_tok_s at concurrency=8.
-struct MetricRow {
-  std::string profile;  // results.json perf key ("decode", "max_tokens"), or "suite"
-  std::string dim;      // "concurrency", "max_tokens", "size", "rate_rps", "name"; "" for none
-  std::string point;    // the row's value of `dim` as text ("8", "short"); "" for none
-  std::string metric;   // "decode_tok_s", "ttft_ms", "from_send.ttft_ms.p50"
-  double value = 0;     // a stats object's median, a percentile object's percentile, a number
-  std::string unit;     // "tok/s", "ms", "s", "req/s", "us", "" (from the key's suffix)
-  std::optional<long long> n;
-  std::optional<double> ci_lo, ci_hi;  // 95% interval (docs/store.md), when it can be computed
-};
+// One figure the store keeps: `profile`.`metric` (at `dim`=`point` for a row of a sweep), e.g.
+// decode.decode_tok_s, or concurrency.throughput_tok_s at concurrency=8: a row of the one result
+// model (core/result_rows.h) - a median with its n and 95% interval, a percentile object's p50 or
+// p99 (metric "from_send.ttft_ms.p50"), or a plain number. `profile` is the profile's name
+// ("max-tokens"), or "suite" / "resources".
+using MetricRow = ResultRow;
 
 struct TestRow {
   std::string suite, test_id, category, status, reason;
@@ -76,9 +71,5 @@ std::vector<MetricRow> MetricRows(const nlohmann::json& results);
 
 // The unit of a metric named `key` ("decode_tok_s" -> "tok/s", "ttft_ms" -> "ms"): core/units.h.
 std::string UnitOf(const std::string& key);
-
-// The distribution-free 95% interval of the median of `values` (order statistics; [min, max]
-// when there are too few values for 95%); nullopt for fewer than two values.
-std::optional<std::pair<double, double>> MedianInterval(std::vector<double> values);
 
 }  // namespace sb::store

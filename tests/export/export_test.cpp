@@ -1,5 +1,6 @@
 #include "export/export.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -7,8 +8,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/profile_table.h"
 #include "report/html.h"
 #include "report/markdown.h"
+#include "store/record.h"
 #include "support/text.h"
 
 namespace sb::exporter {
@@ -102,6 +105,63 @@ TEST(ExportTest, CsvHasTheFrontierPointsOfEachSweep) {
   EXPECT_NE(csv.find("rate-frontier,4,req/s,pareto,value,0,bool\n"), std::string::npos);
   // A null figure (no --gpus) has no row.
   EXPECT_EQ(csv.find("rate-frontier,4,req/s,total_tok_s_per_gpu"), std::string::npos);
+}
+
+TEST(ExportTest, SpeedRowsAreTypedRowsThatSayWhereEachFigureSits) {
+  json d = Doc();
+  d["perf"]["concurrency"] = {
+      {"levels",
+       {{{"concurrency", 4},
+         {"per_stream_decode_tok_s",
+          {{"n", 6}, {"median", 180.0}, {"values", {150, 170, 180, 181, 190, 200}}}}}}}};
+  const std::vector<ResultRow> rows = SpeedRows(d);
+  const auto median = std::find_if(rows.begin(), rows.end(), [](const ResultRow& r) {
+    return r.metric == "per_stream_decode_tok_s" && r.stat == "median";
+  });
+  ASSERT_NE(median, rows.end());
+  EXPECT_EQ(median->profile, "concurrency");
+  EXPECT_EQ(median->dim, "concurrency");
+  EXPECT_EQ(median->point, "4");
+  EXPECT_EQ(median->point_unit, "streams");
+  EXPECT_EQ(median->unit, "tok/s");
+  EXPECT_EQ(median->n, 6);
+  // n = 6: the whole range is the 95% interval of the median (P(Binomial(6, 1/2) = 0) = 1.6%).
+  EXPECT_EQ(median->ci_lo, 150);
+  EXPECT_EQ(median->ci_hi, 200);
+}
+
+// The CSV export and the run store are two views of the one row model: wherever both hold a
+// figure of a profile's table, they hold the same value, unit, n and interval. Checked on runs
+// recorded by two earlier servebench versions (tests/fixtures/runs).
+TEST(ExportTest, TheStoreAndTheCsvReadEveryFigureTheSameWay) {
+  std::size_t matched = 0;
+  for (const char* run : {"d1b248f-run", "d1b248f-rate", "f1b7e34-run", "f1b7e34-rate"}) {
+    std::ifstream in(std::string(SB_FIXTURES_DIR) + "/runs/" + run + "/results.json");
+    ASSERT_TRUE(in) << run;
+    const json results = json::parse(in);
+    const std::vector<ResultRow> csv = SpeedRows(results);
+    for (const store::MetricRow& m : store::MetricRows(results)) {
+      const ProfileSpec* p = FindProfile(m.profile);
+      if (p == nullptr || m.dim != p->dim) {
+        continue;  // the store's own rows: suite, resources, frontier and search points
+      }
+      const auto it = std::find_if(csv.begin(), csv.end(), [&m](const ResultRow& c) {
+        const std::string metric =
+            m.kind == ResultRow::kPercentiles ? c.metric + "." + c.stat : c.metric;
+        return c.profile == m.profile && c.point == m.point && metric == m.metric &&
+               c.stat == m.stat;
+      });
+      ASSERT_NE(it, csv.end()) << run << ": " << m.profile << "." << m.metric << "@" << m.point;
+      EXPECT_EQ(it->value, m.value) << m.metric;
+      EXPECT_EQ(it->unit, m.unit) << m.metric;
+      EXPECT_EQ(it->n, m.n) << m.metric;
+      EXPECT_EQ(it->ci_lo, m.ci_lo) << m.metric;
+      EXPECT_EQ(it->ci_hi, m.ci_hi) << m.metric;
+      ++matched;
+    }
+  }
+  // Every profile of those runs, every level: hundreds of figures, not a handful.
+  EXPECT_GT(matched, 200U);
 }
 
 TEST(ExportTest, JunitMapsStatusesAndEscapes) {

@@ -27,6 +27,23 @@ using nlohmann::json;
 
 using ::sb::testing::TempDir;
 
+// A stored figure, as MetricRows makes one.
+MetricRow Figure(std::string profile, std::string dim, std::string point, std::string metric,
+                 double value, std::string unit, std::optional<long long> n,
+                 std::optional<double> lo = std::nullopt, std::optional<double> hi = std::nullopt) {
+  MetricRow r;
+  r.profile = std::move(profile);
+  r.dim = std::move(dim);
+  r.point = std::move(point);
+  r.metric = std::move(metric);
+  r.value = value;
+  r.unit = std::move(unit);
+  r.n = n;
+  r.ci_lo = lo;
+  r.ci_hi = hi;
+  return r;
+}
+
 json Stats(std::vector<double> values) {
   std::vector<double> sorted = values;
   std::sort(sorted.begin(), sorted.end());
@@ -113,23 +130,6 @@ TEST(StoreRecord, RowsArePlacedByTheProfileTablesDim) {
   const MetricRow* level = Row(rows, "sessions", "throughput_tok_s", "4");
   ASSERT_NE(level, nullptr);
   EXPECT_EQ(level->dim, "concurrency");
-}
-
-TEST(StoreRecord, MedianIntervalUsesOrderStatistics) {
-  EXPECT_FALSE(MedianInterval({5}).has_value());
-  auto three = MedianInterval({3, 1, 2});
-  ASSERT_TRUE(three);
-  EXPECT_EQ(three->first, 1);  // too few values for 95%: the whole range
-  EXPECT_EQ(three->second, 3);
-  std::vector<double> twenty;
-  for (int i = 20; i >= 1; --i) {
-    twenty.push_back(i);
-  }
-  auto ci = MedianInterval(twenty);
-  ASSERT_TRUE(ci);
-  // P(Binomial(20, 1/2) <= 5) = 2.07% <= 2.5% < P(<= 6): ranks 6 and 15.
-  EXPECT_EQ(ci->first, 6);
-  EXPECT_EQ(ci->second, 15);
 }
 
 TEST(StoreRecord, MetricRowsComeFromEveryProfileGenerically) {
@@ -350,9 +350,8 @@ RunRecord Synthetic(const std::string& id, const std::string& model, const std::
   r.server_kind = "vllm";
   r.server_version = version;
   r.tool_version = "0.1.0";
-  r.metrics.push_back({"decode", "", "", "decode_tok_s", value, "tok/s", 3, lo, hi});
-  r.metrics.push_back(
-      {"decode", "", "", "ttft_ms", 1000 / value, "ms", 3, std::nullopt, std::nullopt});
+  r.metrics.push_back(Figure("decode", "", "", "decode_tok_s", value, "tok/s", 3, lo, hi));
+  r.metrics.push_back(Figure("decode", "", "", "ttft_ms", 1000 / value, "ms", 3));
   return r;
 }
 
@@ -499,10 +498,8 @@ TEST(StoreQuery, LeaderboardShowsPeakMemoryAndJPerTokenOnlyWhenAnEntryHasThem) {
   EXPECT_EQ(md.find("peak memory"), std::string::npos) << md;
   EXPECT_EQ(md.find("J/token"), std::string::npos) << md;
 
-  runs[1].metrics.push_back(
-      {"resources", "", "", "peak_memory_bytes", 5.5e10, "bytes", 40, std::nullopt, std::nullopt});
-  runs[1].metrics.push_back(
-      {"resources", "", "", "j_per_token", 0.42, "J/token", 40, std::nullopt, std::nullopt});
+  runs[1].metrics.push_back(Figure("resources", "", "", "peak_memory_bytes", 5.5e10, "bytes", 40));
+  runs[1].metrics.push_back(Figure("resources", "", "", "j_per_token", 0.42, "J/token", 40));
   md = RenderLeaderboard(runs, spec, "model", OutputFormat::kMarkdown);
   EXPECT_NE(md.find("| pass rate | peak memory | J/token | run |"), std::string::npos) << md;
   EXPECT_NE(md.find("| 51.22 GiB | 0.420 | b |"), std::string::npos) << md;
@@ -518,8 +515,7 @@ TEST(StoreQuery, LeaderboardShowsPeakMemoryAndJPerTokenOnlyWhenAnEntryHasThem) {
   EXPECT_NE(html.find("<th class=\"num\">J/token</th>"), std::string::npos) << html;
 
   // Ranked by J/token: lower is better.
-  runs[0].metrics.push_back(
-      {"resources", "", "", "j_per_token", 0.84, "J/token", 40, std::nullopt, std::nullopt});
+  runs[0].metrics.push_back(Figure("resources", "", "", "j_per_token", 0.84, "J/token", 40));
   const json by_energy = json::parse(RenderLeaderboard(
       runs, ParseMetric("resources.j_per_token").value(), "model", OutputFormat::kJson));
   EXPECT_EQ(by_energy["entries"][0]["model"], "slow");
@@ -575,7 +571,7 @@ TEST(StoreQuery, HtmlLeaderboardIsStyledLikeTheReportWithCiAndNoEmptyColumns) {
   EXPECT_NE(tied.find("marks a tie"), std::string::npos) << tied;
   EXPECT_NE(tied.find("<td class=\"num\">1=</td>"), std::string::npos) << tied;
   // A pass rate some entry measured keeps its column ("—" for the others).
-  runs[0].metrics.push_back({"suite", "", "", "pass_rate", 0.75, "", 4, 0.3, 0.95});
+  runs[0].metrics.push_back(Figure("suite", "", "", "pass_rate", 0.75, "", 4, 0.3, 0.95));
   const std::string with_suite = RenderLeaderboard(runs, spec, "model", OutputFormat::kHtml);
   EXPECT_NE(with_suite.find("<th class=\"num\">pass rate</th>"), std::string::npos);
   EXPECT_NE(with_suite.find("<td class=\"num\">75.0%</td>"), std::string::npos);
@@ -730,7 +726,7 @@ TEST(StoreQuery, AMetricTheStoreDoesNotHaveIsAUsageErrorNamingWhatItHas) {
   RunRecord r;
   r.id = "r";
   r.metrics = MetricRows(SampleResults("2026-12-01T00:00:00Z", 100));
-  r.metrics.push_back({"max-tokens", "max_tokens", "64", "tok_s", 90, "tok/s", 3, {}, {}});
+  r.metrics.push_back(Figure("max-tokens", "max_tokens", "64", "tok_s", 90, "tok/s", 3));
   const std::vector<RunRecord> runs = {r};
   EXPECT_TRUE(CheckMetric(runs, ParseMetric("decode.decode_tok_s").value()));
   EXPECT_TRUE(CheckMetric(runs, ParseMetric("concurrency.throughput_tok_s@4").value()));
