@@ -203,13 +203,13 @@ TEST(SandboxIsolation, WritesOutsideTheDirectoryFail) {
     GTEST_SKIP() << "no Landlock here: writes are confined only by the uid";
   }
   TempDir outside;
-  ASSERT_EQ(chmod(outside.path().c_str(), 0777), 0);  // only Landlock stands in the way
-  const std::string existing = outside.path() + "/existing.txt";
+  ASSERT_EQ(chmod(outside.path().string().c_str(), 0777), 0);  // only Landlock stands in the way
+  const std::string existing = outside.path().string() + "/existing.txt";
   { std::ofstream(existing) << "original"; }
   ASSERT_EQ(chmod(existing.c_str(), 0666), 0);
   const std::string in_tmp =
       "/tmp/sandbox-escape-" + std::to_string(getpid()) + "-" + std::to_string(std::rand());
-  const std::string created = outside.path() + "/created.txt";
+  const std::string created = outside.path().string() + "/created.txt";
   std::string src =
       "import os\n"
       "for path, mode in (('" +
@@ -222,13 +222,13 @@ TEST(SandboxIsolation, WritesOutsideTheDirectoryFail) {
       "    except OSError as e:\n"
       "        print('denied', e.errno)\n"
       "for op in (lambda: os.mkdir('" +
-      outside.path() +
+      outside.path().string() +
       "/d'),\n"
       "           lambda: os.symlink('/etc', '" +
-      outside.path() +
+      outside.path().string() +
       "/l'),\n"
       "           lambda: os.rename('" +
-      existing + "', '" + outside.path() +
+      existing + "', '" + outside.path().string() +
       "/moved'),\n"
       "           lambda: os.unlink('" +
       existing +
@@ -247,8 +247,8 @@ TEST(SandboxIsolation, WritesOutsideTheDirectoryFail) {
   EXPECT_NE(r.stdout_data.find("inside ok"), std::string::npos) << testutil::Describe(r);
   EXPECT_FALSE(std::filesystem::exists(in_tmp));
   EXPECT_FALSE(std::filesystem::exists(created));
-  EXPECT_FALSE(std::filesystem::exists(outside.path() + "/d"));
-  EXPECT_FALSE(std::filesystem::is_symlink(outside.path() + "/l"));
+  EXPECT_FALSE(std::filesystem::exists(outside.path().string() + "/d"));
+  EXPECT_FALSE(std::filesystem::is_symlink(outside.path().string() + "/l"));
   std::ifstream in(existing);
   std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(content, "original");

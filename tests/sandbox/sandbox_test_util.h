@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "sandbox/sandbox.h"
+#include "support/temp_dir.h"
 
 namespace sb::sandbox::testutil {
 
@@ -71,26 +72,6 @@ inline int CountProcessesOfUid(uid_t uid) {
 }
 
 // A fresh directory under /tmp for one test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = "/tmp/sandbox-test-XXXXXX";
-    path_ = mkdtemp(tmpl.data()) != nullptr ? tmpl : std::string();
-    EXPECT_FALSE(path_.empty());
-  }
-
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using ::sb::testing::TempDir;
 
 }  // namespace sb::sandbox::testutil

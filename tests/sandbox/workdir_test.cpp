@@ -123,10 +123,10 @@ TEST(SandboxWorkDir, RemovedAfterATimeout) {
 
 TEST(SandboxWorkDir, UnderTmpdir) {
   TempDir base;
-  ASSERT_EQ(chmod(base.path().c_str(), 0755), 0);
+  ASSERT_EQ(chmod(base.path().string().c_str(), 0755), 0);
   const char* old = std::getenv("TMPDIR");
   std::string saved = old != nullptr ? old : "";
-  setenv("TMPDIR", base.path().c_str(), 1);
+  setenv("TMPDIR", base.path().string().c_str(), 1);
   RunResult r = MustRun(Py("import os\nprint(os.getcwd())\n"), Small());
   if (old != nullptr) {
     setenv("TMPDIR", saved.c_str(), 1);
@@ -134,14 +134,15 @@ TEST(SandboxWorkDir, UnderTmpdir) {
     unsetenv("TMPDIR");
   }
   ASSERT_EQ(r.verdict, Verdict::kExited) << testutil::Describe(r);
-  EXPECT_EQ(r.stdout_data.rfind(base.path() + "/servebench-sandbox-", 0), 0u) << r.stdout_data;
+  EXPECT_EQ(r.stdout_data.rfind(base.path().string() + "/servebench-sandbox-", 0), 0u)
+      << r.stdout_data;
   ExpectRemoved(r);
 }
 
 TEST(SandboxWorkDir, RemoveTreeKeepsWhatSymlinksPointTo) {
   TempDir t;
-  const std::string keep = t.path() + "/keep";
-  const std::string tree = t.path() + "/tree";
+  const std::string keep = t.path().string() + "/keep";
+  const std::string tree = t.path().string() + "/tree";
   fs::create_directories(keep + "/inner");
   std::ofstream(keep + "/inner/file") << "precious";
   fs::create_directories(tree + "/a/b");

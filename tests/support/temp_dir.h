@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,10 @@ class TempDir {
   TempDir() {
     char tmpl[] = "/tmp/servebench-test-XXXXXX";
     const char* made = mkdtemp(tmpl);
-    path_ = made != nullptr ? made : "/tmp";
+    if (made == nullptr) {  // never fall back to a shared directory: the destructor removes it
+      throw std::runtime_error("TempDir: mkdtemp under /tmp failed");
+    }
+    path_ = made;
   }
 
   ~TempDir() {
