@@ -503,9 +503,12 @@ Result<std::string> ParseGroupBy(const std::string& text) {
                    fmt::format("--by {}: expected model, recipe or tag:KEY", text));
 }
 
-std::string RenderLeaderboard(const std::vector<RunRecord>& runs, const MetricSpec& spec,
-                              const std::string& by, OutputFormat format) {
-  // One entry per group: its latest run that measured the ranking metric.
+namespace {
+
+// One entry per group: its latest run that measured the ranking metric, best first (ties
+// broken by run id).
+std::vector<const RunRecord*> BoardEntries(const std::vector<RunRecord>& runs,
+                                           const MetricSpec& spec, const std::string& by) {
   std::map<std::string, const RunRecord*> latest;
   for (const RunRecord& r : runs) {
     if (FindMetric(r, spec) == nullptr) {
@@ -536,9 +539,14 @@ std::string RenderLeaderboard(const std::vector<RunRecord>& runs, const MetricSp
     }
     return a->id < b->id;
   });
-  // Ranks: a neighbour whose interval overlaps the one above shares its rank.
-  std::vector<int> rank(entries.size());
-  std::vector<bool> tie(entries.size(), false);
+  return entries;
+}
+
+// Ranks: a neighbour whose interval overlaps the one above shares its rank (both marked tie).
+void BoardRanks(const std::vector<const RunRecord*>& entries, const MetricSpec& spec,
+                std::vector<int>& rank, std::vector<bool>& tie) {
+  rank.assign(entries.size(), 0);
+  tie.assign(entries.size(), false);
   for (std::size_t i = 0; i < entries.size(); ++i) {
     rank[i] = static_cast<int>(i) + 1;
     if (i == 0) {
@@ -554,7 +562,10 @@ std::string RenderLeaderboard(const std::vector<RunRecord>& runs, const MetricSp
       tie[i] = tie[i - 1] = true;
     }
   }
-  // The combined throughput at the highest concurrency every entry that has it measured.
+}
+
+// The combined throughput at the highest concurrency every entry that has it measured.
+std::optional<MetricSpec> CombinedThroughput(const std::vector<const RunRecord*>& entries) {
   std::optional<std::set<double>> common;
   for (const RunRecord* r : entries) {
     std::set<double> levels;
@@ -577,14 +588,19 @@ std::string RenderLeaderboard(const std::vector<RunRecord>& runs, const MetricSp
       common = both;
     }
   }
-  std::optional<MetricSpec> combined;
   if (common && !common->empty()) {
-    combined = MetricSpec{"concurrency", "throughput_tok_s", fmt::format("{}", *common->rbegin())};
+    return MetricSpec{"concurrency", "throughput_tok_s", fmt::format("{}", *common->rbegin())};
   }
+  return std::nullopt;
+}
 
+// The board's columns: decode, combined throughput, TTFT, the pass rates, what a result cost
+// (when some entry has it), and the ranked metric first when none of those is it.
+std::vector<BoardColumn> BoardColumns(const std::vector<const RunRecord*>& entries,
+                                      const MetricSpec& spec) {
   using Column = BoardColumn;
   std::vector<Column> columns = {{"decode tok/s", {"decode", "decode_tok_s", ""}}};
-  if (combined) {
+  if (auto combined = CombinedThroughput(entries)) {
     columns.push_back({"combined tok/s @c" + combined->point, *combined});
   }
   columns.push_back({"TTFT ms", {"decode", "ttft_ms", ""}});
@@ -604,33 +620,42 @@ std::string RenderLeaderboard(const std::vector<RunRecord>& runs, const MetricSp
   if (!ranked_shown) {
     columns.insert(columns.begin(), {spec.Name(), spec});
   }
-  const std::string rank_title = "rank (" + spec.Name() + ")";
-  if (format == OutputFormat::kJson) {
-    json out = {{"metric", spec.Name()}, {"by", by}, {"entries", json::array()}};
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      const RunRecord& r = *entries[i];
-      json e = {{"rank", rank[i]},     {"tie", tie[i]},
-                {"model", r.model},    {"config", r.Config()},
-                {"server", Server(r)}, {"servebench", r.tool_version},
-                {"run", r.id},         {"started_at", r.started_at}};
-      const MetricRow* m = FindMetric(r, spec);
-      e["value"] = m->value;
-      e["ci_lo"] = Optional(m->ci_lo);
-      e["ci_hi"] = Optional(m->ci_hi);
-      json cols = json::object();
-      for (const Column& c : columns) {
-        const MetricRow* x = FindMetric(r, c.spec);
-        cols[c.spec.Name()] = x ? json(x->value) : json(nullptr);
-      }
-      e["columns"] = cols;
-      out["entries"].push_back(e);
+  return columns;
+}
+
+std::string LeaderboardJson(const std::vector<const RunRecord*>& entries,
+                            const std::vector<int>& rank, const std::vector<bool>& tie,
+                            const std::vector<BoardColumn>& columns, const MetricSpec& spec,
+                            const std::string& by) {
+  json out = {{"metric", spec.Name()}, {"by", by}, {"entries", json::array()}};
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const RunRecord& r = *entries[i];
+    json e = {{"rank", rank[i]},     {"tie", tie[i]},
+              {"model", r.model},    {"config", r.Config()},
+              {"server", Server(r)}, {"servebench", r.tool_version},
+              {"run", r.id},         {"started_at", r.started_at}};
+    const MetricRow* m = FindMetric(r, spec);
+    e["value"] = m->value;
+    e["ci_lo"] = Optional(m->ci_lo);
+    e["ci_hi"] = Optional(m->ci_hi);
+    json cols = json::object();
+    for (const BoardColumn& c : columns) {
+      const MetricRow* x = FindMetric(r, c.spec);
+      cols[c.spec.Name()] = x ? json(x->value) : json(nullptr);
     }
-    return out.dump(2) + "\n";
+    e["columns"] = cols;
+    out["entries"].push_back(e);
   }
-  const bool raw = format == OutputFormat::kCsv;
+  return out.dump(2) + "\n";
+}
+
+// The board as a table: full-precision values for CSV (`raw`), formatted ones otherwise.
+Table LeaderboardTable(const std::vector<const RunRecord*>& entries, const std::vector<int>& rank,
+                       const std::vector<bool>& tie, const std::vector<BoardColumn>& columns,
+                       const MetricSpec& spec, bool raw) {
   Table t;
-  t.header = {rank_title, "model", "configuration", "server", "servebench"};
-  for (const Column& c : columns) {
+  t.header = {"rank (" + spec.Name() + ")", "model", "configuration", "server", "servebench"};
+  for (const BoardColumn& c : columns) {
     t.header.push_back(c.title);
   }
   t.header.push_back("run");
@@ -638,7 +663,7 @@ std::string RenderLeaderboard(const std::vector<RunRecord>& runs, const MetricSp
     const RunRecord& r = *entries[i];
     std::vector<std::string> row = {std::to_string(rank[i]) + (tie[i] ? "=" : ""), r.model,
                                     r.Config(), Server(r), r.tool_version};
-    for (const Column& c : columns) {
+    for (const BoardColumn& c : columns) {
       const MetricRow* x = FindMetric(r, c.spec);
       if (x == nullptr) {
         row.push_back("");
@@ -653,7 +678,23 @@ std::string RenderLeaderboard(const std::vector<RunRecord>& runs, const MetricSp
     row.push_back(r.id);
     t.rows.push_back(std::move(row));
   }
-  if (raw) {
+  return t;
+}
+
+}  // namespace
+
+std::string RenderLeaderboard(const std::vector<RunRecord>& runs, const MetricSpec& spec,
+                              const std::string& by, OutputFormat format) {
+  const std::vector<const RunRecord*> entries = BoardEntries(runs, spec, by);
+  std::vector<int> rank;
+  std::vector<bool> tie;
+  BoardRanks(entries, spec, rank, tie);
+  const std::vector<BoardColumn> columns = BoardColumns(entries, spec);
+  if (format == OutputFormat::kJson) {
+    return LeaderboardJson(entries, rank, tie, columns, spec, by);
+  }
+  const Table t = LeaderboardTable(entries, rank, tie, columns, spec, format == OutputFormat::kCsv);
+  if (format == OutputFormat::kCsv) {
     return t.Csv();
   }
   const std::string title = fmt::format("leaderboard by {}", spec.Name());
