@@ -7,16 +7,24 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/api_internal.h"
 #include "sim/chunks.h"
 #include "sim/prefix_cache.h"
 #include "sim/tokenizer.h"
 #include "sim/tool_calls.h"
 
 namespace sb::sim {
-namespace {
 
+using api_detail::BadRequest;
+using api_detail::CheckModel;
+using api_detail::Dump;
+using api_detail::ParseJson;
+using api_detail::PromptScan;
+using api_detail::ScanMessages;
 using nlohmann::json;
 using ojson = nlohmann::ordered_json;
+
+namespace {
 
 std::string_view ErrorType(int status) {
   switch (status) {
@@ -32,25 +40,6 @@ std::string_view ErrorType(int status) {
       return "ServiceUnavailableError";
     default:
       return "Error";
-  }
-}
-
-// Serialises without throwing on invalid UTF-8 (e.g. a marker excerpt cut mid-character).
-template <typename J>
-std::string Dump(const J& j) {
-  return j.dump(-1, ' ', false, nlohmann::detail::error_handler_t::replace);
-}
-
-Reply BadRequest(const std::string& message) {
-  return ErrorReply(400, message);
-}
-
-// Parse failures become a 400 with nlohmann's message, the way vLLM reports pydantic errors.
-std::variant<json, Reply> ParseJson(std::string_view body) {
-  try {
-    return json::parse(body.begin(), body.end());
-  } catch (const json::parse_error& e) {
-    return BadRequest(std::string("JSON decode error: ") + e.what());
   }
 }
 
@@ -83,18 +72,6 @@ std::variant<bool, Reply> OptionalBool(const json& j, const char* key, bool fall
   return it->get<bool>();
 }
 
-// What a scan over the messages found.
-struct PromptScan {
-  int tokens = kChatOverheadTokens;
-  int images = 0;
-  int videos = 0;
-  int audios = 0;
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  std::vector<std::string_view> texts;  // the text parts, in order (views into the json)
-  std::vector<std::int64_t> ids;        // filled only when want_ids
-  int chars_per_token = 0;              // in: SimOptions::chars_per_token
-};
-
 std::int64_t RoleId(std::string_view role) {
   if (role == "system" || role == "developer") {
     return kRoleSystemId;
@@ -109,98 +86,6 @@ std::int64_t RoleId(std::string_view role) {
     return kRoleToolId;
   }
   return kRoleOtherId;
-}
-
-// Walks `messages` (the chat template of docs/simulator.md). Returns an error reply for a
-// malformed message. `want_ids` also lists the template's token ids.
-std::optional<Reply> ScanMessages(const json& messages, bool want_ids, PromptScan& scan) {
-  if (!messages.is_array()) {
-    return BadRequest("messages: Input should be a valid list");
-  }
-  if (messages.empty()) {
-    return BadRequest("messages: List should have at least 1 item");
-  }
-  if (want_ids) {
-    scan.ids.push_back(kBosId);
-  }
-  std::size_t index = 0;
-  for (const auto& m : messages) {
-    const std::string where = "messages[" + std::to_string(index++) + "]";
-    if (!m.is_object()) {
-      return BadRequest(where + ": Input should be a valid dictionary");
-    }
-    const auto role_it = m.find("role");
-    if (role_it == m.end() || !role_it->is_string()) {
-      return BadRequest(where + ".role: Field required");
-    }
-    const std::string_view role = role_it->get_ref<const std::string&>();
-    scan.hash = Fnv1a64(role, scan.hash);
-    scan.tokens += kMessageOverheadTokens;
-    if (want_ids) {
-      scan.ids.insert(scan.ids.end(), {kMessageStartId, RoleId(role), kMessageSepId});
-    }
-    auto add_text = [&](const std::string& text) {
-      scan.tokens += CountTokens(text, scan.chars_per_token);
-      scan.hash = Fnv1a64(text, scan.hash);
-      scan.texts.push_back(text);
-      if (want_ids) {
-        for (const auto t : SplitTokens(text, scan.chars_per_token)) {
-          scan.ids.push_back(TokenId(t));
-        }
-      }
-    };
-    auto add_media = [&](int& counter, std::int64_t id) {
-      ++counter;
-      scan.tokens += kMediaPartTokens;
-      if (want_ids) {
-        scan.ids.insert(scan.ids.end(), kMediaPartTokens, id);
-      }
-    };
-    const auto content_it = m.find("content");
-    if (content_it != m.end() && !content_it->is_null()) {
-      const json& content = *content_it;
-      if (content.is_string()) {
-        add_text(content.get_ref<const std::string&>());
-      } else if (content.is_array()) {
-        std::size_t pi = 0;
-        for (const auto& part : content) {
-          const std::string pwhere = where + ".content[" + std::to_string(pi++) + "]";
-          if (!part.is_object()) {
-            return BadRequest(pwhere + ": Input should be a valid dictionary");
-          }
-          const auto type_it = part.find("type");
-          if (type_it == part.end() || !type_it->is_string()) {
-            return BadRequest(pwhere + ".type: Field required");
-          }
-          const std::string& type = type_it->get_ref<const std::string&>();
-          if (type == "text") {
-            const auto text_it = part.find("text");
-            if (text_it == part.end() || !text_it->is_string()) {
-              return BadRequest(pwhere + ".text: Field required");
-            }
-            add_text(text_it->get_ref<const std::string&>());
-          } else if (type == "image_url") {
-            add_media(scan.images, kImageId);
-          } else if (type == "video_url") {
-            add_media(scan.videos, kVideoId);
-          } else if (type == "input_audio" || type == "audio_url") {
-            add_media(scan.audios, kAudioId);
-          } else {
-            return BadRequest("Unknown part type: " + type);
-          }
-        }
-      } else {
-        return BadRequest(where + ".content: Input should be a valid string or list");
-      }
-    }
-    if (want_ids) {
-      scan.ids.push_back(kMessageEndId);
-    }
-  }
-  if (want_ids) {
-    scan.ids.push_back(kAssistantId);
-  }
-  return std::nullopt;
 }
 
 // Reads [[sim:...]] markers from the text parts.
@@ -301,6 +186,121 @@ void ApplyAnswer(const SimAnswer& a, ChatRequest& req) {
   }
 }
 
+std::string ContextMessage(const SimOptions& options, int prompt_tokens) {
+  return "This model's maximum context length is " + std::to_string(options.max_model_len) +
+         " tokens. However, your request has " + std::to_string(prompt_tokens) +
+         " input tokens. Please reduce the length of the input messages.";
+}
+
+}  // namespace
+
+namespace api_detail {
+
+Reply BadRequest(const std::string& message) {
+  return ErrorReply(400, message);
+}
+
+// Parse failures become a 400 with nlohmann's message, the way vLLM reports pydantic errors.
+std::variant<json, Reply> ParseJson(std::string_view body) {
+  try {
+    return json::parse(body.begin(), body.end());
+  } catch (const json::parse_error& e) {
+    return BadRequest(std::string("JSON decode error: ") + e.what());
+  }
+}
+
+// Walks `messages` (the chat template of docs/simulator.md). Returns an error reply for a
+// malformed message. `want_ids` also lists the template's token ids.
+std::optional<Reply> ScanMessages(const json& messages, bool want_ids, PromptScan& scan) {
+  if (!messages.is_array()) {
+    return BadRequest("messages: Input should be a valid list");
+  }
+  if (messages.empty()) {
+    return BadRequest("messages: List should have at least 1 item");
+  }
+  if (want_ids) {
+    scan.ids.push_back(kBosId);
+  }
+  std::size_t index = 0;
+  for (const auto& m : messages) {
+    const std::string where = "messages[" + std::to_string(index++) + "]";
+    if (!m.is_object()) {
+      return BadRequest(where + ": Input should be a valid dictionary");
+    }
+    const auto role_it = m.find("role");
+    if (role_it == m.end() || !role_it->is_string()) {
+      return BadRequest(where + ".role: Field required");
+    }
+    const std::string_view role = role_it->get_ref<const std::string&>();
+    scan.hash = Fnv1a64(role, scan.hash);
+    scan.tokens += kMessageOverheadTokens;
+    if (want_ids) {
+      scan.ids.insert(scan.ids.end(), {kMessageStartId, RoleId(role), kMessageSepId});
+    }
+    auto add_text = [&](const std::string& text) {
+      scan.tokens += CountTokens(text, scan.chars_per_token);
+      scan.hash = Fnv1a64(text, scan.hash);
+      scan.texts.push_back(text);
+      if (want_ids) {
+        for (const auto t : SplitTokens(text, scan.chars_per_token)) {
+          scan.ids.push_back(TokenId(t));
+        }
+      }
+    };
+    auto add_media = [&](int& counter, std::int64_t id) {
+      ++counter;
+      scan.tokens += kMediaPartTokens;
+      if (want_ids) {
+        scan.ids.insert(scan.ids.end(), kMediaPartTokens, id);
+      }
+    };
+    const auto content_it = m.find("content");
+    if (content_it != m.end() && !content_it->is_null()) {
+      const json& content = *content_it;
+      if (content.is_string()) {
+        add_text(content.get_ref<const std::string&>());
+      } else if (content.is_array()) {
+        std::size_t pi = 0;
+        for (const auto& part : content) {
+          const std::string pwhere = where + ".content[" + std::to_string(pi++) + "]";
+          if (!part.is_object()) {
+            return BadRequest(pwhere + ": Input should be a valid dictionary");
+          }
+          const auto type_it = part.find("type");
+          if (type_it == part.end() || !type_it->is_string()) {
+            return BadRequest(pwhere + ".type: Field required");
+          }
+          const std::string& type = type_it->get_ref<const std::string&>();
+          if (type == "text") {
+            const auto text_it = part.find("text");
+            if (text_it == part.end() || !text_it->is_string()) {
+              return BadRequest(pwhere + ".text: Field required");
+            }
+            add_text(text_it->get_ref<const std::string&>());
+          } else if (type == "image_url") {
+            add_media(scan.images, kImageId);
+          } else if (type == "video_url") {
+            add_media(scan.videos, kVideoId);
+          } else if (type == "input_audio" || type == "audio_url") {
+            add_media(scan.audios, kAudioId);
+          } else {
+            return BadRequest("Unknown part type: " + type);
+          }
+        }
+      } else {
+        return BadRequest(where + ".content: Input should be a valid string or list");
+      }
+    }
+    if (want_ids) {
+      scan.ids.push_back(kMessageEndId);
+    }
+  }
+  if (want_ids) {
+    scan.ids.push_back(kAssistantId);
+  }
+  return std::nullopt;
+}
+
 std::optional<Reply> CheckModel(const json& j, const SimOptions& options) {
   const auto it = j.find("model");
   if (it == j.end() || it->is_null()) {
@@ -316,13 +316,7 @@ std::optional<Reply> CheckModel(const json& j, const SimOptions& options) {
   return std::nullopt;
 }
 
-std::string ContextMessage(const SimOptions& options, int prompt_tokens) {
-  return "This model's maximum context length is " + std::to_string(options.max_model_len) +
-         " tokens. However, your request has " + std::to_string(prompt_tokens) +
-         " input tokens. Please reduce the length of the input messages.";
-}
-
-}  // namespace
+}  // namespace api_detail
 
 Reply ErrorReply(int status, std::string_view message) {
   ojson body;
@@ -333,6 +327,143 @@ Reply ErrorReply(int status, std::string_view message) {
   r.body = Dump(body);
   return r;
 }
+
+namespace {
+
+// The answer: a scripted one the prompt names, a drawn tool call, or the arithmetic the last
+// message asks for (else filler words).
+void ChooseAnswer(const PromptScan& scan, const json& j, const SimOptions& options,
+                  ChatRequest& req) {
+  if (const SimAnswer* answer = FindAnswer(scan.texts, options)) {
+    ApplyAnswer(*answer, req);
+  } else if (auto call = DrawToolCall(j.value("tools", json()), options.tool_call_probability,
+                                      options.seed, scan.hash)) {
+    SimAnswer drawn;  // a generated tool call (tool_calls.h), streamed like a scripted one
+    drawn.tool_calls.push_back(std::move(*call));
+    ApplyAnswer(drawn, req);
+    req.scripted = false;
+  } else {
+    for (auto it = scan.texts.rbegin(); it != scan.texts.rend(); ++it) {
+      if (auto product = ArithmeticAnswer(*it)) {
+        req.answer_words = {" " + std::to_string(*product)};
+        break;
+      }
+    }
+  }
+}
+
+// max_completion_tokens (or max_tokens) and min_tokens, checked as vLLM checks them.
+std::optional<Reply> ReadTokenLimits(const json& j, ChatRequest& req) {
+  // max_completion_tokens wins over the deprecated max_tokens, as in vLLM.
+  auto mct = OptionalInt(j, "max_completion_tokens");
+  if (auto* reply = std::get_if<Reply>(&mct)) {
+    return std::move(*reply);
+  }
+  auto mt = OptionalInt(j, "max_tokens");
+  if (auto* reply = std::get_if<Reply>(&mt)) {
+    return std::move(*reply);
+  }
+  std::optional<long long> max_tokens = std::get<std::optional<long long>>(mct);
+  if (!max_tokens) {
+    max_tokens = std::get<std::optional<long long>>(mt);
+  }
+  if (max_tokens) {
+    if (*max_tokens < 1) {
+      return BadRequest("max_tokens must be at least 1, got " + std::to_string(*max_tokens) + ".");
+    }
+    req.max_tokens =
+        static_cast<int>(std::min<long long>(*max_tokens, std::numeric_limits<int>::max()));
+  }
+  auto min_tokens = OptionalInt(j, "min_tokens");
+  if (auto* reply = std::get_if<Reply>(&min_tokens)) {
+    return std::move(*reply);
+  }
+  if (const auto v = std::get<std::optional<long long>>(min_tokens)) {
+    if (*v < 0) {
+      return BadRequest("min_tokens must be greater than or equal to 0, got " + std::to_string(*v) +
+                        ".");
+    }
+    if (req.max_tokens && *v > *req.max_tokens) {
+      return BadRequest("min_tokens must be less than or equal to max_tokens=" +
+                        std::to_string(*req.max_tokens) + ", got " + std::to_string(*v) + ".");
+    }
+    req.min_tokens = static_cast<int>(std::min<long long>(*v, std::numeric_limits<int>::max()));
+  }
+  return std::nullopt;
+}
+
+// ignore_eos, stream and stream_options.
+std::optional<Reply> ReadStreamOptions(const json& j, ChatRequest& req) {
+  const struct {
+    const char* key;
+    bool* field;
+  } bools[] = {{"ignore_eos", &req.ignore_eos}, {"stream", &req.stream}};
+
+  for (const auto& [key, field] : bools) {
+    auto v = OptionalBool(j, key, false);
+    if (auto* reply = std::get_if<Reply>(&v)) {
+      return std::move(*reply);
+    }
+    *field = std::get<bool>(v);
+  }
+  if (const auto it = j.find("stream_options"); it != j.end() && !it->is_null()) {
+    if (!it->is_object()) {
+      return BadRequest("stream_options: Input should be a valid dictionary");
+    }
+    if (!req.stream) {
+      return BadRequest("Stream options can only be defined when `stream=True`.");
+    }
+    auto usage = OptionalBool(*it, "include_usage", false);
+    if (auto* reply = std::get_if<Reply>(&usage)) {
+      return std::move(*reply);
+    }
+    auto continuous = OptionalBool(*it, "continuous_usage_stats", false);
+    if (auto* reply = std::get_if<Reply>(&continuous)) {
+      return std::move(*reply);
+    }
+    req.include_usage = std::get<bool>(usage);
+    req.continuous_usage = std::get<bool>(continuous);
+  }
+  return std::nullopt;
+}
+
+// Thinking on or off (chat_template_kwargs), and a temperature that is a number.
+std::optional<Reply> ReadThinking(const json& j, const SimOptions& options, ChatRequest& req) {
+  req.thinking = options.thinking_by_default;
+  if (const auto it = j.find("chat_template_kwargs"); it != j.end() && !it->is_null()) {
+    if (!it->is_object()) {
+      return BadRequest("chat_template_kwargs: Input should be a valid dictionary");
+    }
+    for (const char* key : {"enable_thinking", "thinking"}) {
+      if (const auto k = it->find(key); k != it->end() && k->is_boolean()) {
+        req.thinking = k->get<bool>();
+      }
+    }
+  }
+  if (const auto it = j.find("temperature"); it != j.end() && !it->is_null() && !it->is_number()) {
+    return BadRequest("temperature: Input should be a valid number");
+  }
+  return std::nullopt;
+}
+
+// The prompt and the asked-for tokens within the model's context, in vLLM's words.
+std::optional<Reply> CheckContext(const SimOptions& options, const ChatRequest& req) {
+  if (req.prompt_tokens >= options.max_model_len) {
+    return BadRequest(ContextMessage(options, req.prompt_tokens));
+  }
+  if (req.max_tokens &&
+      static_cast<long long>(req.prompt_tokens) + *req.max_tokens > options.max_model_len) {
+    return BadRequest(
+        "'max_tokens' or 'max_completion_tokens' is too large: " + std::to_string(*req.max_tokens) +
+        ". This model's maximum context length is " + std::to_string(options.max_model_len) +
+        " tokens and your request has " + std::to_string(req.prompt_tokens) + " input tokens (" +
+        std::to_string(*req.max_tokens) + " > " + std::to_string(options.max_model_len) + " - " +
+        std::to_string(req.prompt_tokens) + ").");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::variant<ChatRequest, Reply> ParseChatRequest(std::string_view body,
                                                   const SimOptions& options) {
@@ -389,292 +520,21 @@ std::variant<ChatRequest, Reply> ParseChatRequest(std::string_view body,
   if (auto err = ReadMarkers(scan.texts, req)) {
     return std::move(*err);
   }
-  if (const SimAnswer* answer = FindAnswer(scan.texts, options)) {
-    ApplyAnswer(*answer, req);
-  } else if (auto call = DrawToolCall(j.value("tools", json()), options.tool_call_probability,
-                                      options.seed, scan.hash)) {
-    SimAnswer drawn;  // a generated tool call (tool_calls.h), streamed like a scripted one
-    drawn.tool_calls.push_back(std::move(*call));
-    ApplyAnswer(drawn, req);
-    req.scripted = false;
-  } else {
-    for (auto it = scan.texts.rbegin(); it != scan.texts.rend(); ++it) {
-      if (auto product = ArithmeticAnswer(*it)) {
-        req.answer_words = {" " + std::to_string(*product)};
-        break;
-      }
-    }
-  }
+  ChooseAnswer(scan, j, options, req);
 
-  // max_completion_tokens wins over the deprecated max_tokens, as in vLLM.
-  auto mct = OptionalInt(j, "max_completion_tokens");
-  if (auto* reply = std::get_if<Reply>(&mct)) {
-    return std::move(*reply);
+  if (auto err = ReadTokenLimits(j, req)) {
+    return std::move(*err);
   }
-  auto mt = OptionalInt(j, "max_tokens");
-  if (auto* reply = std::get_if<Reply>(&mt)) {
-    return std::move(*reply);
+  if (auto err = ReadStreamOptions(j, req)) {
+    return std::move(*err);
   }
-  std::optional<long long> max_tokens = std::get<std::optional<long long>>(mct);
-  if (!max_tokens) {
-    max_tokens = std::get<std::optional<long long>>(mt);
+  if (auto err = ReadThinking(j, options, req)) {
+    return std::move(*err);
   }
-  if (max_tokens) {
-    if (*max_tokens < 1) {
-      return BadRequest("max_tokens must be at least 1, got " + std::to_string(*max_tokens) + ".");
-    }
-    req.max_tokens =
-        static_cast<int>(std::min<long long>(*max_tokens, std::numeric_limits<int>::max()));
-  }
-  auto min_tokens = OptionalInt(j, "min_tokens");
-  if (auto* reply = std::get_if<Reply>(&min_tokens)) {
-    return std::move(*reply);
-  }
-  if (const auto v = std::get<std::optional<long long>>(min_tokens)) {
-    if (*v < 0) {
-      return BadRequest("min_tokens must be greater than or equal to 0, got " + std::to_string(*v) +
-                        ".");
-    }
-    if (req.max_tokens && *v > *req.max_tokens) {
-      return BadRequest("min_tokens must be less than or equal to max_tokens=" +
-                        std::to_string(*req.max_tokens) + ", got " + std::to_string(*v) + ".");
-    }
-    req.min_tokens = static_cast<int>(std::min<long long>(*v, std::numeric_limits<int>::max()));
-  }
-
-  const struct {
-    const char* key;
-    bool* field;
-  } bools[] = {{"ignore_eos", &req.ignore_eos}, {"stream", &req.stream}};
-
-  for (const auto& [key, field] : bools) {
-    auto v = OptionalBool(j, key, false);
-    if (auto* reply = std::get_if<Reply>(&v)) {
-      return std::move(*reply);
-    }
-    *field = std::get<bool>(v);
-  }
-  if (const auto it = j.find("stream_options"); it != j.end() && !it->is_null()) {
-    if (!it->is_object()) {
-      return BadRequest("stream_options: Input should be a valid dictionary");
-    }
-    if (!req.stream) {
-      return BadRequest("Stream options can only be defined when `stream=True`.");
-    }
-    auto usage = OptionalBool(*it, "include_usage", false);
-    if (auto* reply = std::get_if<Reply>(&usage)) {
-      return std::move(*reply);
-    }
-    auto continuous = OptionalBool(*it, "continuous_usage_stats", false);
-    if (auto* reply = std::get_if<Reply>(&continuous)) {
-      return std::move(*reply);
-    }
-    req.include_usage = std::get<bool>(usage);
-    req.continuous_usage = std::get<bool>(continuous);
-  }
-  req.thinking = options.thinking_by_default;
-  if (const auto it = j.find("chat_template_kwargs"); it != j.end() && !it->is_null()) {
-    if (!it->is_object()) {
-      return BadRequest("chat_template_kwargs: Input should be a valid dictionary");
-    }
-    for (const char* key : {"enable_thinking", "thinking"}) {
-      if (const auto k = it->find(key); k != it->end() && k->is_boolean()) {
-        req.thinking = k->get<bool>();
-      }
-    }
-  }
-  if (const auto it = j.find("temperature"); it != j.end() && !it->is_null() && !it->is_number()) {
-    return BadRequest("temperature: Input should be a valid number");
-  }
-
-  if (req.prompt_tokens >= options.max_model_len) {
-    return BadRequest(ContextMessage(options, req.prompt_tokens));
-  }
-  if (req.max_tokens &&
-      static_cast<long long>(req.prompt_tokens) + *req.max_tokens > options.max_model_len) {
-    return BadRequest(
-        "'max_tokens' or 'max_completion_tokens' is too large: " + std::to_string(*req.max_tokens) +
-        ". This model's maximum context length is " + std::to_string(options.max_model_len) +
-        " tokens and your request has " + std::to_string(req.prompt_tokens) + " input tokens (" +
-        std::to_string(*req.max_tokens) + " > " + std::to_string(options.max_model_len) + " - " +
-        std::to_string(req.prompt_tokens) + ").");
+  if (auto err = CheckContext(options, req)) {
+    return std::move(*err);
   }
   return req;
-}
-
-Vocabulary::Vocabulary() {
-  for (const std::string_view word : FillerWords()) {
-    Add(word.substr(1));  // without the leading space, which the tokenizer drops
-  }
-  for (char c = 33; c < 127; ++c) {
-    Add(std::string_view(&c, 1));
-  }
-}
-
-void Vocabulary::Add(std::string_view token) {
-  constexpr std::size_t kCap = std::size_t{1} << 20;
-  if (by_id_.size() >= kCap) {
-    return;
-  }
-  by_id_.try_emplace(TokenId(token), token);
-}
-
-const std::string* Vocabulary::Find(std::int64_t id) const {
-  const auto it = by_id_.find(id);
-  return it == by_id_.end() ? nullptr : &it->second;
-}
-
-Reply Tokenize(std::string_view body, const SimOptions& options, Vocabulary& vocabulary) {
-  auto parsed = ParseJson(body);
-  if (auto* reply = std::get_if<Reply>(&parsed)) {
-    return std::move(*reply);
-  }
-  const json& j = std::get<json>(parsed);
-  if (!j.is_object()) {
-    return BadRequest("Input should be a valid dictionary or object");
-  }
-  if (auto err = CheckModel(j, options)) {
-    return std::move(*err);
-  }
-  std::vector<std::int64_t> ids;
-  std::vector<std::string_view> pieces;  // llama.cpp with_pieces
-  bool llama = false;
-  if (const auto it = j.find("messages"); it != j.end()) {
-    if (options.plain_tokenize) {
-      return BadRequest("content: Field required (this server tokenizes plain text only)");
-    }
-    PromptScan scan;
-    scan.chars_per_token = options.chars_per_token;
-    if (auto err = ScanMessages(*it, true, scan)) {
-      return std::move(*err);
-    }
-    for (const auto text : scan.texts) {
-      for (const auto t : SplitTokens(text, options.chars_per_token)) {
-        vocabulary.Add(t);
-      }
-    }
-    ids = std::move(scan.ids);
-  } else {
-    const char* key = nullptr;
-    if (j.contains("prompt")) {
-      key = "prompt";
-    } else if (j.contains("content")) {
-      key = "content";
-      llama = true;
-    } else {
-      return BadRequest("prompt: Field required (or messages, or llama.cpp's content)");
-    }
-    const json& text = j.at(key);
-    if (!text.is_string()) {
-      return BadRequest(std::string(key) + ": Input should be a valid string");
-    }
-    for (const auto t : SplitTokens(text.get_ref<const std::string&>(), options.chars_per_token)) {
-      vocabulary.Add(t);
-      ids.push_back(TokenId(t));
-      pieces.push_back(t);
-    }
-  }
-  ojson out;
-  if (llama) {
-    const auto wp = j.find("with_pieces");
-    if (wp != j.end() && wp->is_boolean() && wp->get<bool>()) {
-      ojson arr = ojson::array();
-      for (std::size_t i = 0; i < ids.size(); ++i) {
-        arr.push_back(ojson{{"id", ids[i]}, {"piece", pieces[i]}});
-      }
-      out["tokens"] = std::move(arr);
-    } else {
-      out["tokens"] = ids;
-    }
-  } else {
-    out["count"] = ids.size();
-    out["max_model_len"] = options.max_model_len;
-    out["tokens"] = ids;
-    out["token_strs"] = nullptr;
-  }
-  Reply r;
-  r.body = Dump(out);
-  return r;
-}
-
-Reply ApplyTemplate(std::string_view body) {
-  auto parsed = ParseJson(body);
-  if (auto* reply = std::get_if<Reply>(&parsed)) {
-    return std::move(*reply);
-  }
-  const json& j = std::get<json>(parsed);
-  const auto messages = j.is_object() ? j.find("messages") : j.end();
-  if (!j.is_object() || messages == j.end() || !messages->is_array() || messages->empty()) {
-    return BadRequest("messages: Field required (a non-empty list)");
-  }
-  std::string prompt = "^";
-  for (const json& m : *messages) {
-    if (!m.is_object() || !m.contains("role") || !m["role"].is_string() || !m.contains("content") ||
-        !m["content"].is_string()) {
-      return BadRequest(
-          "messages: each needs a role and a string content (the simulator's "
-          "/apply-template takes text only)");
-    }
-    const std::string& role = m["role"].get_ref<const std::string&>();
-    const char* mark = role == "system" || role == "developer" ? "$"
-                       : role == "user"                        ? "@"
-                       : role == "assistant"                   ? "&"
-                       : role == "tool"                        ? "%"
-                                                               : "?";
-    prompt += std::string("<") + mark + ": " + m["content"].get<std::string>() + " >";
-  }
-  prompt += "!";
-  ojson out;
-  out["prompt"] = prompt;
-  Reply r;
-  r.body = Dump(out);
-  return r;
-}
-
-Reply Detokenize(std::string_view body, const SimOptions& options, const Vocabulary& vocabulary) {
-  auto parsed = ParseJson(body);
-  if (auto* reply = std::get_if<Reply>(&parsed)) {
-    return std::move(*reply);
-  }
-  const json& j = std::get<json>(parsed);
-  if (!j.is_object()) {
-    return BadRequest("Input should be a valid dictionary or object");
-  }
-  if (auto err = CheckModel(j, options)) {
-    return std::move(*err);
-  }
-  const auto it = j.find("tokens");
-  if (it == j.end() || !it->is_array()) {
-    return BadRequest("tokens: Field required (a list of token ids)");
-  }
-  std::string text;
-  for (const auto& v : *it) {
-    if (!v.is_number_integer()) {
-      return BadRequest("tokens: Input should be a list of integers");
-    }
-    const auto id = v.get<std::int64_t>();
-    if (id < kFirstTextId) {
-      if (id == kImageId || id == kVideoId || id == kAudioId) {
-        continue;  // media placeholders have no text
-      }
-      continue;  // chat template markers
-    }
-    const std::string* token = vocabulary.Find(id);
-    if (token == nullptr) {
-      return BadRequest("token id " + std::to_string(id) +
-                        " is unknown to the simulator (ids become known once /tokenize saw them)");
-    }
-    if (!text.empty()) {
-      text += ' ';
-    }
-    text += *token;
-  }
-  ojson out;
-  out["prompt"] = text;
-  out["content"] = text;
-  Reply r;
-  r.body = Dump(out);
-  return r;
 }
 
 std::string ModelsBody(const SimOptions& options, std::int64_t created) {
