@@ -481,11 +481,12 @@ void CompareQuality(const std::vector<CompareRun>& runs, const std::vector<std::
   }
 }
 
-std::vector<std::string> Warnings(const std::vector<CompareRun>& runs,
-                                  const std::vector<std::string>& labels) {
-  std::vector<std::string> w;
-  // One run named twice (the same directory, or a copy of it: the same start, command and host):
-  // nothing was compared.
+namespace {
+
+// One run named twice (the same directory, or a copy of it: the same start, command and host):
+// nothing was compared.
+void SameRunWarnings(const std::vector<CompareRun>& runs, const std::vector<std::string>& labels,
+                     std::vector<std::string>& w) {
   for (std::size_t i = 0; i < runs.size(); ++i) {
     for (std::size_t j = i + 1; j < runs.size(); ++j) {
       const json& a = runs[i].results;
@@ -501,7 +502,12 @@ std::vector<std::string> Warnings(const std::vector<CompareRun>& runs,
       }
     }
   }
-  // Profile sets: what each run measured.
+}
+
+// What each run measured and how: profiles, token counts, prompts, levels, lengths, sizes,
+// rates, thinking.
+void SetupWarnings(const std::vector<CompareRun>& runs, const std::vector<std::string>& labels,
+                   std::vector<std::string>& w) {
   std::vector<std::optional<std::string>> profiles;
   for (const CompareRun& r : runs) {
     std::vector<std::string> names;
@@ -571,7 +577,11 @@ std::vector<std::string> Warnings(const std::vector<CompareRun>& runs,
                   return t->is_boolean() ? (t->get<bool>() ? "on" : "off") : t->dump();
                 }),
          labels);
-  // Suites: names and size, then the test ids themselves (a different suite version).
+}
+
+// Suites: names and size, then the test ids themselves (a different suite version).
+void SuiteWarnings(const std::vector<CompareRun>& runs, const std::vector<std::string>& labels,
+                   std::vector<std::string>& w) {
   Differ(w, "Suites",
          PerRun(runs,
                 [](const json& r) -> std::optional<std::string> {
@@ -616,6 +626,16 @@ std::vector<std::string> Warnings(const std::vector<CompareRun>& runs,
         only_a.size(), labels[0], few(only_a), only_b.size(), labels[i], few(only_b),
         ids[0].size() - only_a.size()));
   }
+}
+
+}  // namespace
+
+std::vector<std::string> Warnings(const std::vector<CompareRun>& runs,
+                                  const std::vector<std::string>& labels) {
+  std::vector<std::string> w;
+  SameRunWarnings(runs, labels, w);
+  SetupWarnings(runs, labels, w);
+  SuiteWarnings(runs, labels, w);
   ResourceWarnings(runs, labels, w);
   Differ(w, "servebench versions",
          PerRun(runs,
