@@ -439,79 +439,89 @@ void DrainPipes(ParentEnds& ends, Pumped& r, const Limits& limits, std::string& 
 
 // Feeds stdin and reads stdout, stderr and the supervisor's reports until the supervisor exits;
 // kills the tree at the wall limit, on a stop request or on too much output.
-Pumped Pump(pid_t pid, SupervisorGuard& guard, ParentEnds& ends, const Program& program,
-            const Limits& limits, const Isolation& iso, Clock::time_point start,
-            std::stop_token stop) {
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(limits.wall_s));
-  Pumped r;
-  Capture& out = r.out;
-  Capture& err = r.err;
-  UniqueFd& in_w = ends.in_w;
-  UniqueFd& out_r = ends.out_r;
-  UniqueFd& err_r = ends.err_r;
-  UniqueFd& report_r = ends.report_r;
-  const UniqueFd& pidfd = ends.pidfd;
-  std::size_t stdin_done = 0;
-  if (program.stdin_data.empty()) {
-    in_w.Reset();
+class Pumper {
+ public:
+  Pumper(pid_t pid, SupervisorGuard& guard, ParentEnds& ends, const Program& program,
+         const Limits& limits, const Isolation& iso, Clock::time_point start, std::stop_token stop)
+      : pid_(pid),
+        guard_(guard),
+        ends_(ends),
+        program_(program),
+        limits_(limits),
+        iso_(iso),
+        stop_(std::move(stop)),
+        deadline_(start + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(limits.wall_s))),
+        stop_fd_(stop_.stop_possible() ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1) {
+    if (program.stdin_data.empty()) {
+      ends_.in_w.Reset();
+    }
   }
-  std::string report_pending;
-  std::vector<Message>& messages = r.messages;
-  Ending& ending = r.ending;
-  Clock::time_point killed_at{};
-  bool hard_killed = false;
-  pid_t& program_pid = r.program_pid;
-  bool reaped = false;
-  int& sup_status = r.sup_status;
-  struct rusage& sup_usage = r.sup_usage;
 
-  auto kill_tree = [&](Verdict why) {
-    if (ending.killed) {
+  Pumped Run() {
+    // A stop request wakes the poll through stop_fd_ and kills the tree at once.
+    std::stop_callback on_stop(stop_, [this] {
+      if (stop_fd_.valid()) {
+        const std::uint64_t one = 1;
+        [[maybe_unused]] const ssize_t w = write(stop_fd_.get(), &one, sizeof one);
+      }
+    });
+    while (!reaped_) {
+      Escalate();
+      PollOnce();
+    }
+    r_.ended = Clock::now();
+    DrainPipes(ends_, r_, limits_, report_pending_);
+    return std::move(r_);
+  }
+
+ private:
+  static constexpr auto kKillGrace =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kKillGraceS));
+
+  void KillTree(Verdict why) {
+    if (r_.ending.killed) {
       return;
     }
-    ending.killed = why;
-    killed_at = Clock::now();
+    r_.ending.killed = why;
+    killed_at_ = Clock::now();
     // The supervisor kills and reaps everything (so their CPU time is counted) and reports;
     // SIGKILL after kKillGraceS if it does not.
-    kill(pid, kStopSignal);
-  };
-  auto take_messages = [&]() {
-    for (const Message& m : messages) {
-      if (m.kind == MessageKind::kProgramPid && !iso.pid_namespace) {
-        program_pid = static_cast<pid_t>(m.pid);
-      }
-    }
-  };
-  auto check_output = [&]() {
-    if (out.seen > limits.output_bytes || err.seen > limits.output_bytes) {
-      kill_tree(Verdict::kOutputLimit);
-    }
-  };
+    kill(pid_, kStopSignal);
+  }
 
-  // A stop request wakes the poll below through this eventfd and kills the tree at once.
-  UniqueFd stop_fd(stop.stop_possible() ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1);
-  std::stop_callback on_stop(stop, [&stop_fd] {
-    if (stop_fd.valid()) {
-      const std::uint64_t one = 1;
-      [[maybe_unused]] const ssize_t w = write(stop_fd.get(), &one, sizeof one);
-    }
-  });
-
-  const auto kill_grace =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kKillGraceS));
-  while (!reaped) {
+  // A stop request or the wall limit kills the tree; SIGKILL when the supervisor has not
+  // finished it within the grace.
+  void Escalate() {
     const auto now = Clock::now();
-    if (!ending.killed && stop.stop_requested()) {
-      kill_tree(Verdict::kStopped);
+    if (!r_.ending.killed && stop_.stop_requested()) {
+      KillTree(Verdict::kStopped);
     }
-    if (!ending.killed && now >= deadline) {
-      kill_tree(Verdict::kWallTimeout);
+    if (!r_.ending.killed && now >= deadline_) {
+      KillTree(Verdict::kWallTimeout);
     }
-    if (ending.killed && !hard_killed && now >= killed_at + kill_grace) {
-      kill(pid, SIGKILL);
-      hard_killed = true;
+    if (r_.ending.killed && !hard_killed_ && now >= killed_at_ + kKillGrace) {
+      kill(pid_, SIGKILL);
+      hard_killed_ = true;
     }
+  }
+
+  // How long the next poll may wait: until the deadline, the end of the grace, or briefly
+  // after SIGKILL; 10 ms at most without a pidfd (the supervisor's exit is then polled).
+  int PollTimeoutMs() const {
+    const auto until = !r_.ending.killed ? deadline_
+                       : hard_killed_    ? Clock::now() + std::chrono::milliseconds(50)
+                                         : killed_at_ + kKillGrace;
+    long timeout_ms = std::chrono::ceil<std::chrono::milliseconds>(until - Clock::now()).count();
+    timeout_ms = std::clamp(timeout_ms, 1L, 1000L);
+    if (!ends_.pidfd.valid()) {
+      timeout_ms = std::min(timeout_ms, 10L);
+    }
+    return static_cast<int>(timeout_ms);
+  }
+
+  // One poll over the open ends, then what each ready one asks for.
+  void PollOnce() {
     pollfd fds[6];
     nfds_t n = 0;
     int i_out = -1, i_err = -1, i_in = -1, i_rep = -1, i_pid = -1, i_stop = -1;
@@ -521,61 +531,77 @@ Pumped Pump(pid_t pid, SupervisorGuard& guard, ParentEnds& ends, const Program& 
         fds[n++] = pollfd{fd.get(), events, 0};
       }
     };
-    add(out_r, POLLIN, i_out);
-    add(err_r, POLLIN, i_err);
-    add(report_r, POLLIN, i_rep);
-    add(in_w, POLLOUT, i_in);
-    add(pidfd, POLLIN, i_pid);
-    if (!ending.killed) {
-      add(stop_fd, POLLIN, i_stop);
+    add(ends_.out_r, POLLIN, i_out);
+    add(ends_.err_r, POLLIN, i_err);
+    add(ends_.report_r, POLLIN, i_rep);
+    add(ends_.in_w, POLLOUT, i_in);
+    add(ends_.pidfd, POLLIN, i_pid);
+    if (!r_.ending.killed) {
+      add(stop_fd_, POLLIN, i_stop);
     }
-    auto until = !ending.killed ? deadline
-                 : hard_killed  ? Clock::now() + std::chrono::milliseconds(50)
-                                : killed_at + kill_grace;
-    long timeout_ms = std::chrono::ceil<std::chrono::milliseconds>(until - Clock::now()).count();
-    timeout_ms = std::clamp(timeout_ms, 1L, 1000L);
-    if (!pidfd.valid()) {
-      timeout_ms = std::min(timeout_ms, 10L);
-    }
-    int ready = poll(fds, n, static_cast<int>(timeout_ms));
+    const int ready = poll(fds, n, PollTimeoutMs());
     if (ready < 0 && errno != EINTR) {
-      kill_tree(Verdict::kWallTimeout);  // cannot watch it: stop it
+      KillTree(Verdict::kWallTimeout);  // cannot watch it: stop it
     }
     auto readable = [&](int index) {
       return ready > 0 && index >= 0 && (fds[index].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
     };
     if (readable(i_stop)) {
-      kill_tree(Verdict::kStopped);
+      KillTree(Verdict::kStopped);
     }
-    if (readable(i_out) && ReadChunk(out_r.get(), out, limits.output_bytes) == ReadState::kEof) {
-      out_r.Reset();
+    if (readable(i_out) &&
+        ReadChunk(ends_.out_r.get(), r_.out, limits_.output_bytes) == ReadState::kEof) {
+      ends_.out_r.Reset();
     }
-    if (readable(i_err) && ReadChunk(err_r.get(), err, limits.output_bytes) == ReadState::kEof) {
-      err_r.Reset();
+    if (readable(i_err) &&
+        ReadChunk(ends_.err_r.get(), r_.err, limits_.output_bytes) == ReadState::kEof) {
+      ends_.err_r.Reset();
     }
-    check_output();
+    if (r_.out.seen > limits_.output_bytes || r_.err.seen > limits_.output_bytes) {
+      KillTree(Verdict::kOutputLimit);
+    }
     if (readable(i_rep)) {
-      if (!ReadReport(report_r.get(), report_pending, messages)) {
-        report_r.Reset();
+      if (!ReadReport(ends_.report_r.get(), report_pending_, r_.messages)) {
+        ends_.report_r.Reset();
       }
-      take_messages();
+      TakeMessages();
     }
     if (ready > 0 && i_in >= 0 && (fds[i_in].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
-      FeedStdin(in_w, program.stdin_data, stdin_done);
+      FeedStdin(ends_.in_w, program_.stdin_data, stdin_done_);
     }
-    if (!pidfd.valid() || readable(i_pid)) {
-      pid_t w = wait4(pid, &sup_status, WNOHANG | __WALL, &sup_usage);
-      if (w == pid || (w < 0 && errno == ECHILD)) {
-        reaped = true;
-        guard.Reaped();
+    if (!ends_.pidfd.valid() || readable(i_pid)) {
+      const pid_t w = wait4(pid_, &r_.sup_status, WNOHANG | __WALL, &r_.sup_usage);
+      if (w == pid_ || (w < 0 && errno == ECHILD)) {
+        reaped_ = true;
+        guard_.Reaped();
       }
     }
   }
-  r.ended = Clock::now();
 
-  DrainPipes(ends, r, limits, report_pending);
-  return r;
-}
+  void TakeMessages() {
+    for (const Message& m : r_.messages) {
+      if (m.kind == MessageKind::kProgramPid && !iso_.pid_namespace) {
+        r_.program_pid = static_cast<pid_t>(m.pid);
+      }
+    }
+  }
+
+  const pid_t pid_;
+  SupervisorGuard& guard_;
+  ParentEnds& ends_;
+  const Program& program_;
+  const Limits& limits_;
+  const Isolation& iso_;
+  std::stop_token stop_;
+  const Clock::time_point deadline_;
+  UniqueFd stop_fd_;
+  Pumped r_;
+  std::string report_pending_;
+  std::size_t stdin_done_ = 0;
+  Clock::time_point killed_at_{};
+  bool hard_killed_ = false;
+  bool reaped_ = false;
+};
 
 // The result of a run from what came out of it: the verdict, the program's CPU time and memory,
 // or a set-up error the supervisor reported.
@@ -746,7 +772,7 @@ Result<RunResult> RunWith(const Program& program, const Limits& limits, const Ho
 
   ParentEnds ends{std::move(in_w), std::move(out_r), std::move(err_r), std::move(report_r),
                   std::move(pidfd)};
-  Pumped pumped = Pump(pid, guard, ends, program, limits, iso, start, stop);
+  Pumped pumped = Pumper(pid, guard, ends, program, limits, iso, start, stop).Run();
   auto concluded = Conclude(pumped, limits, start, exe, iso, sb_uid);
   if (!concluded) {
     return concluded.error();
