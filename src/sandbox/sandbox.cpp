@@ -30,130 +30,6 @@
 
 namespace sb::sandbox {
 
-std::string_view VerdictName(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::kExited:
-      return "exited";
-    case Verdict::kSignaled:
-      return "signaled";
-    case Verdict::kCpuLimit:
-      return "cpu_limit";
-    case Verdict::kWallTimeout:
-      return "wall_timeout";
-    case Verdict::kOutputLimit:
-      return "output_limit";
-    case Verdict::kFileSizeLimit:
-      return "file_size_limit";
-    case Verdict::kMemoryLimit:
-      return "memory_limit";
-    case Verdict::kCompileError:
-      return "compile_error";
-    case Verdict::kStopped:
-      return "stopped";
-  }
-  return "unknown";
-}
-
-// ---- Verdicts and reasons -----------------------------------------------------------------
-
-long CpuLimitSeconds(const Limits& limits) {
-  return std::max(1L, static_cast<long>(std::ceil(limits.cpu_s)));
-}
-
-std::optional<std::string_view> MemoryErrorPattern(std::string_view stderr_data) {
-  static constexpr std::string_view kPatterns[] = {
-      "MemoryError",             // Python
-      "std::bad_alloc",          // C++ (libstdc++'s terminate message)
-      "Cannot allocate memory",  // strerror(ENOMEM)
-      "out of memory",           // cc1plus, glibc
-  };
-  for (std::string_view p : kPatterns) {
-    if (stderr_data.find(p) != std::string_view::npos) {
-      return p;
-    }
-  }
-  return std::nullopt;
-}
-
-std::string FormatBytes(std::uint64_t bytes) {
-  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  std::size_t unit = 0;
-  while (v >= 1024 && unit + 1 < std::size(kUnits)) {
-    v /= 1024;
-    ++unit;
-  }
-  return fmt::format("{:g} {}", std::round(v * 10) / 10, kUnits[unit]);
-}
-
-std::string SignalName(int signal) {
-  const char* abbrev = sigabbrev_np(signal);
-  return abbrev != nullptr ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", signal);
-}
-
-void Classify(const Ending& ending, const Limits& limits, RunResult& result) {
-  const int status = ending.status;
-  if (ending.program_ended) {
-    if (WIFEXITED(status)) {
-      result.exit_code = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
-      result.signal = WTERMSIG(status);
-    }
-  }
-  auto memory = [&](std::optional<std::string_view> pattern) {
-    result.verdict = Verdict::kMemoryLimit;
-    result.reason = fmt::format("memory limit ({})", FormatBytes(limits.memory_bytes));
-    if (pattern) {
-      result.reason += fmt::format(": {}", *pattern);
-    }
-  };
-  if (ending.killed) {
-    result.verdict = *ending.killed;
-    if (*ending.killed == Verdict::kOutputLimit) {
-      result.reason = fmt::format("wrote over {} of output", FormatBytes(limits.output_bytes));
-    } else if (*ending.killed == Verdict::kStopped) {
-      result.reason = "stopped: the run is ending (Ctrl-C or --deadline), the program was killed";
-    } else {
-      result.verdict = Verdict::kWallTimeout;
-      result.reason = fmt::format("killed after {:g} s wall time", limits.wall_s);
-    }
-    return;
-  }
-  const std::optional<std::string_view> pattern = MemoryErrorPattern(result.stderr_data);
-  if (WIFEXITED(status)) {
-    result.verdict = Verdict::kExited;
-    result.reason = fmt::format("exit code {}", result.exit_code);
-    if (result.exit_code != 0 && pattern) {
-      memory(pattern);
-    } else if (result.exit_code != 0 &&
-               result.stderr_data.find("File too large") != std::string::npos) {
-      // Python ignores SIGXFSZ, so the write fails with EFBIG and it exits with the OSError.
-      result.verdict = Verdict::kFileSizeLimit;
-      result.reason = fmt::format("file size limit ({})", FormatBytes(limits.file_bytes));
-    }
-    return;
-  }
-  const int sig = result.signal;
-  const long cpu_limit = CpuLimitSeconds(limits);
-  const bool big = static_cast<double>(ending.maxrss_kib) * 1024.0 >=
-                   0.5 * static_cast<double>(limits.memory_bytes);
-  if (sig == SIGXCPU ||
-      (sig == SIGKILL && ending.program_cpu_s >= static_cast<double>(cpu_limit) - 0.05)) {
-    result.verdict = Verdict::kCpuLimit;
-    result.reason = fmt::format("CPU time limit ({} s)", cpu_limit);
-  } else if (sig == SIGXFSZ) {
-    result.verdict = Verdict::kFileSizeLimit;
-    result.reason = fmt::format("file size limit ({})", FormatBytes(limits.file_bytes));
-  } else if ((sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS || sig == SIGKILL) && pattern) {
-    memory(pattern);
-  } else if ((sig == SIGSEGV || sig == SIGBUS || sig == SIGKILL) && big) {
-    memory(std::nullopt);
-  } else {
-    result.verdict = Verdict::kSignaled;
-    result.reason = SignalName(sig);
-  }
-}
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -657,8 +533,68 @@ Result<RunResult> Conclude(Pumped& p, const Limits& limits, Clock::time_point st
   return result;
 }
 
-Result<RunResult> RunWith(const Program& program, const Limits& limits, const HostCaps& host,
-                          std::stop_token stop) {
+// What the child reads, prepared before the clone: the plan points into it, so it stays put.
+struct ChildStrings {
+  ChildStrings(const Program& program, const std::string& workdir, const HostCaps& host,
+               const Limits& limits)
+      : args(program.argv),
+        env{"PATH=/usr/bin:/bin", "HOME=" + workdir, "TMPDIR=" + workdir, "LANG=C.UTF-8"},
+        uid_map(fmt::format("{} {} 1\n", host.uid, host.uid)),
+        gid_map(fmt::format("{} {} 1\n", host.gid, host.gid)),
+        shm_options(fmt::format("size={},mode=1777", limits.file_bytes)) {
+    for (std::string& a : args) {
+      argv_ptrs.push_back(a.data());
+    }
+    argv_ptrs.push_back(nullptr);
+    for (std::string& e : env) {
+      env_ptrs.push_back(e.data());
+    }
+    env_ptrs.push_back(nullptr);
+  }
+
+  ChildStrings(const ChildStrings&) = delete;
+  ChildStrings& operator=(const ChildStrings&) = delete;
+
+  std::vector<std::string> args, env;
+  std::vector<char*> argv_ptrs, env_ptrs;
+  std::string uid_map, gid_map, shm_options;
+};
+
+// The four pipes between us and the child: {read end, write end} each, ours non-blocking.
+struct Pipes {
+  std::pair<UniqueFd, UniqueFd> in, out, err, report;
+};
+
+Result<Pipes> OpenPipes(const Isolation& iso, uid_t sb_uid, gid_t sb_gid) {
+  auto in_pipe = MakePipe();
+  auto out_pipe = MakePipe();
+  auto err_pipe = MakePipe();
+  auto report_pipe = MakePipe();
+  for (auto* p : {&in_pipe, &out_pipe, &err_pipe, &report_pipe}) {
+    if (!*p) {
+      return p->error();
+    }
+  }
+  Pipes pipes{std::move(*in_pipe), std::move(*out_pipe), std::move(*err_pipe),
+              std::move(*report_pipe)};
+  for (const UniqueFd* fd :
+       {&pipes.in.second, &pipes.out.first, &pipes.err.first, &pipes.report.first}) {
+    SetNonBlocking(fd->get());
+  }
+  if (iso.uid_drop) {
+    // The program may reopen its stdio by name (/dev/stdout is /proc/self/fd/1): a pipe created
+    // by root is mode 0600 root, so it has to belong to the sandbox uid.
+    for (const UniqueFd* fd : {&pipes.in.first, &pipes.out.second, &pipes.err.second}) {
+      if (fchown(fd->get(), sb_uid, sb_gid) != 0) {
+        return SetupError(fmt::format("fchown: {}", std::strerror(errno)));
+      }
+    }
+  }
+  return pipes;
+}
+
+// Checks the limits and the program, and that its executable can run.
+Result<void> CheckRun(const Program& program, const Limits& limits, bool in_workdir) {
   if (auto ok = CheckLimits(limits); !ok) {
     return ok.error();
   }
@@ -666,11 +602,19 @@ Result<RunResult> RunWith(const Program& program, const Limits& limits, const Ho
     return ok.error();
   }
   const std::string& arg0 = program.argv[0];
-  const bool in_workdir = arg0.rfind("./", 0) == 0;
   if (!in_workdir && access(arg0.c_str(), X_OK) != 0) {
     return SetupError(fmt::format("cannot execute {}: {}", arg0, std::strerror(errno)));
   }
+  return {};
+}
 
+Result<RunResult> RunWith(const Program& program, const Limits& limits, const HostCaps& host,
+                          std::stop_token stop) {
+  const bool in_workdir = !program.argv.empty() && program.argv[0].rfind("./", 0) == 0;
+  if (auto ok = CheckRun(program, limits, in_workdir); !ok) {
+    return ok.error();
+  }
+  const std::string& arg0 = program.argv[0];
   const Isolation& iso = host.isolation;
   const uid_t sb_uid = iso.uid_drop ? kSandboxUidBase + static_cast<uid_t>(gettid()) : host.uid;
   const gid_t sb_gid = iso.uid_drop ? static_cast<gid_t>(sb_uid) : host.gid;
@@ -688,67 +632,30 @@ Result<RunResult> RunWith(const Program& program, const Limits& limits, const Ho
   if (in_workdir && !dir->HasRegularFile(arg0.substr(2))) {
     return SetupError(fmt::format("cannot execute {}: not a file of the program", arg0));
   }
-
-  // Everything the child reads, prepared before the clone.
-  std::vector<std::string> args = program.argv;
-  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=" + dir->path(),
-                                  "TMPDIR=" + dir->path(), "LANG=C.UTF-8"};
-  std::vector<char*> argv_ptrs, env_ptrs;
-  for (std::string& a : args) {
-    argv_ptrs.push_back(a.data());
-  }
-  argv_ptrs.push_back(nullptr);
-  for (std::string& e : env) {
-    env_ptrs.push_back(e.data());
-  }
-  env_ptrs.push_back(nullptr);
-  const std::string uid_map = fmt::format("{} {} 1\n", host.uid, host.uid);
-  const std::string gid_map = fmt::format("{} {} 1\n", host.gid, host.gid);
-  const std::string shm_options = fmt::format("size={},mode=1777", limits.file_bytes);
-
-  auto in_pipe = MakePipe();
-  auto out_pipe = MakePipe();
-  auto err_pipe = MakePipe();
-  auto report_pipe = MakePipe();
-  for (auto* p : {&in_pipe, &out_pipe, &err_pipe, &report_pipe}) {
-    if (!*p) {
-      return p->error();
-    }
-  }
-  UniqueFd in_w = std::move(in_pipe->second), out_r = std::move(out_pipe->first),
-           err_r = std::move(err_pipe->first), report_r = std::move(report_pipe->first);
-  for (const UniqueFd* fd : {&in_w, &out_r, &err_r, &report_r}) {
-    SetNonBlocking(fd->get());
-  }
-
-  if (iso.uid_drop) {
-    // The program may reopen its stdio by name (/dev/stdout is /proc/self/fd/1): a pipe created
-    // by root is mode 0600 root, so it has to belong to the sandbox uid.
-    for (const UniqueFd* fd : {&in_pipe->first, &out_pipe->second, &err_pipe->second}) {
-      if (fchown(fd->get(), sb_uid, sb_gid) != 0) {
-        return SetupError(fmt::format("fchown: {}", std::strerror(errno)));
-      }
-    }
+  const ChildStrings strings(program, dir->path(), host, limits);
+  auto pipes = OpenPipes(iso, sb_uid, sb_gid);
+  if (!pipes) {
+    return pipes.error();
   }
 
   ChildPlan plan;
-  plan.stdin_fd = in_pipe->first.get();
-  plan.stdout_fd = out_pipe->second.get();
-  plan.stderr_fd = err_pipe->second.get();
-  plan.report_fd = report_pipe->second.get();
+  plan.stdin_fd = pipes->in.first.get();
+  plan.stdout_fd = pipes->out.second.get();
+  plan.stderr_fd = pipes->err.second.get();
+  plan.report_fd = pipes->report.second.get();
   plan.clone_flags = host.clone_flags;
   plan.user_namespace = host.user_namespace;
-  plan.uid_map = uid_map.c_str();
-  plan.gid_map = gid_map.c_str();
+  plan.uid_map = strings.uid_map.c_str();
+  plan.gid_map = strings.gid_map.c_str();
   plan.private_mounts = host.private_mounts;
-  plan.shm_options = shm_options.c_str();
+  plan.shm_options = strings.shm_options.c_str();
   plan.drop_uid = iso.uid_drop;
   plan.uid = sb_uid;
   plan.gid = sb_gid;
   plan.workdir = dir->path().c_str();
   plan.exe = exe.c_str();
-  plan.argv = argv_ptrs.data();
-  plan.envp = env_ptrs.data();
+  plan.argv = strings.argv_ptrs.data();
+  plan.envp = strings.env_ptrs.data();
   SetLimits(plan, limits, host);
   plan.landlock = iso.landlock ? landlock::MakePolicy(host.landlock_abi) : landlock::Policy{};
   sock_fprog seccomp_prog{};
@@ -764,14 +671,14 @@ Result<RunResult> RunWith(const Program& program, const Limits& limits, const Ho
     return SetupError(fmt::format("cannot start the sandbox: {}", std::strerror(errno)));
   }
   SupervisorGuard guard(pid);
-  in_pipe->first.Reset();
-  out_pipe->second.Reset();
-  err_pipe->second.Reset();
-  report_pipe->second.Reset();
+  pipes->in.first.Reset();
+  pipes->out.second.Reset();
+  pipes->err.second.Reset();
+  pipes->report.second.Reset();
   UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0u)));
 
-  ParentEnds ends{std::move(in_w), std::move(out_r), std::move(err_r), std::move(report_r),
-                  std::move(pidfd)};
+  ParentEnds ends{std::move(pipes->in.second), std::move(pipes->out.first),
+                  std::move(pipes->err.first), std::move(pipes->report.first), std::move(pidfd)};
   Pumped pumped = Pumper(pid, guard, ends, program, limits, iso, start, stop).Run();
   auto concluded = Conclude(pumped, limits, start, exe, iso, sb_uid);
   if (!concluded) {
