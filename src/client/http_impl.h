@@ -24,6 +24,7 @@
 #include <vector>
 
 #include <curl/curl.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 
 #include "client/http_client.h"
@@ -427,6 +428,19 @@ struct CurlLoop {
   // Every active transfer is a preconnect GET paused on its answer, each holding its own
   // connection: let them finish (their connections go back to the cache, all idle at once).
   void ReleaseHeld();
+
+  // Drive's steps. On a stop request: every active transfer and queued retry ends cancelled,
+  // every call not yet sent is reported unsent.
+  template <typename Finished, typename Unsent>
+  void CancelAll(std::span<const std::pair<std::int64_t, std::size_t>> order, std::size_t& next,
+                 Finished& finished, Unsent& unsent);
+
+  // Relaunches the retries that are due; those that cannot be relaunched end.
+  template <typename Finished>
+  void RelaunchDue(std::int64_t now, Finished& finished);
+
+  // Hands each epoll event to its owner: a native transfer, the timer or wake-up fd, or curl.
+  void DispatchEvents(const epoll_event* events, int n);
 };
 
 }  // namespace sb::client

@@ -130,6 +130,70 @@ void CurlLoop::DrainFd(int fd) {
   }
 }
 
+template <typename Finished, typename Unsent>
+void CurlLoop::CancelAll(std::span<const std::pair<std::int64_t, std::size_t>> order,
+                         std::size_t& next, Finished& finished, Unsent& unsent) {
+  const std::int64_t now = NowNs();
+  while (!active.empty()) {
+    Transfer& t = *active.back();
+    Abort(t, Outcome::kCancelled, "cancelled", now);
+    finished(t);
+  }
+  for (auto& [when, t] : retry_queue) {
+    ChatResponse& r = *t->resp;
+    r.outcome = Outcome::kCancelled;
+    r.reason = "cancelled while waiting to retry (after: " + r.reason + ")";
+    r.done_ns = now;
+    finished(*t);
+  }
+  retry_queue.clear();
+  for (; next < order.size(); ++next) {
+    unsent(order[next].second, "cancelled before send");
+  }
+}
+
+template <typename Finished>
+void CurlLoop::RelaunchDue(std::int64_t now, Finished& finished) {
+  while (!retry_queue.empty() && retry_queue.front().first <= now) {
+    std::pop_heap(retry_queue.begin(), retry_queue.end(), std::greater<>{});
+    Transfer& t = *retry_queue.back().second;
+    retry_queue.pop_back();
+    if (Relaunch(t)) {
+      next_check_ns = std::min(next_check_ns, t.NextDeadline());
+    } else {
+      finished(t);
+    }
+  }
+}
+
+void CurlLoop::DispatchEvents(const epoll_event* events, int n) {
+  for (int i = 0; i < n; ++i) {
+    if ((events[i].data.u64 >> 63) != 0) {
+      OnNativeEvent(events[i].data.u64, events[i].events);
+      continue;
+    }
+    const int fd = events[i].data.fd;
+    if (fd == timer_fd || fd == wake_fd) {
+      DrainFd(fd);
+      if (fd == timer_fd) {
+        armed_ns = kNever;
+      }
+      continue;
+    }
+    int mask = 0;
+    if ((events[i].events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP)) != 0) {
+      mask |= CURL_CSELECT_IN;
+    }
+    if ((events[i].events & EPOLLOUT) != 0) {
+      mask |= CURL_CSELECT_OUT;
+    }
+    if ((events[i].events & EPOLLERR) != 0) {
+      mask |= CURL_CSELECT_ERR;
+    }
+    SocketAction(fd, mask);
+  }
+}
+
 template <typename Start, typename Finished, typename Unsent>
 void CurlLoop::Drive(std::span<const std::pair<std::int64_t, std::size_t>> order, Start& start,
                      Finished& finished, Unsent& unsent, std::stop_token stop) {
@@ -154,23 +218,7 @@ void CurlLoop::Drive(std::span<const std::pair<std::int64_t, std::size_t>> order
   epoll_event events[kMaxEvents];
   while (next < order.size() || !active.empty() || !retry_queue.empty()) {
     if (stop.stop_requested()) {
-      const std::int64_t now = NowNs();
-      while (!active.empty()) {
-        Transfer& t = *active.back();
-        Abort(t, Outcome::kCancelled, "cancelled", now);
-        finished(t);
-      }
-      for (auto& [when, t] : retry_queue) {
-        ChatResponse& r = *t->resp;
-        r.outcome = Outcome::kCancelled;
-        r.reason = "cancelled while waiting to retry (after: " + r.reason + ")";
-        r.done_ns = now;
-        finished(*t);
-      }
-      retry_queue.clear();
-      for (; next < order.size(); ++next) {
-        unsent(order[next].second, "cancelled before send");
-      }
+      CancelAll(order, next, finished, unsent);
       break;
     }
     std::int64_t now = NowNs();
@@ -190,16 +238,7 @@ void CurlLoop::Drive(std::span<const std::pair<std::int64_t, std::size_t>> order
       ++next;
     }
     launch_ns = 0;
-    while (!retry_queue.empty() && retry_queue.front().first <= now) {
-      std::pop_heap(retry_queue.begin(), retry_queue.end(), std::greater<>{});
-      Transfer& t = *retry_queue.back().second;
-      retry_queue.pop_back();
-      if (Relaunch(t)) {
-        next_check_ns = std::min(next_check_ns, t.NextDeadline());
-      } else {
-        finished(t);
-      }
-    }
+    RelaunchDue(now, finished);
     if (curl_deadline_ns <= NowNs()) {
       curl_deadline_ns = kNever;
       SocketAction(CURL_SOCKET_TIMEOUT, 0);
@@ -234,32 +273,7 @@ void CurlLoop::Drive(std::span<const std::pair<std::int64_t, std::size_t>> order
     } else {
       ArmTimer(wake_at);
     }
-    const int n = epoll_wait(epoll_fd, events, kMaxEvents, timeout_ms);
-    for (int i = 0; i < n; ++i) {
-      if ((events[i].data.u64 >> 63) != 0) {
-        OnNativeEvent(events[i].data.u64, events[i].events);
-        continue;
-      }
-      const int fd = events[i].data.fd;
-      if (fd == timer_fd || fd == wake_fd) {
-        DrainFd(fd);
-        if (fd == timer_fd) {
-          armed_ns = kNever;
-        }
-        continue;
-      }
-      int mask = 0;
-      if ((events[i].events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP)) != 0) {
-        mask |= CURL_CSELECT_IN;
-      }
-      if ((events[i].events & EPOLLOUT) != 0) {
-        mask |= CURL_CSELECT_OUT;
-      }
-      if ((events[i].events & EPOLLERR) != 0) {
-        mask |= CURL_CSELECT_ERR;
-      }
-      SocketAction(fd, mask);
-    }
+    DispatchEvents(events, epoll_wait(epoll_fd, events, kMaxEvents, timeout_ms));
     Reap(finished);
     release_held();
   }

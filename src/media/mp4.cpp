@@ -135,6 +135,58 @@ Result<void> EncodeAndWrite(AVCodecContext* codec, AVFrame* frame, AVFormatConte
   }
 }
 
+// The H.264 encoder for `format`, opened with the fixed preset and quality (bit-exact output).
+Result<std::unique_ptr<AVCodecContext, CodecContextDeleter>> OpenEncoder(
+    const AVCodec* codec, const VideoFormat& format, const AVFormatContext* oc) {
+  std::unique_ptr<AVCodecContext, CodecContextDeleter> enc(avcodec_alloc_context3(codec));
+  if (!enc) {
+    return Failed("avcodec_alloc_context3 failed");
+  }
+  enc->width = format.width;
+  enc->height = format.height;
+  enc->pix_fmt = AV_PIX_FMT_YUV420P;
+  enc->time_base = AVRational{1, format.fps};
+  enc->framerate = AVRational{format.fps, 1};
+  enc->gop_size = format.fps;
+  enc->max_b_frames = 0;
+  enc->thread_count = 1;
+  enc->flags |= AV_CODEC_FLAG_BITEXACT;
+  enc->color_range = AVCOL_RANGE_MPEG;
+  enc->colorspace = AVCOL_SPC_SMPTE170M;
+  enc->color_primaries = AVCOL_PRI_SMPTE170M;
+  enc->color_trc = AVCOL_TRC_SMPTE170M;
+  if ((oc->oformat->flags & AVFMT_GLOBALHEADER) != 0) {
+    enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+  }
+  AVDictionary* options = nullptr;
+  av_dict_set(&options, "preset", kPreset, 0);
+  av_dict_set(&options, "crf", kCrf, 0);
+  const int rc = avcodec_open2(enc.get(), codec, &options);
+  av_dict_free(&options);
+  if (rc < 0) {
+    return AvError("avcodec_open2(libx264)", rc);
+  }
+  return enc;
+}
+
+// The YUV frame each picture is converted into.
+Result<std::unique_ptr<AVFrame, FrameDeleter>> MakeYuvFrame(const VideoFormat& format) {
+  std::unique_ptr<AVFrame, FrameDeleter> yuv(av_frame_alloc());
+  if (!yuv) {
+    return Failed("out of memory");
+  }
+  yuv->format = AV_PIX_FMT_YUV420P;
+  yuv->width = format.width;
+  yuv->height = format.height;
+  yuv->color_range = AVCOL_RANGE_MPEG;
+  yuv->colorspace = AVCOL_SPC_SMPTE170M;
+  const int rc = av_frame_get_buffer(yuv.get(), 0);
+  if (rc < 0) {
+    return AvError("av_frame_get_buffer", rc);
+  }
+  return yuv;
+}
+
 }  // namespace
 
 Result<std::string> EncodeMp4(const VideoFormat& format,
@@ -168,34 +220,11 @@ Result<std::string> EncodeMp4(const VideoFormat& format,
     return Failed("avio_alloc_context failed");
   }
 
-  std::unique_ptr<AVCodecContext, CodecContextDeleter> enc(avcodec_alloc_context3(codec));
-  if (!enc) {
-    return Failed("avcodec_alloc_context3 failed");
+  auto opened = OpenEncoder(codec, format, oc);
+  if (!opened) {
+    return opened.error();
   }
-  enc->width = format.width;
-  enc->height = format.height;
-  enc->pix_fmt = AV_PIX_FMT_YUV420P;
-  enc->time_base = AVRational{1, format.fps};
-  enc->framerate = AVRational{format.fps, 1};
-  enc->gop_size = format.fps;
-  enc->max_b_frames = 0;
-  enc->thread_count = 1;
-  enc->flags |= AV_CODEC_FLAG_BITEXACT;
-  enc->color_range = AVCOL_RANGE_MPEG;
-  enc->colorspace = AVCOL_SPC_SMPTE170M;
-  enc->color_primaries = AVCOL_PRI_SMPTE170M;
-  enc->color_trc = AVCOL_TRC_SMPTE170M;
-  if ((oc->oformat->flags & AVFMT_GLOBALHEADER) != 0) {
-    enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-  }
-  AVDictionary* options = nullptr;
-  av_dict_set(&options, "preset", kPreset, 0);
-  av_dict_set(&options, "crf", kCrf, 0);
-  rc = avcodec_open2(enc.get(), codec, &options);
-  av_dict_free(&options);
-  if (rc < 0) {
-    return AvError("avcodec_open2(libx264)", rc);
-  }
+  std::unique_ptr<AVCodecContext, CodecContextDeleter> enc = std::move(*opened);
 
   AVStream* stream = avformat_new_stream(oc, nullptr);
   if (stream == nullptr) {
@@ -213,19 +242,14 @@ Result<std::string> EncodeMp4(const VideoFormat& format,
     return AvError("avformat_write_header", rc);
   }
 
-  std::unique_ptr<AVFrame, FrameDeleter> yuv(av_frame_alloc());
-  std::unique_ptr<AVPacket, PacketDeleter> packet(av_packet_alloc());
-  if (!yuv || !packet) {
-    return Failed("out of memory");
+  auto made = MakeYuvFrame(format);
+  if (!made) {
+    return made.error();
   }
-  yuv->format = AV_PIX_FMT_YUV420P;
-  yuv->width = format.width;
-  yuv->height = format.height;
-  yuv->color_range = AVCOL_RANGE_MPEG;
-  yuv->colorspace = AVCOL_SPC_SMPTE170M;
-  rc = av_frame_get_buffer(yuv.get(), 0);
-  if (rc < 0) {
-    return AvError("av_frame_get_buffer", rc);
+  std::unique_ptr<AVFrame, FrameDeleter> yuv = std::move(*made);
+  std::unique_ptr<AVPacket, PacketDeleter> packet(av_packet_alloc());
+  if (!packet) {
+    return Failed("out of memory");
   }
   // cairo's RGB24 is a native-endian 0xXXRRGGBB word per pixel: AV_PIX_FMT_RGB32's layout.
   std::unique_ptr<SwsContext, SwsDeleter> sws(
