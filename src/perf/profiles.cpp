@@ -204,55 +204,59 @@ std::vector<client::ChatResponse> Session::Execute(std::vector<client::ChatParam
     }
   }
   if (!warmup) {
-    // Wall time counts the time requests were in flight: for requests sent together, from the
-    // first send to the last token of any of them (never the sum of overlapping requests).
-    std::int64_t first_send = 0, last_token = 0;
-    long long batch_tokens = 0;
-    for (const auto& r : out) {
-      if (r.outcome == client::Outcome::kCancelled && r.send_ns == 0) {
-        continue;  // never sent (interrupted): not a measured request
-      }
-      RequestMetrics m = ComputeMetrics(r);
-      ++requests_;
-      // A server that stopped answering (refused, or frozen: no byte at all) ends the run; a
-      // reset stream or an error from a live server is an ordinary failure (ServerWatch).
-      ObserveResponse(r);
-      if (r.outcome == client::Outcome::kCancelled) {
-        ++interrupted_;  // sent, then cut short by a stop (Ctrl-C): not the server's failure
-        continue;
-      }
-      if (r.outcome != client::Outcome::kOk) {
-        ++failed_;
-        continue;  // a failed request contributes no tokens and no time
-      }
-      completion_tokens_ += m.completion_tokens;
-      batch_tokens += m.completion_tokens;
-      if (first_send == 0 || r.send_ns < first_send) {
-        first_send = r.send_ns;
-      }
-      if (!r.events.empty()) {
-        last_token = std::max(last_token, r.events.back().t_ns);
-      }
-      if (CameAsOneBody(r)) {
-        Warn(
-            "The server ignored stream=true and answered with one JSON body: no TTFT, decode "
-            "speed or throughput can be measured from such answers, so they are left out.");
-      }
-      if (r.invalid_utf8) {
-        Warn("The server sent text that is not valid UTF-8; the invalid bytes were replaced.");
-      }
-      if (m.tokens_estimated && !r.events.empty()) {
-        Warn(
-            "Some completion token counts are estimated (the server sent no usage); "
-            "tok/s figures from those requests count streamed chunks, not tokens.");
-      }
-    }
-    if (last_token > first_send && first_send != 0) {
-      wall_time_s_ += static_cast<double>(last_token - first_send) / 1e9;
-    }
-    ObserveWindow(first_send, last_token, batch_tokens, !out.empty() && out.front().replayed);
+    AccountBatch(out);
   }
   return out;
+}
+
+void Session::AccountBatch(const std::vector<client::ChatResponse>& out) {
+  // Wall time counts the time requests were in flight: for requests sent together, from the
+  // first send to the last token of any of them (never the sum of overlapping requests).
+  std::int64_t first_send = 0, last_token = 0;
+  long long batch_tokens = 0;
+  for (const auto& r : out) {
+    if (r.outcome == client::Outcome::kCancelled && r.send_ns == 0) {
+      continue;  // never sent (interrupted): not a measured request
+    }
+    RequestMetrics m = ComputeMetrics(r);
+    ++requests_;
+    // A server that stopped answering (refused, or frozen: no byte at all) ends the run; a
+    // reset stream or an error from a live server is an ordinary failure (ServerWatch).
+    ObserveResponse(r);
+    if (r.outcome == client::Outcome::kCancelled) {
+      ++interrupted_;  // sent, then cut short by a stop (Ctrl-C): not the server's failure
+      continue;
+    }
+    if (r.outcome != client::Outcome::kOk) {
+      ++failed_;
+      continue;  // a failed request contributes no tokens and no time
+    }
+    completion_tokens_ += m.completion_tokens;
+    batch_tokens += m.completion_tokens;
+    if (first_send == 0 || r.send_ns < first_send) {
+      first_send = r.send_ns;
+    }
+    if (!r.events.empty()) {
+      last_token = std::max(last_token, r.events.back().t_ns);
+    }
+    if (CameAsOneBody(r)) {
+      Warn(
+          "The server ignored stream=true and answered with one JSON body: no TTFT, decode "
+          "speed or throughput can be measured from such answers, so they are left out.");
+    }
+    if (r.invalid_utf8) {
+      Warn("The server sent text that is not valid UTF-8; the invalid bytes were replaced.");
+    }
+    if (m.tokens_estimated && !r.events.empty()) {
+      Warn(
+          "Some completion token counts are estimated (the server sent no usage); "
+          "tok/s figures from those requests count streamed chunks, not tokens.");
+    }
+  }
+  if (last_token > first_send && first_send != 0) {
+    wall_time_s_ += static_cast<double>(last_token - first_send) / 1e9;
+  }
+  ObserveWindow(first_send, last_token, batch_tokens, !out.empty() && out.front().replayed);
 }
 
 std::chrono::milliseconds Session::AuxLimit(std::chrono::milliseconds usual) const {

@@ -457,6 +457,9 @@ class Session {
   // Notes the group of `params`' prefix (its first message starts with the group's head) for
   // the call `id`; nothing when --shared-prefix is off.
   void NotePrefixGroup(std::uint64_t id, const client::ChatParams& params);
+  // Counts a measured batch's requests, failures and tokens, adds the time it was in flight to
+  // the wall time, warns about answers that cannot be measured as they should.
+  void AccountBatch(const std::vector<client::ChatResponse>& out);
 };
 
 // What perf keeps of one request (docs/bounds.md): a stream is stopped past
