@@ -73,6 +73,15 @@ struct Writer {
     WalkFigures(obj, "", FigureWalk{Skipped, nullptr}, [this](ResultRow r) { Add(std::move(r)); });
   }
 
+  // The profile-wide figures of a sweep's section, beside its rows (arrays are left out):
+  // replay's achieved rate and send lag, sessions' throughput and totals, the settings it ran
+  // with. Not `gpus` (the frontier's row) or rate's `search` (rate-search's).
+  void WalkWide(const json& section) {
+    const FigureWalk how{
+        [](std::string_view k) { return Skipped(k) || k == "gpus" || k == "search"; }, nullptr};
+    WalkFigures(section, "", how, [this](ResultRow r) { Add(std::move(r)); });
+  }
+
   void Table(const json& table, std::string_view level_key, std::string unit) {
     if (!table.is_array()) {
       return;
@@ -112,9 +121,7 @@ std::vector<ResultRow> SpeedRows(const json& results) {
       w.Walk(s);
       continue;
     }
-    if (p.id == ProfileId::kConcurrency && s.contains("tokens") && s["tokens"].is_number()) {
-      w.Row("tokens", s["tokens"].get<double>(), "tokens");
-    }
+    w.WalkWide(s);
     w.Table(s.value(std::string(p.rows), json()), std::string(p.dim), std::string(p.dim_unit));
     if (s.contains("frontier") && s["frontier"].is_array()) {  // concurrency, rate, sessions
       w.profile = std::string(p.name) + "-frontier";
@@ -128,6 +135,7 @@ std::vector<ResultRow> SpeedRows(const json& results) {
     }
     if (p.id == ProfileId::kRate && s.contains("search") && s["search"].is_object()) {
       w.profile = "rate-search";
+      w.Walk(s["search"]);  // its outcome: the best rate, the bracket, the probes' count
       w.Table(s["search"].value("points", json()), std::string(p.dim), std::string(p.dim_unit));
     }
   }

@@ -107,6 +107,30 @@ TEST(ExportTest, CsvHasTheFrontierPointsOfEachSweep) {
   EXPECT_EQ(csv.find("rate-frontier,4,req/s,total_tok_s_per_gpu"), std::string::npos);
 }
 
+TEST(ExportTest, CsvHasTheProfileWideFiguresBesideASweepsRows) {
+  json d = Doc();
+  d["perf"]["replay"] = {{"achieved_rate_rps", 4.5},
+                         {"send_lag_ms", {{"n", 2}, {"median", 0.25}, {"p99", 0.5}}},
+                         {"format", "mooncake"},
+                         {"classes", {{{"class", "all"}, {"ok", 2}}}}};
+  d["perf"]["sessions"] = {{"output_tok_s", 321.5}, {"gpus", 2}, {"turns", json::array()}};
+  d["perf"]["rate"] = {{"rates", json::array()},
+                       {"search",
+                        {{"best_rps", 12.5},
+                         {"result", "found"},
+                         {"points", {{{"rate_rps", 12.5}, {"goodput_rps", 11.0}}}}}}};
+  const std::string csv = ToCsv(d);
+  EXPECT_NE(csv.find("replay,,,achieved_rate_rps,value,4.5,req/s\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("replay,,,send_lag_ms,p99,0.5,ms\n"), std::string::npos);
+  EXPECT_NE(csv.find("replay,all,class,ok,value,2,\n"), std::string::npos);
+  EXPECT_NE(csv.find("sessions,,,output_tok_s,value,321.5,tok/s\n"), std::string::npos);
+  // The GPU count is the frontier's figure, and a search's outcome is rate-search's.
+  EXPECT_EQ(csv.find("sessions,,,gpus"), std::string::npos);
+  EXPECT_NE(csv.find("rate-search,,,best_rps,value,12.5,req/s\n"), std::string::npos);
+  EXPECT_NE(csv.find("rate-search,12.5,req/s,goodput_rps,value,11,req/s\n"), std::string::npos);
+  EXPECT_EQ(csv.find("rate,,,search."), std::string::npos);
+}
+
 TEST(ExportTest, SpeedRowsAreTypedRowsThatSayWhereEachFigureSits) {
   json d = Doc();
   d["perf"]["concurrency"] = {
@@ -130,8 +154,9 @@ TEST(ExportTest, SpeedRowsAreTypedRowsThatSayWhereEachFigureSits) {
   EXPECT_EQ(median->ci_hi, 200);
 }
 
-// The CSV export and the run store are two views of the one row model: wherever both hold a
-// figure of a profile's table, they hold the same value, unit, n and interval. Checked on runs
+// The CSV export and the run store are two views of the one row model: every figure the store
+// keeps of a profile's rows, or of its whole section, the CSV has too, with the same value,
+// unit, n and interval. Checked on runs
 // recorded by two earlier servebench versions (tests/fixtures/runs).
 TEST(ExportTest, TheStoreAndTheCsvReadEveryFigureTheSameWay) {
   std::size_t matched = 0;
@@ -142,8 +167,10 @@ TEST(ExportTest, TheStoreAndTheCsvReadEveryFigureTheSameWay) {
     const std::vector<ResultRow> csv = SpeedRows(results);
     for (const store::MetricRow& m : store::MetricRows(results)) {
       const ProfileSpec* p = FindProfile(m.profile);
-      if (p == nullptr || m.dim != p->dim) {
-        continue;  // the store's own rows: suite, resources, frontier and search points
+      // The store's own rows: suite, resources, frontier and search points; the frontier's GPUs.
+      if (p == nullptr || (m.dim != p->dim && !m.dim.empty()) || m.metric == "gpus" ||
+          m.metric.starts_with("search.")) {
+        continue;
       }
       const auto it = std::find_if(csv.begin(), csv.end(), [&m](const ResultRow& c) {
         const std::string metric =
