@@ -3,6 +3,7 @@
 // (byte for byte where no change to the report was intended since), report.html, the CSV export,
 // `store import` with the figures intact, and `compare` across versions. Each run is copied into
 // a temporary directory first: nothing is ever written into the fixtures.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -31,7 +32,7 @@ const std::string kBin = SB_BINARY;
 
 // Every saved run: the commit that wrote it, and what it ran.
 const std::vector<std::string> kRuns = {"d1b248f-run", "d1b248f-rate", "f1b7e34-run",
-                                        "f1b7e34-rate"};
+                                        "f1b7e34-rate", "c23d56c-workloads"};
 
 class LegacyRun : public ::testing::TestWithParam<std::string> {
  protected:
@@ -71,7 +72,8 @@ TEST_P(LegacyRun, CsvExportHasItsFigures) {
   EXPECT_EQ(r.out.rfind("profile,level,level_unit,metric,stat,value,unit\n", 0), 0u);
   const json& perf = results_["perf"];
   for (auto it = perf.begin(); it != perf.end(); ++it) {  // a row from every profile it ran
-    const std::string name = it.key() == "max_tokens" ? "max-tokens" : it.key();
+    std::string name = it.key();  // the results.json key, as users name the profile
+    std::replace(name.begin(), name.end(), '_', '-');  // max_tokens, prefix_cache
     EXPECT_NE(r.out.find("\n" + name + ","), std::string::npos) << name;
   }
   if (perf.contains("decode")) {
@@ -114,6 +116,9 @@ TEST(LegacyRuns, StoreImportKeepsEveryRunsFigures) {
     if (perf.contains("decode")) {
       metric = "decode.decode_tok_s";
       want = perf["decode"]["decode_tok_s"]["median"].get<double>();
+    } else if (perf.contains("replay")) {
+      metric = "replay.achieved_rate_rps";
+      want = perf["replay"]["achieved_rate_rps"].get<double>();
     } else {
       const json& level = perf["rate"]["rates"][0];
       metric = fmt::format("rate.achieved_rate_rps@{}", level["rate_rps"].get<double>());

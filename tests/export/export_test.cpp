@@ -156,11 +156,12 @@ TEST(ExportTest, SpeedRowsAreTypedRowsThatSayWhereEachFigureSits) {
 
 // The CSV export and the run store are two views of the one row model: every figure the store
 // keeps of a profile's rows, or of its whole section, the CSV has too, with the same value,
-// unit, n and interval. Checked on runs
-// recorded by two earlier servebench versions (tests/fixtures/runs).
+// unit, n and interval. Checked on runs recorded by three servebench versions
+// (tests/fixtures/runs), replay, sessions and prefix-cache among them.
 TEST(ExportTest, TheStoreAndTheCsvReadEveryFigureTheSameWay) {
   std::size_t matched = 0;
-  for (const char* run : {"d1b248f-run", "d1b248f-rate", "f1b7e34-run", "f1b7e34-rate"}) {
+  for (const char* run :
+       {"d1b248f-run", "d1b248f-rate", "f1b7e34-run", "f1b7e34-rate", "c23d56c-workloads"}) {
     std::ifstream in(std::string(SB_FIXTURES_DIR) + "/runs/" + run + "/results.json");
     ASSERT_TRUE(in) << run;
     const json results = json::parse(in);
