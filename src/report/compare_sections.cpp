@@ -337,6 +337,14 @@ std::vector<CompareRow> ProfileMetricRows(const std::vector<CompareRun>& runs,
       const json& place = *Find(*row, {p.dim});  // PlaceOf found it
       if (std::none_of(places.begin(), places.end(),
                        [&place](const auto& seen) { return seen.first == place; })) {
+        // Two places whose names differ only in punctuation ("a/b", "a.b") would share a
+        // key: the later one's key gets the first free "_2", "_3", ...
+        const std::string base = at->key;
+        for (int n = 2; std::any_of(places.begin(), places.end(),
+                                    [&at](const auto& seen) { return seen.second.key == at->key; });
+             ++n) {
+          at->key = fmt::format("{}_{}", base, n);
+        }
         places.emplace_back(place, std::move(*at));
       }
     }

@@ -282,6 +282,20 @@ TEST(CompareModelTest, SessionsReplayAndContextAreComparedPerPlaceFromTheTable) 
   // One run without sessions: no sessions section (nothing to compare).
   b["perf"].erase("sessions");
   EXPECT_EQ(SectionOf(Build({a, b}), "sessions"), nullptr);
+
+  // Two classes whose names differ only in punctuation keep keys of their own.
+  a["perf"]["replay"] = {{"classes",
+                          {{{"class", "code/chat"}, {"ttft_ms", stats(30)}},
+                           {{"class", "code.chat"}, {"ttft_ms", stats(60)}}}}};
+  b["perf"]["replay"] = a["perf"]["replay"];
+  const Comparison both = Build({a, b});
+  const CompareRow* slash = RowOf(both, "replay.code_chat.ttft_ms");
+  const CompareRow* dot = RowOf(both, "replay.code_chat_2.ttft_ms");
+  ASSERT_NE(slash, nullptr);
+  ASSERT_NE(dot, nullptr);
+  EXPECT_EQ(slash->metric, "TTFT, class code/chat");
+  EXPECT_EQ(dot->metric, "TTFT, class code.chat");
+  EXPECT_EQ(dot->cells[0].text, "60 ms");
 }
 
 // A turn's statistics keep no values; the run's samples.jsonl records of that turn give the
