@@ -53,6 +53,9 @@ void RenderReplay(const json& replay, std::string& out) {
   if (const json* cache = Find(replay, {"cache"}); cache != nullptr) {
     out += ServerCacheSentence(*cache);
   }
+  out +=
+      "Requests by class and by cache outcome: each request is counted once under its class "
+      "and once under its cache outcome.\n\n";
   MarkdownTable t({{"Class"},
                    {"Requests", Align::kRight},
                    {"Input p50 / p99", Align::kRight},

@@ -49,6 +49,11 @@ json ReplayRun(bool reported) {
 TEST(MarkdownReplayTest, ShowsTheCacheShareLateSendsAndClasses) {
   const std::string md = RenderMarkdown(ReplayRun(true));
   EXPECT_NE(md.find("### Trace replay"), std::string::npos) << md;
+  // The table groups each request twice: by class and by cache outcome.
+  EXPECT_NE(md.find("each request is counted once under its class and once under its cache "
+                    "outcome"),
+            std::string::npos)
+      << md;
   EXPECT_NE(md.find("Sent 3 of 3 (0 failed, 1 late by more than 1.0 ms"), std::string::npos) << md;
   EXPECT_NE(md.find("**25%** (512 of 2,048)"), std::string::npos) << md;
   EXPECT_NE(md.find("| trace:mooncake | 3 | 700 / 1,000 | 40 / 64 | 10 / 20 / 30 | 10 / 20 / 30 |"),
