@@ -6,6 +6,8 @@
 // error wherever one is given. How to add a profile: docs/architecture.md.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <span>
@@ -214,23 +216,36 @@ inline constexpr OptionSpec kDecodeOptions[] = {
     kImageSizeOption, kInputTokensOption, kOutputTokensOption,
 };
 
-inline constexpr OptionSpec kConcurrencyOptions[] = {
-    IntsOption("--levels", "1,2,4,8", 1, 1e6, "concurrency: the levels, parallel streams each"),
-    kTokensOption,
-    kGpusOption,
-    kImagesOption,
-    kImageSizeOption,
-    kInputTokensOption,
-    kOutputTokensOption,
-    kRequestsOption,
-    kDurationOption,
-    kMaxRequestsOption,
-    kDatasetOption,
-    kDatasetFormatOption,
-    kDatasetOrderOption,
-    kSkipBadLinesOption,
+// What both sustained-load profiles (concurrency, rate) read after their own options: GPUs,
+// images, the prompt and answer lengths, the loop's size, a dataset, shared prefixes.
+inline constexpr OptionSpec kSustainedLoadOptions[] = {
+    kGpusOption,         kImagesOption,        kImageSizeOption,    kInputTokensOption,
+    kOutputTokensOption, kRequestsOption,      kDurationOption,     kMaxRequestsOption,
+    kDatasetOption,      kDatasetFormatOption, kDatasetOrderOption, kSkipBadLinesOption,
     kSharedPrefixOption,
 };
+
+// `head` then `tail`: one option list made of two (an OptionSpec list cannot be spliced into
+// another's initializer).
+template <std::size_t N, std::size_t M>
+constexpr std::array<OptionSpec, N + M> JoinOptions(const OptionSpec (&head)[N],
+                                                    const OptionSpec (&tail)[M]) {
+  std::array<OptionSpec, N + M> out{};
+  for (std::size_t i = 0; i < N; ++i) {
+    out[i] = head[i];
+  }
+  for (std::size_t i = 0; i < M; ++i) {
+    out[N + i] = tail[i];
+  }
+  return out;
+}
+
+inline constexpr OptionSpec kConcurrencyOwnOptions[] = {
+    IntsOption("--levels", "1,2,4,8", 1, 1e6, "concurrency: the levels, parallel streams each"),
+    kTokensOption,
+};
+inline constexpr auto kConcurrencyOptions =
+    JoinOptions(kConcurrencyOwnOptions, kSustainedLoadOptions);
 
 inline constexpr OptionSpec kTtftOptions[] = {
     kRunsOption,
@@ -251,7 +266,7 @@ inline constexpr OptionSpec kContextOptions[] = {
 };
 
 // The rate profile (open-loop load, docs/load.md).
-inline constexpr OptionSpec kRateOptions[] = {
+inline constexpr OptionSpec kRateOwnOptions[] = {
     RealsOption("--rates", "", 0, 1e6, "rate: arrival rates in req/s, one open-loop run each",
                 /*min_open=*/true),
     kArrivalOption,
@@ -270,20 +285,8 @@ inline constexpr OptionSpec kRateOptions[] = {
     IntOption("--max-concurrency", "0", 0, 4096,
               "rate: at most N requests in flight; later arrivals wait in the client (the wait "
               "counts from the scheduled time); 0 = no cap"),
-    kGpusOption,
-    kImagesOption,
-    kImageSizeOption,
-    kInputTokensOption,
-    kOutputTokensOption,
-    kRequestsOption,
-    kDurationOption,
-    kMaxRequestsOption,
-    kDatasetOption,
-    kDatasetFormatOption,
-    kDatasetOrderOption,
-    kSkipBadLinesOption,
-    kSharedPrefixOption,
 };
+inline constexpr auto kRateOptions = JoinOptions(kRateOwnOptions, kSustainedLoadOptions);
 
 // The replay profile (a trace at its own times, docs/workloads.md).
 inline constexpr OptionSpec kReplayOptions[] = {
