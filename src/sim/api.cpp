@@ -16,9 +16,8 @@
 namespace sb::sim {
 
 using api_detail::BadRequest;
-using api_detail::CheckModel;
 using api_detail::Dump;
-using api_detail::ParseJson;
+using api_detail::ParseRequest;
 using api_detail::PromptScan;
 using api_detail::ScanMessages;
 using nlohmann::json;
@@ -316,6 +315,21 @@ std::optional<Reply> CheckModel(const json& j, const SimOptions& options) {
   return std::nullopt;
 }
 
+std::variant<json, Reply> ParseRequest(std::string_view body, const SimOptions& options) {
+  auto parsed = ParseJson(body);
+  if (std::holds_alternative<Reply>(parsed)) {
+    return parsed;
+  }
+  const json& j = std::get<json>(parsed);
+  if (!j.is_object()) {
+    return BadRequest("Input should be a valid dictionary or object");
+  }
+  if (auto err = CheckModel(j, options)) {
+    return std::move(*err);
+  }
+  return parsed;
+}
+
 }  // namespace api_detail
 
 Reply ErrorReply(int status, std::string_view message) {
@@ -467,17 +481,11 @@ std::optional<Reply> CheckContext(const SimOptions& options, const ChatRequest& 
 
 std::variant<ChatRequest, Reply> ParseChatRequest(std::string_view body,
                                                   const SimOptions& options) {
-  auto parsed = ParseJson(body);
+  auto parsed = ParseRequest(body, options);
   if (auto* reply = std::get_if<Reply>(&parsed)) {
     return std::move(*reply);
   }
   const json& j = std::get<json>(parsed);
-  if (!j.is_object()) {
-    return BadRequest("Input should be a valid dictionary or object");
-  }
-  if (auto err = CheckModel(j, options)) {
-    return std::move(*err);
-  }
   const auto messages_it = j.find("messages");
   if (messages_it == j.end()) {
     return BadRequest("messages: Field required");

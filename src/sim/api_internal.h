@@ -45,7 +45,9 @@ struct PromptScan {
 // malformed message. `want_ids` also lists the template's token ids.
 std::optional<Reply> ScanMessages(const nlohmann::json& messages, bool want_ids, PromptScan& scan);
 
-// A 404 when the request names a model other than the one served; nullopt when it names none.
-std::optional<Reply> CheckModel(const nlohmann::json& j, const SimOptions& options);
+// The body of a chat, tokenize or detokenize request: a JSON object that names the served
+// model or none (ParseJson, then a 404 for a model other than the one served); else the 400 or 404
+// reply, in vLLM's words.
+std::variant<nlohmann::json, Reply> ParseRequest(std::string_view body, const SimOptions& options);
 
 }  // namespace sb::sim::api_detail

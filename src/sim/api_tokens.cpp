@@ -13,9 +13,9 @@
 namespace sb::sim {
 
 using api_detail::BadRequest;
-using api_detail::CheckModel;
 using api_detail::Dump;
 using api_detail::ParseJson;
+using api_detail::ParseRequest;
 using api_detail::PromptScan;
 using api_detail::ScanMessages;
 using nlohmann::json;
@@ -44,17 +44,11 @@ const std::string* Vocabulary::Find(std::int64_t id) const {
 }
 
 Reply Tokenize(std::string_view body, const SimOptions& options, Vocabulary& vocabulary) {
-  auto parsed = ParseJson(body);
+  auto parsed = ParseRequest(body, options);
   if (auto* reply = std::get_if<Reply>(&parsed)) {
     return std::move(*reply);
   }
   const json& j = std::get<json>(parsed);
-  if (!j.is_object()) {
-    return BadRequest("Input should be a valid dictionary or object");
-  }
-  if (auto err = CheckModel(j, options)) {
-    return std::move(*err);
-  }
   std::vector<std::int64_t> ids;
   std::vector<std::string_view> pieces;  // llama.cpp with_pieces
   bool llama = false;
@@ -151,17 +145,11 @@ Reply ApplyTemplate(std::string_view body) {
 }
 
 Reply Detokenize(std::string_view body, const SimOptions& options, const Vocabulary& vocabulary) {
-  auto parsed = ParseJson(body);
+  auto parsed = ParseRequest(body, options);
   if (auto* reply = std::get_if<Reply>(&parsed)) {
     return std::move(*reply);
   }
   const json& j = std::get<json>(parsed);
-  if (!j.is_object()) {
-    return BadRequest("Input should be a valid dictionary or object");
-  }
-  if (auto err = CheckModel(j, options)) {
-    return std::move(*err);
-  }
   const auto it = j.find("tokens");
   if (it == j.end() || !it->is_array()) {
     return BadRequest("tokens: Field required (a list of token ids)");
