@@ -2,6 +2,7 @@
 // data exists. Every plotted value is read from results.json as is (no recomputation), so a
 // mark's data-y equals the field it names.
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -79,70 +80,77 @@ std::string Decode(const json& d, int& charts) {
       Figure(c, failed > 0 ? fmt::format("{} of {} runs failed and have no dot.", failed, i) : ""));
 }
 
+// A line chart of a profile's sweep, declared as data: x is each row's place (the table's dim,
+// in its unit), one line per field of the rows (the median of a statistics object, or the
+// number itself), y in tok/s.
+struct LineSpec {
+  std::string_view name;   // the series' name in the legend
+  std::string_view field;  // "throughput_tok_s"
+  std::string_view stat;   // "median"; "": the field is a number
+};
+
+struct SweepChartSpec {
+  ProfileId profile;
+  std::string_view title;  // the chart's and its section's
+  bool log_x;              // a log x axis (lengths that double), else linear from 0
+  std::string_view y_label;
+  std::array<LineSpec, 2> lines;
+  std::string_view caption;
+};
+
 // Combined throughput and per-request decode speed (median) per concurrency level.
-std::string Concurrency(const json& cc, int& charts) {
-  XYChart c;
-  c.id = "concurrency";
-  c.title = "Throughput vs concurrency";
-  c.x =
-      Axis{.label = "Concurrency", .unit = "streams", .zero = true, .integer = true, .decimals = 0};
-  c.y = TokS("Throughput");
-  Series combined{.name = "combined", .points = {}, .css = "c0"};
-  Series per{.name = "per request (median)", .points = {}, .css = "c1"};
-  for (const json* l : ArrayAt(cc, {"levels"})) {
-    auto n = NumberAt(*l, {"concurrency"});
-    if (!n) {
-      continue;
-    }
-    if (auto v = NumberAt(*l, {"throughput_tok_s"})) {
-      combined.points.push_back(Point{*n, *v, ""});
-    }
-    if (auto v = NumberAt(*l, {"per_stream_decode_tok_s", "median"})) {
-      per.points.push_back(Point{*n, *v, ""});
-    }
-  }
-  if (combined.points.empty() && per.points.empty()) {
-    return "";
-  }
-  c.series = {std::move(combined), std::move(per)};
-  ++charts;
-  return Section("Throughput vs concurrency",
-                 Figure(c,
-                        "Combined: all streams' tokens over the level's wall time. Per "
-                        "request: each stream's decode speed, median over the streams."));
-}
+constexpr SweepChartSpec kConcurrencyChart = {
+    ProfileId::kConcurrency,
+    "Throughput vs concurrency",
+    false,
+    "Throughput",
+    {{{"combined", "throughput_tok_s", ""},
+      {"per request (median)", "per_stream_decode_tok_s", "median"}}},
+    "Combined: all streams' tokens over the level's wall time. Per request: each stream's decode "
+    "speed, median over the streams."};
 
 // tok/s (incl. TTFT) and decode tok/s (medians) per max_tokens, log x.
-std::string MaxTokens(const json& m, int& charts) {
+constexpr SweepChartSpec kMaxTokensChart = {
+    ProfileId::kMaxTokens,
+    "Speed vs output length",
+    true,
+    "Speed",
+    {{{"tok/s (incl. TTFT)", "tok_s", "median"}, {"decode tok/s", "decode_tok_s", "median"}}},
+    "Medians per length. Short outputs pay TTFT over few tokens, so tok/s incl. TTFT rises with "
+    "length towards the decode speed."};
+
+std::string SweepChart(const SweepChartSpec& spec, const json& section, int& charts) {
+  const ProfileSpec& p = Profile(spec.profile);
   XYChart c;
-  c.id = std::string(Profile(ProfileId::kMaxTokens).name);
-  c.title = "Speed vs output length";
-  c.x = Axis{.label = "Max tokens", .unit = "tokens", .log = true, .decimals = 0};
-  c.y = TokS("Speed");
-  Series wall{.name = "tok/s (incl. TTFT)", .points = {}, .css = "c0"};
-  Series dec{.name = "decode tok/s", .points = {}, .css = "c1"};
-  const ProfileSpec& spec = Profile(ProfileId::kMaxTokens);
-  for (const json* l : ArrayAt(m, {spec.rows})) {
-    auto n = NumberAt(*l, {spec.dim});
-    if (!n) {
-      continue;
+  c.id = std::string(p.name);
+  c.title = std::string(spec.title);
+  c.x = Axis{.label = DimHeader(p),
+             .unit = std::string(p.dim_unit),
+             .log = spec.log_x,
+             .zero = true,
+             .integer = !spec.log_x,
+             .decimals = 0};
+  c.y = TokS(std::string(spec.y_label));
+  bool any = false;
+  for (std::size_t i = 0; i < spec.lines.size(); ++i) {
+    const LineSpec& line = spec.lines[i];
+    Series s{.name = std::string(line.name), .points = {}, .css = fmt::format("c{}", i)};
+    for (const json* row : ArrayAt(section, {p.rows})) {
+      auto x = NumberAt(*row, {p.dim});
+      auto y = line.stat.empty() ? NumberAt(*row, {line.field})
+                                 : NumberAt(*row, {line.field, line.stat});
+      if (x && y) {
+        s.points.push_back(Point{*x, *y, ""});
+        any = true;
+      }
     }
-    if (auto v = NumberAt(*l, {"tok_s", "median"})) {
-      wall.points.push_back(Point{*n, *v, ""});
-    }
-    if (auto v = NumberAt(*l, {"decode_tok_s", "median"})) {
-      dec.points.push_back(Point{*n, *v, ""});
-    }
+    c.series.push_back(std::move(s));
   }
-  if (wall.points.empty() && dec.points.empty()) {
+  if (!any) {
     return "";
   }
-  c.series = {std::move(wall), std::move(dec)};
   ++charts;
-  return Section("Speed vs output length",
-                 Figure(c,
-                        "Medians per length. Short outputs pay TTFT over few tokens, so "
-                        "tok/s incl. TTFT rises with length towards the decode speed."));
+  return Section(std::string(spec.title), Figure(c, std::string(spec.caption)));
 }
 
 // TTFT median per prompt type (bars).
@@ -419,12 +427,12 @@ std::string SpeedSections(const json& r, int& charts) {
       out += Decode(*d, charts);
     }
     if (const json* c = Object(*perf, {"concurrency"})) {
-      out += Concurrency(*c, charts);
+      out += SweepChart(kConcurrencyChart, *c, charts);
       out += TailsTable(ArrayAt(*c, {"levels"}), "concurrency", "concurrency", "Concurrency");
     }
     const ProfileSpec& mt = Profile(ProfileId::kMaxTokens);
     if (const json* m = Object(*perf, {mt.key})) {
-      out += MaxTokens(*m, charts);
+      out += SweepChart(kMaxTokensChart, *m, charts);
       out += TailsTable(ArrayAt(*m, {mt.rows}), mt.name, mt.dim, "Max tokens");
     }
     out += FrontierSection(r, charts);

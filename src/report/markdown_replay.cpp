@@ -1,8 +1,11 @@
 #include "report/markdown_replay.h"
 
+#include <array>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "report/columns.h"
 #include "report/format.h"
 #include "report/markdown_classes.h"
 #include "report/markdown_tails.h"
@@ -14,10 +17,25 @@ using nlohmann::json;
 
 namespace {
 
-std::string P50P99(const json& j, std::string_view key) {
+std::string Tails(const json& j, std::string_view key) {
   return FormatMs(NumberAt(j, {key, "p50"})) + " / " + FormatMs(NumberAt(j, {key, "p90"})) + " / " +
          FormatMs(NumberAt(j, {key, "p99"}));
 }
+
+constexpr std::array<std::string_view, 3> kThree = {"p50", "p90", "p99"};
+
+constexpr ColumnSpec kClassColumns[] = {
+    {.header = "Class",
+     .align = Align::kLeft,
+     .cell = [](const json& c,
+                std::size_t) { return MarkdownCell(StringAt(c, {"class"}).value_or("?")); }},
+    {"Requests", {"count"}},
+    {"Input p50 / p99", {"input_tokens"}, CellFormat::kCount, {"p50", "p99"}},
+    {"Output p50 / p99", {"output_tokens"}, CellFormat::kCount, {"p50", "p99"}},
+    {"TTFT p50 / p90 / p99 (ms)", {"ttft_ms"}, CellFormat::kMs, kThree},
+    {"ITL p50 / p90 / p99 (ms)", {"itl_ms"}, CellFormat::kMs, kThree},
+    {"E2E p50 / p90 / p99 (ms)", {"e2e_ms"}, CellFormat::kMs, kThree},
+};
 
 }  // namespace
 
@@ -43,8 +61,8 @@ void RenderReplay(const json& replay, std::string& out) {
         FormatPercent(NumberAt(replay, {"cache", "share"})),
         FormatCount(NumberAt(replay, {"cache", "cached_tokens"})),
         FormatCount(NumberAt(replay, {"cache", "prompt_tokens"})),
-        P50P99(*Find(replay, {"cache"}), "ttft_cached_ms"),
-        P50P99(*Find(replay, {"cache"}), "ttft_uncached_ms"));
+        Tails(*Find(replay, {"cache"}), "ttft_cached_ms"),
+        Tails(*Find(replay, {"cache"}), "ttft_uncached_ms"));
   } else {
     out +=
         "Prompt tokens served from the server's cache: not reported (the server's answers "
@@ -56,19 +74,8 @@ void RenderReplay(const json& replay, std::string& out) {
   out +=
       "Requests by class and by cache outcome: each request is counted once under its class "
       "and once under its cache outcome.\n\n";
-  MarkdownTable t({{"Class"},
-                   {"Requests", Align::kRight},
-                   {"Input p50 / p99", Align::kRight},
-                   {"Output p50 / p99", Align::kRight},
-                   {"TTFT p50 / p90 / p99 (ms)", Align::kRight},
-                   {"ITL p50 / p90 / p99 (ms)", Align::kRight},
-                   {"E2E p50 / p90 / p99 (ms)", Align::kRight}});
-  for (const json* c : ArrayAt(replay, {"classes"})) {
-    t.AddRow({MarkdownCell(StringAt(*c, {"class"}).value_or("?")),
-              FormatCount(NumberAt(*c, {"count"})), LengthCell(*c, "input_tokens"),
-              LengthCell(*c, "output_tokens"), P50P99(*c, "ttft_ms"), P50P99(*c, "itl_ms"),
-              P50P99(*c, "e2e_ms")});
-  }
+  const ProfileSpec& p = Profile(ProfileId::kReplay);
+  const MarkdownTable t = ColumnsTable(p, ArrayAt(replay, {p.rows}), kClassColumns);
   out += t.Render() + "\n";
 }
 

@@ -1,8 +1,13 @@
 #include "report/markdown_sessions.h"
 
+#include <algorithm>
+#include <array>
+#include <vector>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "report/columns.h"
 #include "report/format.h"
 #include "report/table.h"
 
@@ -20,6 +25,7 @@ std::string Three(const json& j, std::string_view key) {
          FormatMs(NumberAt(j, {key, "p99"}));
 }
 
+// Token counts p50 / p90 / p99, or "not reported" when the server's answers carried none.
 std::string Tokens(const json& j, std::string_view key) {
   if (!BoolAt(j, {key, "reported"}).value_or(true)) {
     return "not reported";
@@ -28,24 +34,47 @@ std::string Tokens(const json& j, std::string_view key) {
          " / " + FormatCount(NumberAt(j, {key, "p99"}));
 }
 
+constexpr std::array<std::string_view, 3> kThree = {"p50", "p90", "p99"};
+
+constexpr ColumnSpec kTurnColumns[] = {
+    {.header = "Turn", .format = CellFormat::kLevel},
+    {"Requests", {"requests"}},
+    {"Failed", {"failed"}},
+    {"Tool rounds", {"tool_round_requests"}},
+    {.header = "Prompt tokens p50 / p90 / p99",
+     .cell = [](const json& r, std::size_t) { return Tokens(r, "prompt_tokens"); }},
+    {.header = "Cached tokens p50 / p90 / p99",
+     .cell = [](const json& r, std::size_t) { return Tokens(r, "cached_tokens"); }},
+    {"TTFT p50 / p90 / p99 (ms)", {"ttft_ms"}, CellFormat::kMs, kThree},
+    {"ITL p50 / p90 / p99 (ms)", {"itl_ms"}, CellFormat::kMs, kThree},
+    {"E2E p50 / p90 / p99 (ms)", {"e2e_ms"}, CellFormat::kMs, kThree},
+};
+
+constexpr ColumnSpec kSessionColumns[] = {
+    {.header = "Session",
+     .align = Align::kLeft,
+     .cell = [](const json& r,
+                std::size_t) { return MarkdownCell(StringAt(r, {"label"}).value_or("?")); }},
+    {.header = "Status",
+     .align = Align::kLeft,
+     .cell = [](const json& r,
+                std::size_t) { return MarkdownCell(StringAt(r, {"status"}).value_or("?")); }},
+    {.header = "Turns",
+     .cell =
+         [](const json& r, std::size_t) {
+           return FormatCount(NumberAt(r, {"turns"})) + " of " +
+                  FormatCount(NumberAt(r, {"turns_planned"}));
+         }},
+    {"Tool rounds", {"tool_rounds"}},
+    {"Requests", {"requests"}},
+    {"Prompt tokens", {"prompt_tokens"}},
+    {"Output tokens", {"completion_tokens"}},
+    {"Total (ms)", {"total_ms"}, CellFormat::kMs},
+};
+
 void PerTurn(const json& s, std::string& out) {
-  MarkdownTable t({{"Turn", Align::kRight},
-                   {"Requests", Align::kRight},
-                   {"Failed", Align::kRight},
-                   {"Tool rounds", Align::kRight},
-                   {"Prompt tokens p50 / p90 / p99", Align::kRight},
-                   {"Cached tokens p50 / p90 / p99", Align::kRight},
-                   {"TTFT p50 / p90 / p99 (ms)", Align::kRight},
-                   {"ITL p50 / p90 / p99 (ms)", Align::kRight},
-                   {"E2E p50 / p90 / p99 (ms)", Align::kRight}});
-  for (const json* row : ArrayAt(s, {"turns"})) {
-    t.AddRow({FormatCount(NumberAt(*row, {"turn"})), FormatCount(NumberAt(*row, {"requests"})),
-              FormatCount(NumberAt(*row, {"failed"})),
-              FormatCount(NumberAt(*row, {"tool_round_requests"})), Tokens(*row, "prompt_tokens"),
-              Tokens(*row, "cached_tokens"), Three(*row, "ttft_ms"), Three(*row, "itl_ms"),
-              Three(*row, "e2e_ms")});
-  }
-  out += t.Render() + "\n";
+  const ProfileSpec& p = Profile(ProfileId::kSessions);
+  out += ColumnsTable(p, ArrayAt(s, {p.rows}), kTurnColumns).Render() + "\n";
 }
 
 // The session-concurrency level over all its requests (tool rounds included), and its point on
@@ -81,29 +110,9 @@ void PerSession(const json& s, std::string& out) {
   out += fmt::format("Per session: total time p50 / p90 / p99 {} ms; tool rounds p50 {}.\n\n",
                      totals != nullptr ? Three(*totals, "total_ms") : "—",
                      FormatCount(NumberAt(s, {"session_totals", "tool_rounds", "p50"})));
-  MarkdownTable t({{"Session"},
-                   {"Status"},
-                   {"Turns", Align::kRight},
-                   {"Tool rounds", Align::kRight},
-                   {"Requests", Align::kRight},
-                   {"Prompt tokens", Align::kRight},
-                   {"Output tokens", Align::kRight},
-                   {"Total (ms)", Align::kRight}});
-  std::size_t shown = 0;
-  for (const json* row : rows) {
-    if (shown++ == kMaxSessionRows) {
-      break;
-    }
-    t.AddRow({MarkdownCell(StringAt(*row, {"label"}).value_or("?")),
-              MarkdownCell(StringAt(*row, {"status"}).value_or("?")),
-              FormatCount(NumberAt(*row, {"turns"})) + " of " +
-                  FormatCount(NumberAt(*row, {"turns_planned"})),
-              FormatCount(NumberAt(*row, {"tool_rounds"})),
-              FormatCount(NumberAt(*row, {"requests"})),
-              FormatCount(NumberAt(*row, {"prompt_tokens"})),
-              FormatCount(NumberAt(*row, {"completion_tokens"})),
-              FormatMs(NumberAt(*row, {"total_ms"}))});
-  }
+  const std::vector<const json*> shown(rows.begin(),
+                                       rows.begin() + std::min(rows.size(), kMaxSessionRows));
+  const MarkdownTable t = ColumnsTable(Profile(ProfileId::kSessions), shown, kSessionColumns);
   out += t.Render();
   if (rows.size() > kMaxSessionRows) {
     out += fmt::format("\n({} more sessions in results.json, perf.sessions.per_session.)\n",

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/profile_table.h"
+#include "report/columns.h"
 #include "report/format.h"
 #include "report/markdown_classes.h"
 #include "report/markdown_replay.h"
@@ -47,28 +49,131 @@ std::string Seconds(std::optional<double> ms) {
   return ms ? FormatSeconds(*ms / 1000.0) : std::string(kMissing);
 }
 
-// Bold when non-zero: errors must catch the eye.
-std::string ErrorCount(std::optional<double> n) {
-  std::string s = FormatCount(n);
-  return n && *n > 0 ? "**" + s + "**" : s;
-}
+// ---- The profiles' tables, as columns (columns.h) --------------------------------------------
 
-// " (client-bound)" for a row whose self-check found the client the bottleneck: its figures
-// include the client's own delays (docs/load.md).
-std::string BoundMark(const json& row) {
-  const bool bound = BoolAt(row, {"self_check", "client_bound"}).value_or(false);
-  return bound ? " (client-bound)" : "";
-}
+constexpr ColumnSpec kDecodeColumns[] = {
+    {.header = "Run",
+     .align = Align::kLeft,
+     .cell =
+         [](const json& run, std::size_t i) {
+           return Cell(StringAt(run, {"label"}).value_or(fmt::format("run {}", i + 1)));
+         }},
+    {"Decode (tok/s)", {"decode_tok_s"}, CellFormat::kFixed1},
+    {"TTFT (ms)", {"ttft_ms"}, CellFormat::kMs},
+    {.header = "E2E (s)",
+     .cell = [](const json& run, std::size_t) { return Seconds(NumberAt(run, {"e2e_ms"})); }},
+    {"Tokens", {"completion_tokens"}},
+    {.header = "Status", .path = {"status"}, .format = CellFormat::kText, .align = Align::kLeft},
+};
 
-// The note under a table with a client-bound row.
-void BoundNote(const std::vector<const json*>& rows, std::string& out) {
-  if (std::any_of(rows.begin(), rows.end(), [](const json* r) { return !BoundMark(*r).empty(); })) {
-    out +=
-        "**client-bound**: in the rows marked so, the client's self-check failed (events or "
-        "requests waited in the client longer than `--late-ms` at p99, or token events arrived "
-        "coalesced; the warnings say which): the client, not the server, limited those "
-        "figures.\n\n";
+constexpr ColumnSpec kConcurrencyColumns[] = {
+    {.header = "Concurrency", .format = CellFormat::kLevel},
+    {"OK", {"ok"}},
+    {"Errors", {"errors"}, CellFormat::kErrors},
+    {"Throughput (tok/s)", {"throughput_tok_s"}, CellFormat::kFixed1},
+    {"Per-stream decode (tok/s, median)",
+     {"per_stream_decode_tok_s"},
+     CellFormat::kFixed1,
+     {"median"}},
+    {"TTFT median (ms)", {"ttft_ms"}, CellFormat::kMs, {"median"}},
+    {"Wall (s)", {"wall_s"}, CellFormat::kSeconds},
+};
+
+constexpr ColumnSpec kMaxTokensColumns[] = {
+    {.header = "Max tokens", .format = CellFormat::kLevel},
+    {"Wall (s)", {"wall_s"}, CellFormat::kSeconds, {"median"}},
+    {"Tok/s", {"tok_s"}, CellFormat::kFixed1, {"median"}},
+    {"Decode tok/s", {"decode_tok_s"}, CellFormat::kFixed1, {"median"}},
+    {"Errors", {"errors"}, CellFormat::kErrors, {}, Show::kAnyNonZero},
+};
+
+constexpr ColumnSpec kTtftColumns[] = {
+    {.header = "Prompt", .format = CellFormat::kPlace, .align = Align::kLeft},
+    {"Prompt tokens", {"prompt_tokens"}},
+    {"TTFT median (ms)", {"ttft_ms"}, CellFormat::kMs, {"median"}},
+    {"min", {"ttft_ms"}, CellFormat::kMs, {"min"}},
+    {"max", {"ttft_ms"}, CellFormat::kMs, {"max"}},
+    {"Errors", {"errors"}, CellFormat::kErrors, {}, Show::kAnyNonZero},
+};
+
+// Why a context row has no answer to show, or what it answered when that was wrong.
+std::string ContextNote(const json& r, std::size_t) {
+  if (auto skipped = StringAt(r, {"skipped"})) {
+    return Cell("skipped: " + *skipped);
   }
+  const std::string status = StringAt(r, {"status"}).value_or("ok");
+  if (status != "ok") {
+    return Cell(status);
+  }
+  if (BoolAt(r, {"correct"}) == false) {
+    return Cell("expected " + StringAt(r, {"expected"}).value_or("?") + ", answered \"" +
+                StringAt(r, {"answer"}).value_or("").substr(0, 40) + "\"");
+  }
+  return "";
+}
+
+constexpr ColumnSpec kContextColumns[] = {
+    {.header = "Input size",
+     .cell = [](const json& r, std::size_t) { return "~" + FormatCount(NumberAt(r, {"size"})); }},
+    {"Prompt tokens", {"prompt_tokens"}},
+    {.header = "Correct",
+     .align = Align::kLeft,
+     .cell =
+         [](const json& r, std::size_t) {
+           auto correct = BoolAt(r, {"correct"});
+           return !correct ? std::string(kMissing) : *correct ? std::string("✅") : std::string("❌");
+         }},
+    {"TTFT (ms)", {"ttft_ms"}, CellFormat::kMs},
+    {"Prefill tok/s", {"prefill_tok_s"}, CellFormat::kFixed1},
+    {"Decode tok/s", {"decode_tok_s"}, CellFormat::kFixed1},
+    {.header = "Cached TTFT (ms)",
+     .path = {"cached"},
+     .show = Show::kAnyPresent,
+     .cell =
+         [](const json& r, std::size_t) {
+           return FormatMs(NumberAt(r, {"cached", "ttft_ms"}));
+         }},
+    {.header = "Notes", .align = Align::kLeft, .cell = ContextNote},
+};
+
+// The nominal rate, the rate the drawn schedule offered ((n − 1) / its span: a short Poisson
+// draw can be 20% off) and the rate the sends achieved, side by side; the last two columns only
+// when SLOs were given.
+constexpr ColumnSpec kRateColumns[] = {
+    {"Rate (req/s)", {"rate_rps"}, CellFormat::kFixed2},
+    {"Offered", {"offered_rate_rps"}, CellFormat::kFixed2},
+    {"Achieved", {"achieved_rate_rps"}, CellFormat::kFixed2},
+    {"OK", {"ok"}},
+    {"Failed", {"failed"}, CellFormat::kErrors},
+    {"Late sends", {"late_sends"}},
+    {"TTFT p50 / p99 (ms)", {"from_scheduled", "ttft_ms"}, CellFormat::kMs, {"p50", "p99"}},
+    {"E2E p99 (ms)", {"from_scheduled", "e2e_ms"}, CellFormat::kMs, {"p99"}},
+    {"E2E p99 from send (ms)", {"from_send", "e2e_ms"}, CellFormat::kMs, {"p99"}},
+    {"TPOT p50 / p99 (ms)", {"tpot_ms"}, CellFormat::kMs, {"p50", "p99"}},
+    {"Output tok/s", {"output_tok_s"}, CellFormat::kFixed1},
+    {.header = "Good",
+     .cell =
+         [](const json& p, std::size_t) {
+           auto frac = NumberAt(p, {"goodput", "fraction"});
+           return frac ? FormatFixed1(*frac * 100) + "%" : std::string(kMissing);
+         }},
+    {.header = "Meets SLO",
+     .align = Align::kLeft,
+     .cell =
+         [](const json& p, std::size_t) {
+           auto meets = BoolAt(p, {"goodput", "meets_slo"});
+           return meets ? std::string(*meets ? "yes" : "no") : std::string(kMissing);
+         }},
+};
+constexpr std::size_t kRateSloColumns = 2;  // Good, Meets SLO
+
+// The table and what follows it: the client-bound note, the rows not sent.
+void RenderTable(ProfileId id, const std::vector<const json*>& rows,
+                 std::span<const ColumnSpec> columns, std::string& out) {
+  const ProfileSpec& p = Profile(id);
+  out += ColumnsTable(p, rows, columns).Render() + "\n";
+  out += ClientBoundNote(rows);
+  out += SkippedList(p, rows);
 }
 
 void RenderDecode(const json& d, std::string& out) {
@@ -85,30 +190,15 @@ void RenderDecode(const json& d, std::string& out) {
   } else {
     out += fmt::format("No run produced a decode speed; {}.\n\n", setup);
   }
-  auto errors = NumberAt(d, {"errors"});
-  MarkdownTable t({{"Run"},
-                   {"Decode (tok/s)", Align::kRight},
-                   {"TTFT (ms)", Align::kRight},
-                   {"E2E (s)", Align::kRight},
-                   {"Tokens", Align::kRight},
-                   {"Status"}});
-  int i = 0;
-  for (const json* run : ArrayAt(d, {"runs"})) {
-    ++i;
-    std::string label = StringAt(*run, {"label"}).value_or(fmt::format("run {}", i));
-    t.AddRow({Cell(label) + BoundMark(*run), FormatFixed1(NumberAt(*run, {"decode_tok_s"})),
-              FormatMs(NumberAt(*run, {"ttft_ms"})), Seconds(NumberAt(*run, {"e2e_ms"})),
-              FormatCount(NumberAt(*run, {"completion_tokens"})),
-              Cell(StringAt(*run, {"status"}).value_or(std::string(kMissing)))});
-  }
-  if (!t.empty()) {
-    auto e2e = NumberAt(d, {"e2e_ms", "median"});
+  const auto runs = ArrayAt(d, {"runs"});
+  if (!runs.empty()) {
+    MarkdownTable t = ColumnsTable(Profile(ProfileId::kDecode), runs, kDecodeColumns);
     t.AddRow({"**Median**", "**" + Median(d, "decode_tok_s") + "**", MedianMs(d, "ttft_ms"),
-              Seconds(e2e), "", ""});
+              Seconds(NumberAt(d, {"e2e_ms", "median"})), "", ""});
     out += t.Render() + "\n";
-    BoundNote(ArrayAt(d, {"runs"}), out);
+    out += ClientBoundNote(runs);
   }
-  if (errors && *errors > 0) {
+  if (auto errors = NumberAt(d, {"errors"}); errors && *errors > 0) {
     out += fmt::format("**{} failed run{}**, listed under Errors; the medians cover the rest.\n\n",
                        FormatCount(errors), *errors == 1 ? "" : "s");
   }
@@ -133,30 +223,8 @@ void RenderConcurrency(const json& c, std::string& out) {
     out += fmt::format("Each level sends N requests at once, {} tokens each.\n\n",
                        FormatCount(tokens));
   }
-  MarkdownTable t({{"Concurrency", Align::kRight},
-                   {"OK", Align::kRight},
-                   {"Errors", Align::kRight},
-                   {"Throughput (tok/s)", Align::kRight},
-                   {"Per-stream decode (tok/s, median)", Align::kRight},
-                   {"TTFT median (ms)", Align::kRight},
-                   {"Wall (s)", Align::kRight}});
-  for (const json* l : levels) {
-    t.AddRow({FormatCount(NumberAt(*l, {"concurrency"})) + BoundMark(*l),
-              FormatCount(NumberAt(*l, {"ok"})), ErrorCount(NumberAt(*l, {"errors"})),
-              FormatFixed1(NumberAt(*l, {"throughput_tok_s"})),
-              Median(*l, "per_stream_decode_tok_s"), MedianMs(*l, "ttft_ms"),
-              FormatSeconds(NumberAt(*l, {"wall_s"}))});
-  }
-  out += t.Render() + "\n";
-  BoundNote(levels, out);
+  RenderTable(ProfileId::kConcurrency, levels, kConcurrencyColumns, out);
   RenderTails(levels, "concurrency", "Concurrency", out);
-}
-
-bool AnyErrors(const std::vector<const json*>& rows) {
-  return std::any_of(rows.begin(), rows.end(), [](const json* r) {
-    auto e = NumberAt(*r, {"errors"});
-    return e && *e > 0;
-  });
 }
 
 void RenderMaxTokens(const json& m, std::string& out) {
@@ -167,25 +235,7 @@ void RenderMaxTokens(const json& m, std::string& out) {
   }
   out += "### Speed vs output length\n\n";
   out += "Medians over each length's runs. Tok/s includes TTFT; decode tok/s excludes it.\n\n";
-  bool errors = AnyErrors(lengths);
-  std::vector<Column> cols = {{"Max tokens", Align::kRight},
-                              {"Wall (s)", Align::kRight},
-                              {"Tok/s", Align::kRight},
-                              {"Decode tok/s", Align::kRight}};
-  if (errors) {
-    cols.push_back({"Errors", Align::kRight});
-  }
-  MarkdownTable t(cols);
-  for (const json* l : lengths) {
-    std::vector<std::string> row = {FormatCount(NumberAt(*l, {spec.dim})),
-                                    FormatSeconds(NumberAt(*l, {"wall_s", "median"})),
-                                    Median(*l, "tok_s"), Median(*l, "decode_tok_s")};
-    if (errors) {
-      row.push_back(ErrorCount(NumberAt(*l, {"errors"})));
-    }
-    t.AddRow(std::move(row));
-  }
-  out += t.Render() + "\n";
+  RenderTable(ProfileId::kMaxTokens, lengths, kMaxTokensColumns, out);
   RenderTails(lengths, spec.dim, "Max tokens", out);
 }
 
@@ -195,37 +245,7 @@ void RenderTtft(const json& tt, std::string& out) {
     return;
   }
   out += "### Time to first token by prompt\n\n";
-  bool errors = AnyErrors(prompts);
-  std::vector<Column> cols = {{"Prompt"},
-                              {"Prompt tokens", Align::kRight},
-                              {"TTFT median (ms)", Align::kRight},
-                              {"min", Align::kRight},
-                              {"max", Align::kRight}};
-  if (errors) {
-    cols.push_back({"Errors", Align::kRight});
-  }
-  MarkdownTable t(cols);
-  for (const json* p : prompts) {
-    std::vector<std::string> row = {
-        Cell(StringAt(*p, {"name"}).value_or(std::string(kMissing))),
-        FormatCount(NumberAt(*p, {"prompt_tokens"})), MedianMs(*p, "ttft_ms"),
-        FormatMs(NumberAt(*p, {"ttft_ms", "min"})), FormatMs(NumberAt(*p, {"ttft_ms", "max"}))};
-    if (errors) {
-      row.push_back(ErrorCount(NumberAt(*p, {"errors"})));
-    }
-    t.AddRow(std::move(row));
-  }
-  out += t.Render() + "\n";
-  for (const json* p : prompts) {
-    if (auto why = StringAt(*p, {"skipped"})) {
-      out += fmt::format("- {}: not sent, {}.\n",
-                         Cell(StringAt(*p, {"name"}).value_or(std::string(kMissing))), Cell(*why));
-    }
-  }
-  if (std::any_of(prompts.begin(), prompts.end(),
-                  [](const json* p) { return StringAt(*p, {"skipped"}).has_value(); })) {
-    out += "\n";
-  }
+  RenderTable(ProfileId::kTtft, prompts, kTtftColumns, out);
 }
 
 void RenderContext(const json& ctx, std::string& out) {
@@ -238,108 +258,14 @@ void RenderContext(const json& ctx, std::string& out) {
       "A question with a known answer (\"What is 7 × 8?\") buried in filler text; prompt sizes "
       "counted by the server's tokenizer ({}).\n\n",
       Cell(StringAt(ctx, {"counted_by"}).value_or(std::string(kMissing))));
-  bool cached = false;
-  for (const json* r : rows) {
-    cached = cached || Find(*r, {"cached"}) != nullptr;
-  }
-  std::vector<Column> cols = {{"Input size", Align::kRight},
-                              {"Prompt tokens", Align::kRight},
-                              {"Correct"},
-                              {"TTFT (ms)", Align::kRight},
-                              {"Prefill tok/s", Align::kRight},
-                              {"Decode tok/s", Align::kRight}};
-  if (cached) {
-    cols.push_back({"Cached TTFT (ms)", Align::kRight});
-  }
-  cols.push_back({"Notes"});
-  MarkdownTable t(cols);
-  for (const json* r : rows) {
-    std::string size = "~" + FormatCount(NumberAt(*r, {"size"}));
-    std::vector<std::string> row;
-    if (auto skipped = StringAt(*r, {"skipped"})) {
-      row = {size,
-             std::string(kMissing),
-             std::string(kMissing),
-             std::string(kMissing),
-             std::string(kMissing),
-             std::string(kMissing)};
-      if (cached) {
-        row.push_back(std::string(kMissing));
-      }
-      row.push_back(Cell("skipped: " + *skipped));
-      t.AddRow(std::move(row));
-      continue;
-    }
-    const json* correct = Find(*r, {"correct"});
-    std::string status = StringAt(*r, {"status"}).value_or("ok");
-    std::string note;
-    if (status != "ok") {
-      note = status;
-    } else if (correct != nullptr && correct->is_boolean() && !correct->get<bool>()) {
-      note = "expected " + StringAt(*r, {"expected"}).value_or("?") + ", answered \"" +
-             StringAt(*r, {"answer"}).value_or("").substr(0, 40) + "\"";
-    }
-    row = {size,
-           FormatCount(NumberAt(*r, {"prompt_tokens"})),
-           correct == nullptr || !correct->is_boolean() ? std::string(kMissing)
-           : correct->get<bool>()                       ? std::string("✅")
-                                                        : std::string("❌"),
-           FormatMs(NumberAt(*r, {"ttft_ms"})),
-           FormatFixed1(NumberAt(*r, {"prefill_tok_s"})),
-           FormatFixed1(NumberAt(*r, {"decode_tok_s"}))};
-    if (cached) {
-      row.push_back(FormatMs(NumberAt(*r, {"cached", "ttft_ms"})));
-    }
-    row.push_back(Cell(note));
-    t.AddRow(std::move(row));
-  }
-  out += t.Render() + "\n";
+  out += ColumnsTable(Profile(ProfileId::kContext), rows, kContextColumns).Render() + "\n";
+  out += ClientBoundNote(rows);
 }
 
 void RenderRatePoints(const std::vector<const json*>& points, bool slo, std::string& out) {
-  // The nominal rate, the rate the drawn schedule offered ((n − 1) / its span: a short Poisson
-  // draw can be 20% off) and the rate the sends achieved, side by side.
-  std::vector<Column> cols = {{"Rate (req/s)", Align::kRight},
-                              {"Offered", Align::kRight},
-                              {"Achieved", Align::kRight},
-                              {"OK", Align::kRight},
-                              {"Failed", Align::kRight},
-                              {"Late sends", Align::kRight},
-                              {"TTFT p50 / p99 (ms)", Align::kRight},
-                              {"E2E p99 (ms)", Align::kRight},
-                              {"E2E p99 from send (ms)", Align::kRight},
-                              {"TPOT p50 / p99 (ms)", Align::kRight},
-                              {"Output tok/s", Align::kRight}};
-  if (slo) {
-    cols.push_back({"Good", Align::kRight});
-    cols.push_back({"Meets SLO"});
-  }
-  MarkdownTable t(cols);
-  for (const json* p : points) {
-    std::vector<std::string> row = {
-        FormatFixed2(NumberAt(*p, {"rate_rps"})) + BoundMark(*p),
-        FormatFixed2(NumberAt(*p, {"offered_rate_rps"})),
-        FormatFixed2(NumberAt(*p, {"achieved_rate_rps"})),
-        FormatCount(NumberAt(*p, {"ok"})),
-        ErrorCount(NumberAt(*p, {"failed"})),
-        FormatCount(NumberAt(*p, {"late_sends"})),
-        FormatMs(NumberAt(*p, {"from_scheduled", "ttft_ms", "p50"})) + " / " +
-            FormatMs(NumberAt(*p, {"from_scheduled", "ttft_ms", "p99"})),
-        FormatMs(NumberAt(*p, {"from_scheduled", "e2e_ms", "p99"})),
-        FormatMs(NumberAt(*p, {"from_send", "e2e_ms", "p99"})),
-        FormatMs(NumberAt(*p, {"tpot_ms", "p50"})) + " / " +
-            FormatMs(NumberAt(*p, {"tpot_ms", "p99"})),
-        FormatFixed1(NumberAt(*p, {"output_tok_s"}))};
-    if (slo) {
-      auto frac = NumberAt(*p, {"goodput", "fraction"});
-      row.push_back(frac ? FormatFixed1(*frac * 100) + "%" : std::string(kMissing));
-      const json* meets = Find(*p, {"goodput", "meets_slo"});
-      row.push_back(meets != nullptr && meets->is_boolean() ? (meets->get<bool>() ? "yes" : "no")
-                                                            : std::string(kMissing));
-    }
-    t.AddRow(std::move(row));
-  }
-  out += t.Render() + "\n";
+  std::span<const ColumnSpec> columns = kRateColumns;
+  RenderTable(ProfileId::kRate, points,
+              slo ? columns : columns.first(columns.size() - kRateSloColumns), out);
 }
 
 void RenderRate(const json& rate, std::string& out) {
