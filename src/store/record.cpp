@@ -23,8 +23,12 @@ namespace {
 
 using nlohmann::json;
 
-// The keys of a sweep's rows that say where the row sits, in the order they are looked for.
-const std::vector<std::string> kDimKeys = {"concurrency", "max_tokens", "size", "rate_rps", "name"};
+// Where a nested row that lacks its own profile's dim sits (sessions' levels carry
+// `concurrency`): the first dim of these profiles it has, in the order the store has always
+// looked for them (docs/store.md "Metrics").
+constexpr ProfileId kNestedDimProfiles[] = {ProfileId::kConcurrency, ProfileId::kMaxTokens,
+                                            ProfileId::kContext, ProfileId::kRate,
+                                            ProfileId::kTtft};
 
 // Keys that hold request records, raw values or settings rather than results.
 const std::set<std::string> kSkipKeys = {
@@ -91,8 +95,8 @@ struct Walker {
   // The figures below `node` the store keeps (docs/store.md "Metrics"): plain numbers, a
   // statistics object's median (with its n and interval), a percentile object's p50 and p99
   // (as metric.p50, metric.p99); not flags, settings or records. The rows of an array below it
-  // that say where they sit (the profile table's dim, else the first of kDimKeys) are walked at
-  // their place, under the prefix of the object that holds the array.
+  // that say where they sit (the profile's dim in the table, else the first of kNestedDimProfiles'
+  // dims they have) are walked at their place, under the prefix of the object that holds the array.
   void Walk(const json& node, const std::string& dim, const std::string& point,
             const std::string& prefix) {
     const FigureWalk how{
@@ -117,7 +121,7 @@ struct Walker {
   }
 
   void Rows(const json& array, const std::string& prefix) {
-    // The profile table's dim first (a profile added since kDimKeys), then kDimKeys.
+    // The profile's own dim first, then kNestedDimProfiles'.
     const ProfileSpec* spec = FindProfile(profile);
     for (const auto& el : array) {
       if (!el.is_object()) {
@@ -131,14 +135,11 @@ struct Walker {
           el_point = PointText(el[d]);
         }
       }
-      for (const auto& d : kDimKeys) {
-        if (!el_dim.empty()) {
-          break;
-        }
-        if (el.contains(d) && (el[d].is_number() || el[d].is_string())) {
+      for (ProfileId other : kNestedDimProfiles) {
+        const std::string d(Profile(other).dim);
+        if (el_dim.empty() && el.contains(d) && (el[d].is_number() || el[d].is_string())) {
           el_dim = d;
           el_point = PointText(el[d]);
-          break;
         }
       }
       if (el_dim.empty()) {
