@@ -19,7 +19,7 @@ using nlohmann::json;
 bool Skipped(std::string_view key) {
   return key == "requests" || key == "runs" || key == "request" || key == "values" ||
          key == "self_check" || key == "weights" || key == "model" || key == "weight_format" ||
-         key == "hardware" || key == "per_position" || key == "tokens_per_chunk" || key == "cached";
+         key == "hardware" || key == "per_position" || key == "tokens_per_chunk";
 }
 
 std::string Field(std::string_view s) {

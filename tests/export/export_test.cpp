@@ -158,38 +158,68 @@ TEST(ExportTest, SpeedRowsAreTypedRowsThatSayWhereEachFigureSits) {
 // keeps of a profile's rows, or of its whole section, the CSV has too, with the same value,
 // unit, n and interval. Checked on runs recorded by three servebench versions
 // (tests/fixtures/runs), replay, sessions and prefix-cache among them.
+// Each figure of results' profiles that the store keeps is in the CSV, with the same value,
+// unit, n and interval; returns how many were matched.
+std::size_t ExpectStoreFiguresInCsv(const json& results, const std::string& run) {
+  std::size_t matched = 0;
+  const std::vector<ResultRow> csv = SpeedRows(results);
+  for (const store::MetricRow& m : store::MetricRows(results)) {
+    const ProfileSpec* p = FindProfile(m.profile);
+    // The store's own rows: suite, resources, frontier and search points; the frontier's GPUs.
+    if (p == nullptr || (m.dim != p->dim && !m.dim.empty()) || m.metric == "gpus" ||
+        m.metric.starts_with("search.")) {
+      continue;
+    }
+    const auto it = std::find_if(csv.begin(), csv.end(), [&m](const ResultRow& c) {
+      const std::string metric =
+          m.kind == ResultRow::kPercentiles ? c.metric + "." + c.stat : c.metric;
+      return c.profile == m.profile && c.point == m.point && metric == m.metric &&
+             c.stat == m.stat;
+    });
+    EXPECT_NE(it, csv.end()) << run << ": " << m.profile << "." << m.metric << "@" << m.point;
+    if (it == csv.end()) {
+      continue;
+    }
+    EXPECT_EQ(it->value, m.value) << m.metric;
+    EXPECT_EQ(it->unit, m.unit) << m.metric;
+    EXPECT_EQ(it->n, m.n) << m.metric;
+    EXPECT_EQ(it->ci_lo, m.ci_lo) << m.metric;
+    EXPECT_EQ(it->ci_hi, m.ci_hi) << m.metric;
+    ++matched;
+  }
+  return matched;
+}
+
 TEST(ExportTest, TheStoreAndTheCsvReadEveryFigureTheSameWay) {
   std::size_t matched = 0;
   for (const char* run :
        {"d1b248f-run", "d1b248f-rate", "f1b7e34-run", "f1b7e34-rate", "c23d56c-workloads"}) {
     std::ifstream in(std::string(SB_FIXTURES_DIR) + "/runs/" + run + "/results.json");
     ASSERT_TRUE(in) << run;
-    const json results = json::parse(in);
-    const std::vector<ResultRow> csv = SpeedRows(results);
-    for (const store::MetricRow& m : store::MetricRows(results)) {
-      const ProfileSpec* p = FindProfile(m.profile);
-      // The store's own rows: suite, resources, frontier and search points; the frontier's GPUs.
-      if (p == nullptr || (m.dim != p->dim && !m.dim.empty()) || m.metric == "gpus" ||
-          m.metric.starts_with("search.")) {
-        continue;
-      }
-      const auto it = std::find_if(csv.begin(), csv.end(), [&m](const ResultRow& c) {
-        const std::string metric =
-            m.kind == ResultRow::kPercentiles ? c.metric + "." + c.stat : c.metric;
-        return c.profile == m.profile && c.point == m.point && metric == m.metric &&
-               c.stat == m.stat;
-      });
-      ASSERT_NE(it, csv.end()) << run << ": " << m.profile << "." << m.metric << "@" << m.point;
-      EXPECT_EQ(it->value, m.value) << m.metric;
-      EXPECT_EQ(it->unit, m.unit) << m.metric;
-      EXPECT_EQ(it->n, m.n) << m.metric;
-      EXPECT_EQ(it->ci_lo, m.ci_lo) << m.metric;
-      EXPECT_EQ(it->ci_hi, m.ci_hi) << m.metric;
-      ++matched;
-    }
+    matched += ExpectStoreFiguresInCsv(json::parse(in), run);
   }
   // Every profile of those runs, every level: hundreds of figures, not a handful.
   EXPECT_GT(matched, 200U);
+}
+
+// context --context-cached: each size's second, cached send (its TTFT and the server's cached
+// tokens) is a figure of the CSV as of the store (the CSV had left the "cached" object out).
+TEST(ExportTest, AContextSizesCachedSendIsInTheCsvAsInTheStore) {
+  json results = Doc();
+  results["perf"] = {
+      {"context",
+       {{"max_tokens", 16},
+        {"rows",
+         {{{"size", 4000},
+           {"prompt_tokens", 4012},
+           {"ttft_ms", 120.5},
+           {"cached", {{"ttft_ms", 31.25}, {"cached_tokens", 3968}, {"status", "ok"}}}}}}}}};
+  EXPECT_GE(ExpectStoreFiguresInCsv(results, "context"), 3U);  // ttft_ms and the two cached
+  const std::string csv = ToCsv(results);
+  EXPECT_NE(csv.find("context,4000,tokens,cached.ttft_ms,value,31.25,ms\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("context,4000,tokens,cached.cached_tokens,value,3968,tokens\n"),
+            std::string::npos)
+      << csv;
 }
 
 TEST(ExportTest, JunitMapsStatusesAndEscapes) {
