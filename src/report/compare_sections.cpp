@@ -587,6 +587,71 @@ void SetupWarnings(const std::vector<CompareRun>& runs, const std::vector<std::s
          labels);
 }
 
+// The flags whose effect the setup lines above already show from the runs' rows.
+constexpr std::string_view kShownByRows[] = {
+    "--tokens", "--rate-tokens", "--levels", "--lengths", "--sizes", "--rates", "--search-rate"};
+
+// An option's value as the reader sees it: list items separated by ", " however they were
+// typed ("5 10", "5,10"), a flag "on" or "off", "none" for an empty default.
+std::string OptionText(const OptionSpec& o, std::string_view value, bool given) {
+  if (o.kind == OptionSpec::kFlag) {
+    return given ? "on" : "off";
+  }
+  std::vector<std::string> items;
+  std::string item;
+  for (char c : value) {
+    if (c == ',' || c == ' ') {
+      if (!item.empty()) {
+        items.push_back(std::move(item));
+      }
+      item.clear();
+    } else {
+      item += c;
+    }
+  }
+  if (!item.empty()) {
+    items.push_back(std::move(item));
+  }
+  return Join(items);
+}
+
+// The profile table's options that the runs read with different values (the options each run
+// was given, results.json config.profile_options; one not given had its default), for each
+// option that at least two runs read: each ran a profile that reads it. A run written before
+// its options were recorded has no value.
+void OptionWarnings(const std::vector<CompareRun>& runs, const std::vector<std::string>& labels,
+                    std::vector<std::string>& w) {
+  std::set<std::string_view> done(std::begin(kShownByRows), std::end(kShownByRows));
+  for (const ProfileSpec& p : Profiles()) {
+    for (const OptionSpec& o : p.options) {
+      if (!done.insert(o.flag).second) {
+        continue;
+      }
+      Differ(w, fmt::format("{} settings", o.flag),
+             PerRun(runs,
+                    [&o](const json& r) -> std::optional<std::string> {
+                      const json* given = Find(r, {"config", "profile_options"});
+                      const json* perf = Find(r, {"perf"});
+                      if (given == nullptr || !given->is_object() || perf == nullptr ||
+                          !perf->is_object()) {
+                        return std::nullopt;
+                      }
+                      const bool read = std::any_of(
+                          Profiles().begin(), Profiles().end(), [&](const ProfileSpec& q) {
+                            const json* s = Find(*perf, {q.key});
+                            return ProfileReads(q, o.flag) && s != nullptr && s->is_object();
+                          });
+                      if (!read) {
+                        return std::nullopt;
+                      }
+                      auto v = StringAt(*given, {o.flag});
+                      return OptionText(o, v.value_or(std::string(o.default_value)), v.has_value());
+                    }),
+             labels);
+    }
+  }
+}
+
 // Suites: names and size, then the test ids themselves (a different suite version).
 void SuiteWarnings(const std::vector<CompareRun>& runs, const std::vector<std::string>& labels,
                    std::vector<std::string>& w) {
@@ -643,6 +708,7 @@ std::vector<std::string> Warnings(const std::vector<CompareRun>& runs,
   std::vector<std::string> w;
   SameRunWarnings(runs, labels, w);
   SetupWarnings(runs, labels, w);
+  OptionWarnings(runs, labels, w);
   SuiteWarnings(runs, labels, w);
   ResourceWarnings(runs, labels, w);
   Differ(w, "servebench versions",

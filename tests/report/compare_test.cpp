@@ -498,6 +498,53 @@ TEST(CompareTest, NotesWarnAboutSimulatorAndPartialRuns) {
       << warnings;
 }
 
+// The profile table's options each run was given (config.profile_options): a value that
+// differs between runs that both read it is a warning; list spellings and a default written out
+// are the same value; an option of a profile only one run ran, a run that recorded no options,
+// and the options whose rows the other warnings show are not.
+TEST(CompareTest, WarnsWhenRunsReadAnOptionWithDifferentValues) {
+  auto with_rate = [](json run, json options) {
+    run["perf"]["rate"] = {{"rates", json::array()}};
+    run["config"]["profile_options"] = std::move(options);
+    return run;
+  };
+  json a = with_rate(WithDecode(MakeRun("a"), {1}),
+                     {{"--slo", "ttft_ms=500"}, {"--duration-s", "10"}, {"--rates", "5,10"}});
+  json b = with_rate(WithDecode(MakeRun("b"), {2}), {{"--slo", "ttft_ms=200"},
+                                                     {"--arrival", "poisson"},
+                                                     {"--rates", "5 20"},
+                                                     {"--prefix-hits", "9"},
+                                                     {"--context-cached", ""}});
+  const std::string warnings = CompareJson({a, b})["warnings"].dump();
+  EXPECT_NE(warnings.find("--slo settings differ: A ttft_ms=500; B ttft_ms=200."),
+            std::string::npos)
+      << warnings;
+  EXPECT_NE(warnings.find("--duration-s settings differ: A 10; B none."), std::string::npos)
+      << warnings;
+  EXPECT_EQ(warnings.find("--arrival"), std::string::npos) << warnings;  // the default, given
+  EXPECT_EQ(warnings.find("--rates settings"), std::string::npos) << warnings;  // rows show it
+  EXPECT_EQ(warnings.find("--prefix-hits"), std::string::npos) << warnings;     // neither ran it
+  EXPECT_EQ(warnings.find("--context-cached"), std::string::npos) << warnings;
+
+  // Both ran context: a flag given to one of them is "on" against "off".
+  a["perf"]["context"] = {{"rows", json::array()}};
+  b["perf"]["context"] = {{"rows", json::array()}};
+  EXPECT_NE(
+      CompareJson({a, b})["warnings"].dump().find("--context-cached settings differ: A off; B on."),
+      std::string::npos);
+
+  // A run written before the options were recorded: nothing to compare with.
+  json old = a;
+  old["config"].erase("profile_options");
+  EXPECT_EQ(CompareJson({old, b})["warnings"].dump().find("settings differ"), std::string::npos);
+  // The same values, however they were typed: no warning.
+  a["config"]["profile_options"]["--slo"] = "ttft_ms=500,tpot_ms=50";
+  json c = a;
+  c["config"]["profile_options"]["--slo"] = "ttft_ms=500 tpot_ms=50";
+  c["config"]["profile_options"]["--arrival"] = "poisson";
+  EXPECT_EQ(CompareJson({a, c})["warnings"].dump().find("settings differ"), std::string::npos);
+}
+
 // ---- Goldens -----------------------------------------------------------------------------------
 
 TEST(CompareGolden, HeadToHead) {
