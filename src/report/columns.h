@@ -48,6 +48,9 @@ using FieldPath = std::array<std::string_view, 3>;
 // `index` is the row's position, from 0.
 using CellWriter = std::string (*)(const nlohmann::json& row, std::size_t index);
 
+// The tails a latency column shows: "p50 / p90 / p99".
+inline constexpr std::array<std::string_view, 3> kTailStats = {"p50", "p90", "p99"};
+
 struct ColumnSpec {
   std::string_view header;
   // The field: a number, a string (kText), or a statistics object whose `stats` are shown.

@@ -17,13 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string Tails(const json& j, std::string_view key) {
-  return FormatMs(NumberAt(j, {key, "p50"})) + " / " + FormatMs(NumberAt(j, {key, "p90"})) + " / " +
-         FormatMs(NumberAt(j, {key, "p99"}));
-}
-
-constexpr std::array<std::string_view, 3> kThree = {"p50", "p90", "p99"};
-
 constexpr ColumnSpec kClassColumns[] = {
     {.header = "Class",
      .align = Align::kLeft,
@@ -32,9 +25,9 @@ constexpr ColumnSpec kClassColumns[] = {
     {"Requests", {"count"}},
     {"Input p50 / p99", {"input_tokens"}, CellFormat::kCount, {"p50", "p99"}},
     {"Output p50 / p99", {"output_tokens"}, CellFormat::kCount, {"p50", "p99"}},
-    {"TTFT p50 / p90 / p99 (ms)", {"ttft_ms"}, CellFormat::kMs, kThree},
-    {"ITL p50 / p90 / p99 (ms)", {"itl_ms"}, CellFormat::kMs, kThree},
-    {"E2E p50 / p90 / p99 (ms)", {"e2e_ms"}, CellFormat::kMs, kThree},
+    {"TTFT p50 / p90 / p99 (ms)", {"ttft_ms"}, CellFormat::kMs, kTailStats},
+    {"ITL p50 / p90 / p99 (ms)", {"itl_ms"}, CellFormat::kMs, kTailStats},
+    {"E2E p50 / p90 / p99 (ms)", {"e2e_ms"}, CellFormat::kMs, kTailStats},
 };
 
 }  // namespace
@@ -61,8 +54,8 @@ void RenderReplay(const json& replay, std::string& out) {
         FormatPercent(NumberAt(replay, {"cache", "share"})),
         FormatCount(NumberAt(replay, {"cache", "cached_tokens"})),
         FormatCount(NumberAt(replay, {"cache", "prompt_tokens"})),
-        Tails(*Find(replay, {"cache"}), "ttft_cached_ms"),
-        Tails(*Find(replay, {"cache"}), "ttft_uncached_ms"));
+        ThreeMs(*Find(replay, {"cache"}), "ttft_cached_ms"),
+        ThreeMs(*Find(replay, {"cache"}), "ttft_uncached_ms"));
   } else {
     out +=
         "Prompt tokens served from the server's cache: not reported (the server's answers "

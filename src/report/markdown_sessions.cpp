@@ -9,6 +9,7 @@
 
 #include "report/columns.h"
 #include "report/format.h"
+#include "report/markdown_tails.h"
 #include "report/table.h"
 
 namespace sb::report::md {
@@ -20,11 +21,6 @@ namespace {
 // Sessions listed one by one up to this many; beyond, only the statistics over them.
 constexpr std::size_t kMaxSessionRows = 50;
 
-std::string Three(const json& j, std::string_view key) {
-  return FormatMs(NumberAt(j, {key, "p50"})) + " / " + FormatMs(NumberAt(j, {key, "p90"})) + " / " +
-         FormatMs(NumberAt(j, {key, "p99"}));
-}
-
 // Token counts p50 / p90 / p99, or "not reported" when the server's answers carried none.
 std::string Tokens(const json& j, std::string_view key) {
   if (!BoolAt(j, {key, "reported"}).value_or(true)) {
@@ -33,8 +29,6 @@ std::string Tokens(const json& j, std::string_view key) {
   return FormatCount(NumberAt(j, {key, "p50"})) + " / " + FormatCount(NumberAt(j, {key, "p90"})) +
          " / " + FormatCount(NumberAt(j, {key, "p99"}));
 }
-
-constexpr std::array<std::string_view, 3> kThree = {"p50", "p90", "p99"};
 
 constexpr ColumnSpec kTurnColumns[] = {
     {.header = "Turn", .format = CellFormat::kLevel},
@@ -45,9 +39,9 @@ constexpr ColumnSpec kTurnColumns[] = {
      .cell = [](const json& r, std::size_t) { return Tokens(r, "prompt_tokens"); }},
     {.header = "Cached tokens p50 / p90 / p99",
      .cell = [](const json& r, std::size_t) { return Tokens(r, "cached_tokens"); }},
-    {"TTFT p50 / p90 / p99 (ms)", {"ttft_ms"}, CellFormat::kMs, kThree},
-    {"ITL p50 / p90 / p99 (ms)", {"itl_ms"}, CellFormat::kMs, kThree},
-    {"E2E p50 / p90 / p99 (ms)", {"e2e_ms"}, CellFormat::kMs, kThree},
+    {"TTFT p50 / p90 / p99 (ms)", {"ttft_ms"}, CellFormat::kMs, kTailStats},
+    {"ITL p50 / p90 / p99 (ms)", {"itl_ms"}, CellFormat::kMs, kTailStats},
+    {"E2E p50 / p90 / p99 (ms)", {"e2e_ms"}, CellFormat::kMs, kTailStats},
 };
 
 constexpr ColumnSpec kSessionColumns[] = {
@@ -95,8 +89,8 @@ void Level(const json& s, std::string& out) {
   const auto frontier = ArrayAt(s, {"frontier"});
   for (const json* row : levels) {
     t.AddRow({FormatCount(NumberAt(*row, {"session_concurrency"})),
-              FormatCount(NumberAt(*row, {"requests"})), Three(*row, "ttft_ms"),
-              Three(*row, "itl_ms"), Three(*row, "tpot_ms"), Three(*row, "e2e_ms"),
+              FormatCount(NumberAt(*row, {"requests"})), ThreeMs(*row, "ttft_ms"),
+              ThreeMs(*row, "itl_ms"), ThreeMs(*row, "tpot_ms"), ThreeMs(*row, "e2e_ms"),
               FormatFixed1(frontier.empty() ? std::nullopt
                                             : NumberAt(*frontier.front(), {"tok_s_per_user"})),
               FormatFixed1(NumberAt(*row, {"throughput_tok_s"}))});
@@ -108,7 +102,7 @@ void PerSession(const json& s, std::string& out) {
   const auto rows = ArrayAt(s, {"per_session"});
   const json* totals = Find(s, {"session_totals"});
   out += fmt::format("Per session: total time p50 / p90 / p99 {} ms; tool rounds p50 {}.\n\n",
-                     totals != nullptr ? Three(*totals, "total_ms") : "—",
+                     totals != nullptr ? ThreeMs(*totals, "total_ms") : "—",
                      FormatCount(NumberAt(s, {"session_totals", "tool_rounds", "p50"})));
   const std::vector<const json*> shown(rows.begin(),
                                        rows.begin() + std::min(rows.size(), kMaxSessionRows));

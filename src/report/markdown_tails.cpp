@@ -32,6 +32,11 @@ std::string TailCell(const json& row, std::string_view key) {
                      FormatMs(NumberAt(*pct, {"p90"})), FormatMs(NumberAt(*pct, {"p99"})));
 }
 
+std::string ThreeMs(const json& row, std::string_view key) {
+  return FormatMs(NumberAt(row, {key, "p50"})) + " / " + FormatMs(NumberAt(row, {key, "p90"})) +
+         " / " + FormatMs(NumberAt(row, {key, "p99"}));
+}
+
 std::string LengthCell(const json& row, std::string_view key) {
   return FormatCount(NumberAt(row, {key, "p50"})) + " / " +
          FormatCount(NumberAt(row, {key, "p99"}));

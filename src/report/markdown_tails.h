@@ -20,6 +20,10 @@ void RenderTails(const std::vector<const nlohmann::json*>& rows, std::string_vie
 // "12.3 / 15.0 / 19.9" from a {"p50","p90","p99"} object; "—" when it has no values.
 std::string TailCell(const nlohmann::json& row, std::string_view key);
 
+// "12.3 / 15.0 / 19.9" from a {"p50","p90","p99"} object, each "—" when missing (a sentence's
+// figures, where TailCell's single "—" would read as one value).
+std::string ThreeMs(const nlohmann::json& row, std::string_view key);
+
 // "120 / 1,000" from a {"p50","p99"} object of token counts ("— / —" without values).
 std::string LengthCell(const nlohmann::json& row, std::string_view key);
 
