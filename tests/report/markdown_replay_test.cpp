@@ -56,6 +56,11 @@ TEST(MarkdownReplayTest, ShowsTheCacheShareLateSendsAndClasses) {
       << md;
   EXPECT_NE(md.find("Sent 3 of 3 (0 failed, 1 late by more than 1.0 ms"), std::string::npos) << md;
   EXPECT_NE(md.find("**25%** (512 of 2,048)"), std::string::npos) << md;
+  // Each tail on its own: none measured without cached tokens reads "—" three times.
+  EXPECT_NE(md.find("TTFT p50 / p90 / p99 with cached tokens 10 / 20 / 30 ms, without — / — / — "
+                    "ms."),
+            std::string::npos)
+      << md;
   EXPECT_NE(md.find("| trace:mooncake | 3 | 700 / 1,000 | 40 / 64 | 10 / 20 / 30 | 10 / 20 / 30 |"),
             std::string::npos)
       << md;
