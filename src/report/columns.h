@@ -2,8 +2,8 @@
 // row it shows and how ("TTFT p50 / p99 (ms)": the row's from_scheduled.ttft_ms, its p50 and
 // p99, as milliseconds); one function draws any profile's rows by such a list. The profiles
 // whose sections are their own (core/profile_table.h, own_sections) declare their tables so in
-// markdown_speed.cpp and markdown_sessions.cpp; the profiles drawn from their metrics alone
-// (profile_rows.h) need no list.
+// markdown_speed.cpp, markdown_replay.cpp and markdown_sessions.cpp; the profiles drawn from
+// their metrics alone (profile_rows.h) need no list.
 // Thread safety: pure functions.
 #pragma once
 
