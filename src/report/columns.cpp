@@ -1,3 +1,4 @@
+// report.md tables declared as columns (columns.h).
 #include "report/columns.h"
 
 #include <algorithm>
