@@ -592,10 +592,14 @@ constexpr std::string_view kShownByRows[] = {
     "--tokens", "--rate-tokens", "--levels", "--lengths", "--sizes", "--rates", "--search-rate"};
 
 // An option's value as the reader sees it: list items separated by ", " however they were
-// typed ("5 10", "5,10"), a flag "on" or "off", "none" for an empty default.
+// typed ("5 10", "5,10"), a flag "on" or "off", "none" for an empty default; any other value
+// (a path, a choice) as typed.
 std::string OptionText(const OptionSpec& o, std::string_view value, bool given) {
   if (o.kind == OptionSpec::kFlag) {
     return given ? "on" : "off";
+  }
+  if (o.kind != OptionSpec::kNumbers && o.kind != OptionSpec::kTexts) {
+    return value.empty() ? std::string("none") : std::string(value);
   }
   std::vector<std::string> items;
   std::string item;

@@ -526,6 +526,17 @@ TEST(CompareTest, WarnsWhenRunsReadAnOptionWithDifferentValues) {
   EXPECT_EQ(warnings.find("--prefix-hits"), std::string::npos) << warnings;     // neither ran it
   EXPECT_EQ(warnings.find("--context-cached"), std::string::npos) << warnings;
 
+  // A path is one value, spaces and all.
+  a["perf"]["replay"] = {{"classes", json::array()}};
+  b["perf"]["replay"] = {{"classes", json::array()}};
+  a["config"]["profile_options"]["--trace"] = "my traces/a,b.jsonl";
+  b["config"]["profile_options"]["--trace"] = "my traces/c.jsonl";
+  EXPECT_NE(CompareJson({a, b})["warnings"].dump().find(
+                "--trace settings differ: A my traces/a,b.jsonl; B my traces/c.jsonl."),
+            std::string::npos);
+  a["perf"].erase("replay");
+  b["perf"].erase("replay");
+
   // Both ran context: a flag given to one of them is "on" against "off".
   a["perf"]["context"] = {{"rows", json::array()}};
   b["perf"]["context"] = {{"rows", json::array()}};
