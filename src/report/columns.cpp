@@ -16,26 +16,23 @@ namespace {
 
 using nlohmann::json;
 
+// The value at path in row (core/json_read.h's Find, key by key); nullptr when absent or null.
 const json* At(const json& row, const FieldPath& path) {
   const json* v = &row;
   for (std::string_view key : path) {
     if (key.empty()) {
       break;
     }
-    if (!v->is_object()) {
+    if (v = Find(*v, {key}); v == nullptr) {
       return nullptr;
     }
-    auto it = v->find(key);
-    if (it == v->end() || it->is_null()) {
-      return nullptr;
-    }
-    v = &*it;
   }
-  return v == &row ? nullptr : v;
+  return v == &row || v->is_null() ? nullptr : v;
 }
 
+// A finite number, as NumberAt reads one; nullopt otherwise.
 std::optional<double> Number(const json* v) {
-  return v != nullptr && v->is_number() ? std::optional<double>(v->get<double>()) : std::nullopt;
+  return v != nullptr ? NumberAt(*v, {}) : std::nullopt;
 }
 
 std::string Format(std::optional<double> v, CellFormat f) {
@@ -80,8 +77,8 @@ std::string Write(const ProfileSpec& p, const json& row, std::size_t index, cons
     if (stat.empty()) {
       break;
     }
-    const json* s = v != nullptr && v->is_object() && v->contains(stat) ? &(*v)[stat] : nullptr;
-    out += (out.empty() ? "" : " / ") + Format(Number(s), c.format);
+    const auto x = v != nullptr ? NumberAt(*v, {stat}) : std::nullopt;
+    out += (out.empty() ? "" : " / ") + Format(x, c.format);
   }
   return out;
 }
