@@ -591,32 +591,21 @@ void SetupWarnings(const std::vector<CompareRun>& runs, const std::vector<std::s
 constexpr std::string_view kShownByRows[] = {
     "--tokens", "--rate-tokens", "--levels", "--lengths", "--sizes", "--rates", "--search-rate"};
 
-// An option's value as the reader sees it: list items separated by ", " however they were
-// typed ("5 10", "5,10"), a flag "on" or "off", "none" for an empty default; any other value
-// (a path, a choice) as typed.
-std::string OptionText(const OptionSpec& o, std::string_view value, bool given) {
+// An option's value as a run read it (ProfileArgs: the value given, else the table's default):
+// a list's items joined by ", ", a flag "on" or "off", "none" for no value.
+std::string OptionText(const OptionSpec& o, const std::optional<std::string>& given) {
+  ProfileArgs args;
+  if (given) {
+    args.Set(o.flag, *given);
+  }
   if (o.kind == OptionSpec::kFlag) {
-    return given ? "on" : "off";
+    return args.Flag(o.flag) ? "on" : "off";
   }
-  if (o.kind != OptionSpec::kNumbers && o.kind != OptionSpec::kTexts) {
-    return value.empty() ? std::string("none") : std::string(value);
+  if (o.kind == OptionSpec::kNumbers || o.kind == OptionSpec::kTexts) {
+    return Join(args.Texts(o.flag));
   }
-  std::vector<std::string> items;
-  std::string item;
-  for (char c : value) {
-    if (c == ',' || c == ' ') {
-      if (!item.empty()) {
-        items.push_back(std::move(item));
-      }
-      item.clear();
-    } else {
-      item += c;
-    }
-  }
-  if (!item.empty()) {
-    items.push_back(std::move(item));
-  }
-  return Join(items);
+  const std::string_view value = args.Value(o.flag);
+  return value.empty() ? std::string("none") : std::string(value);
 }
 
 // The profile table's options that the runs read with different values (the options each run
@@ -648,8 +637,7 @@ void OptionWarnings(const std::vector<CompareRun>& runs, const std::vector<std::
                       if (!read) {
                         return std::nullopt;
                       }
-                      auto v = StringAt(*given, {o.flag});
-                      return OptionText(o, v.value_or(std::string(o.default_value)), v.has_value());
+                      return OptionText(o, StringAt(*given, {o.flag}));
                     }),
              labels);
     }

@@ -512,7 +512,7 @@ TEST(CompareTest, WarnsWhenRunsReadAnOptionWithDifferentValues) {
                      {{"--slo", "ttft_ms=500"}, {"--duration-s", "10"}, {"--rates", "5,10"}});
   json b = with_rate(WithDecode(MakeRun("b"), {2}), {{"--slo", "ttft_ms=200"},
                                                      {"--arrival", "poisson"},
-                                                     {"--rates", "5 20"},
+                                                     {"--rates", "5,20"},
                                                      {"--prefix-hits", "9"},
                                                      {"--context-cached", ""}});
   const std::string warnings = CompareJson({a, b})["warnings"].dump();
@@ -551,7 +551,7 @@ TEST(CompareTest, WarnsWhenRunsReadAnOptionWithDifferentValues) {
   // The same values, however they were typed: no warning.
   a["config"]["profile_options"]["--slo"] = "ttft_ms=500,tpot_ms=50";
   json c = a;
-  c["config"]["profile_options"]["--slo"] = "ttft_ms=500 tpot_ms=50";
+  c["config"]["profile_options"]["--slo"] = "ttft_ms=500, tpot_ms=50";
   c["config"]["profile_options"]["--arrival"] = "poisson";
   EXPECT_EQ(CompareJson({a, c})["warnings"].dump().find("settings differ"), std::string::npos);
 }
